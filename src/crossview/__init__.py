@@ -1,0 +1,1 @@
+"""crossview: cross-view GPU performance analysis."""
