@@ -1,0 +1,64 @@
+"""Detectors: one module per pattern; `run_all` applies them and ranks the findings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from crossview.detectors import (
+    capture_window,
+    dataloader,
+    gpu_idle,
+    host_python,
+    launch_bound,
+    nccl,
+    pageable_memcpy,
+    sync_bound,
+)
+from crossview.model.finding import Finding
+from crossview.views.views import Views
+
+# One line per detector; a new pattern is one new module plus one line here.
+DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
+    gpu_idle.detect,
+    launch_bound.detect,
+    sync_bound.detect,
+    dataloader.detect,
+    nccl.detect,
+    pageable_memcpy.detect,
+    host_python.detect,
+    capture_window.detect,
+)
+
+MAX_RED = 3
+MAX_YELLOW = 2
+_ORDER = {"red": 0, "yellow": 1, "info": 2}
+
+
+def rank(findings: list[Finding]) -> list[Finding]:
+    """Conventions §3: ≤3 red, ≤2 yellow; non-actionable never red; rank by share."""
+    for f in findings:
+        if f.severity == "red" and not f.actionable:
+            f.severity = "yellow"
+    findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
+    reds = 0
+    for f in findings:
+        if f.severity == "red":
+            reds += 1
+            if reds > MAX_RED:
+                f.severity = "yellow"
+    findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
+    yellows = 0
+    for f in findings:
+        if f.severity == "yellow":
+            yellows += 1
+            if yellows > MAX_YELLOW:
+                f.severity = "info"
+    findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
+    return findings
+
+
+def run_all(views: Views) -> list[Finding]:
+    found: list[Finding] = []
+    for detect in DETECTORS:
+        found.extend(detect(views))
+    return rank(found)

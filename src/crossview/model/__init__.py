@@ -1,0 +1,1 @@
+"""Core typed data passed between pipeline stages (no logic beyond validation)."""

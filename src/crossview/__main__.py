@@ -1,0 +1,3 @@
+from crossview.cli import main
+
+main()

@@ -1,0 +1,95 @@
+"""Command line: a thin shell over crossview.analysis (Typer)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crossview.errors import CrossviewError, UsageError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Cross-view GPU performance analysis of profiler captures.")
+
+
+class Fmt(str, Enum):
+    md = "md"
+    json = "json"
+
+
+def _error(msg: str) -> None:
+    print(f"crossview: error: {msg}", file=sys.stderr)
+
+
+def _window(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    try:
+        a, b = text.split(":")
+        return int(a), int(b)
+    except ValueError:
+        raise UsageError(f"--window {text!r}: expected START_NS:END_NS (integers)") from None
+
+
+@app.command()
+def analyze(
+    paths: Annotated[list[Path], typer.Argument(help="Trace files or folders of them.")],
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    device: Annotated[int | None, typer.Option(help="Only this GPU (device id).")] = None,
+    stream: Annotated[int | None, typer.Option(help="Only this CUDA stream.")] = None,
+    pid: Annotated[str | None, typer.Option(help="Only this host process.")] = None,
+    tid: Annotated[str | None, typer.Option(help="Only this host thread.")] = None,
+    window: Annotated[str | None, typer.Option(help="START_NS:END_NS (trace clock).")] = None,
+    annotation: Annotated[str | None, typer.Option(
+        help="Only work under this user annotation / NVTX range.")] = None,
+    artifact: Annotated[str | None, typer.Option(help="Only this input file.")] = None,
+) -> None:
+    """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
+    from crossview.analysis import analyze as run
+    from crossview.model.filter import Filter
+    from crossview.render import json as json_out
+    from crossview.render import markdown
+
+    try:
+        flt = Filter(device=device, stream=stream, pid=pid, tid=tid, window_ns=_window(window),
+                     annotation=annotation, artifact=artifact)
+        result = run(paths, flt)
+    except CrossviewError as e:
+        _error(str(e))
+        raise typer.Exit(2) from None
+    for r in result.rejected:
+        _error(f"{r.path}: {'; '.join(r.problems)}")
+    if result.views is None and not result.rejected:
+        _error("no input files found in " + ", ".join(map(str, paths)))
+        raise typer.Exit(2)
+    text = json_out.render(result) if fmt is Fmt.json else markdown.render(result)
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if result.rejected:
+        raise typer.Exit(2)
+
+
+@app.callback()
+def _root() -> None:
+    """crossview: why is my GPU workload slow, and what exactly do we change?"""
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        _error("interrupted")
+        sys.exit(130)
+    except Exception as e:  # a bug, not a user error: one line unless debugging
+        if os.environ.get("CROSSVIEW_DEBUG"):
+            raise
+        print(f"crossview: internal error: {type(e).__name__}: {e} "
+              "(set CROSSVIEW_DEBUG=1 for the traceback)", file=sys.stderr)
+        sys.exit(3)

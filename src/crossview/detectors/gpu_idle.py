@@ -1,0 +1,47 @@
+"""gpu-idle: the GPU waits on the host (busy share of the kernel span, idle by cause)."""
+
+from __future__ import annotations
+
+from crossview.detectors.common import evidence, ms, pct, severity
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Finding
+from crossview.views.views import Views
+
+PATTERN = "gpu-idle"
+
+
+def detect(v: Views) -> list[Finding]:
+    m, lim = v.metrics, v.limits
+    if m.cpu_only or m.kernel_span_ns == 0:
+        return []
+    idle = m.idle
+    share = idle.total_ns / m.kernel_span_ns
+    sev = severity(share, lim.gpu_idle_red_share, lim.gpu_idle_yellow_share)
+    if sev is None:
+        return []
+    parts = idle.total_ns or 1
+    cause = max(
+        (("host wait", idle.host_wait_ns), ("kernel wait", idle.kernel_wait_ns),
+         ("other", idle.other_ns)), key=lambda x: x[1])
+    side = {
+        "host wait": "the next kernel had not been launched yet: the host is the bottleneck",
+        "kernel wait": "gaps under the launch-overhead threshold between queued kernels",
+        "other": "gaps with work already queued (dependencies, syncs across streams, copies)",
+    }[cause[0]]
+    obs = (
+        f"GPU kernels were busy {m.kernel_busy_pct:.1f}% of the {ms(m.kernel_span_ns)} kernel "
+        f"span ({m.kernel_count:,} kernels); idle {ms(idle.total_ns)}: host wait "
+        f"{ms(idle.host_wait_ns)} ({pct(idle.host_wait_ns / parts)}), kernel wait "
+        f"{ms(idle.kernel_wait_ns)} ({pct(idle.kernel_wait_ns / parts)}), other "
+        f"{ms(idle.other_ns)} ({pct(idle.other_ns / parts)}). Mostly {cause[0]}: {side}."
+    )
+    return [Finding(
+        pattern=PATTERN, severity=sev,
+        title=f"GPU idle {pct(share)} of the kernel span (mostly {cause[0]})",
+        observation=obs, fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        evidence=evidence(v, "kernel intervals (union per device) and launch-call times"),
+        expected_effect=(f"Up to {ms(idle.host_wait_ns)} of host-wait idle is recoverable "
+                         "if launches run ahead of the GPU."
+                         if cause[0] == "host wait" else ""),
+        details={"idle_ns": idle.total_ns, "cause": cause[0]},
+    )]

@@ -1,0 +1,57 @@
+"""host-python-overhead: while the GPU waits on the host, the host runs Python/framework code.
+
+The launching threads' own (self) time in the kernel span is split into python / operator
+frames versus runtime calls; the host-wait idle is charged to Python in that proportion.
+"""
+
+from __future__ import annotations
+
+from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.knowledge import api_roles
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Finding
+from crossview.views.views import Views
+
+PATTERN = "host-python-overhead"
+
+_SELF_ON_LAUNCH_THREADS = """
+WITH t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM f_gpu g
+           JOIN host_ops h ON h.op_id = g.launch_op_id)
+SELECT f.name, f.kind, sum(f.self_ns) AS s
+FROM f_host f JOIN t USING (artifact_id, pid, tid)
+WHERE f.start_ns >= $lo AND f.start_ns < $hi
+GROUP BY ALL ORDER BY s DESC
+"""
+
+
+def detect(v: Views) -> list[Finding]:
+    m, lim = v.metrics, v.limits
+    if m.cpu_only or m.kernel_span_ns == 0 or m.idle.host_wait_ns == 0 or not v.filter.window_ns:
+        return []
+    lo, hi = v.filter.window_ns
+    rows = v.store.sql(_SELF_ON_LAUNCH_THREADS, {"lo": lo, "hi": hi}).fetchall()
+    total = sum(int(s) for _, _, s in rows)
+    if total == 0:
+        return []
+    waits = set(api_roles.names_with_role("sync_ops"))
+    py = [(n, k, int(s)) for n, k, s in rows if k in ("python", "op") and n not in waits]
+    py_ns = sum(s for _, _, s in py)
+    frac = py_ns / total
+    charged = int(m.idle.host_wait_ns * frac)
+    share = charged / m.kernel_span_ns
+    sev = severity(share, lim.python_overhead_red_share, lim.python_overhead_yellow_share)
+    if sev is None:
+        return []
+    top = "; ".join(f"`{short(n, 80)}` {ms(s)} ({pct(s / total)})" for n, _, s in py[:3])
+    return [Finding(
+        pattern=PATTERN, severity=sev,
+        title=f"Host Python/framework overhead: ~{pct(share)} of the span the GPU waits on it",
+        observation=(
+            f"The GPU waited {ms(m.idle.host_wait_ns)} for launches (host wait). On the "
+            f"launching threads {pct(frac)} of own time ({ms(py_ns)} of {ms(total)}) is Python "
+            f"and operator dispatch rather than CUDA calls; top self frames: {top}."
+        ),
+        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        evidence=evidence(v, "self time of host frames on the kernel-launching threads"),
+        details={"python_self_ns": py_ns, "thread_self_ns": total, "charged_ns": charged},
+    )]

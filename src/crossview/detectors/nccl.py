@@ -1,0 +1,41 @@
+"""nccl-collective-bound: communication kernels not overlapped with compute."""
+
+from __future__ import annotations
+
+from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Finding
+from crossview.views.views import Views
+
+PATTERN = "nccl-collective-bound"
+
+
+def detect(v: Views) -> list[Finding]:
+    m, lim = v.metrics, v.limits
+    if m.cpu_only or not v.comm:
+        return []
+    comm = sum(c.comm_ns for c in v.comm)
+    exposed = sum(c.exposed_ns for c in v.comm)
+    busy = sum(c.busy_ns for c in v.comm) or 1
+    share_busy = exposed / busy
+    sev = severity(share_busy, lim.nccl_red_share, lim.nccl_yellow_share)
+    if sev is None:
+        return []
+    top = sorted((t for c in v.comm for t in c.top_collectives), key=lambda t: -t[2])[:3]
+    names = "; ".join(f"{short(n, 70)} ×{k:,} ({ms(t)})" for n, k, t in top)
+    comm_family = next((f for f in v.families if f.family == "comm"), None)
+    obs = (
+        f"Communication kernels took {ms(comm)} "
+        f"({pct(comm_family.share) if comm_family else '?'} of kernel time); {ms(exposed)} "
+        f"of it ({pct(exposed / comm if comm else 0)}) ran with no compute kernel alongside "
+        f"— exposed, {pct(share_busy)} of GPU busy time. Top: {names}."
+    )
+    return [Finding(
+        pattern=PATTERN, severity=sev,
+        title=f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time",
+        observation=obs, fix=fix_for(PATTERN, v.engine, v.where_text()),
+        share=exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0,
+        evidence=evidence(v, "comm-family kernels vs the union of compute kernels per device"),
+        expected_effect=f"Overlapping communication with compute hides up to {ms(exposed)}.",
+        details={"comm_ns": comm, "exposed_ns": exposed, "share_of_busy": share_busy},
+    )]

@@ -1,0 +1,31 @@
+"""pageable-memcpy: host↔device copies from pageable memory (staged, synchronous-ish)."""
+
+from __future__ import annotations
+
+from crossview.detectors.common import evidence, ms, pct, severity
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Finding
+from crossview.views.views import Views
+
+PATTERN = "pageable-memcpy"
+
+
+def detect(v: Views) -> list[Finding]:
+    m, lim = v.metrics, v.limits
+    pageable = [c for c in m.copies if c.kind == "memcpy" and "pageable" in c.mem_kinds.lower()]
+    if not pageable or m.kernel_span_ns == 0:
+        return []
+    t = sum(c.time_ns for c in pageable)
+    n = sum(c.count for c in pageable)
+    share = t / m.kernel_span_ns
+    sev = severity(share, lim.pageable_red_share, lim.pageable_yellow_share) or "info"
+    kinds = ", ".join(f"{c.copy_kind} ({c.mem_kinds}) ×{c.count:,} {ms(c.time_ns)}"
+                      for c in pageable)
+    return [Finding(
+        pattern=PATTERN, severity=sev,
+        title=f"{n:,} copies from pageable host memory ({ms(t)}, {pct(share)} of the span)",
+        observation=f"Pageable copies: {kinds}. A pageable copy is staged through a driver "
+                    "buffer and cannot overlap with compute.",
+        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        evidence=evidence(v, "gpu_memcpy events whose memory kinds name Pageable"),
+    )]

@@ -1,0 +1,29 @@
+"""Roles of runtime/driver API names (launch, graph launch, sync, copies), from api_roles.yaml."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from crossview.knowledge.loader import load_yaml
+
+_VERSION_SUFFIX = re.compile(r"_v\d{4,5}$")
+
+
+@cache
+def roles() -> dict[str, frozenset[str]]:
+    data = load_yaml("api_roles.yaml")
+    return {role: frozenset(names) for role, names in data.items()}
+
+
+def names_with_role(role: str) -> list[str]:
+    return sorted(roles()[role])
+
+
+def role_of(name: str) -> str | None:
+    """The role of one API name, or None for an API with no role here."""
+    base = _VERSION_SUFFIX.sub("", name)
+    for role, names in roles().items():
+        if base in names:
+            return role
+    return None

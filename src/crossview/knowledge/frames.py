@@ -1,0 +1,42 @@
+"""Frame rules from frames.yaml: user vs library frames, engine detection, input pipeline."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from crossview.knowledge.loader import load_yaml
+
+_PY_FRAME = re.compile(r"^(?P<file>.+)\((?P<line>\d+)\): (?P<func>.+)$")
+
+
+@cache
+def _rules() -> tuple[re.Pattern[str], dict[str, re.Pattern[str]], re.Pattern[str]]:
+    d = load_yaml("frames.yaml")
+    lib = re.compile("|".join(f"(?:{p})" for p in d["library"]))
+    engines = {k: re.compile(v) for k, v in d["engines"].items()}
+    dl = re.compile("|".join(f"(?:{p})" for p in d["dataloader"]))
+    return lib, engines, dl
+
+
+def is_python_location(name: str) -> bool:
+    """True for a frame recorded as ``file(line): function``."""
+    return _PY_FRAME.match(name) is not None
+
+
+def is_user_frame(name: str) -> bool:
+    """A python frame in the user's own code (where a fix can go)."""
+    return is_python_location(name) and not _rules()[0].search(name)
+
+
+def engine_of(frame_names: list[str]) -> str | None:
+    """The serving engine / framework named by the python frames, if any."""
+    _, engines, _ = _rules()
+    for engine, pat in engines.items():
+        if any(pat.search(n) for n in frame_names):
+            return engine
+    return None
+
+
+def dataloader_pattern() -> str:
+    return _rules()[2].pattern

@@ -1,0 +1,30 @@
+"""JSON output: the stable contract of `crossview analyze --format json`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from crossview.analysis import Analysis
+
+
+def as_dict(a: Analysis) -> dict[str, Any]:
+    v = a.views
+    return {
+        "filter": v.filter.to_dict() if v else None,
+        "artifacts": [r.to_dict() for r in a.artifacts],
+        "metrics": v.metrics.to_dict() if v else None,
+        "kernel_families": [f.to_dict() for f in v.families] if v else [],
+        "gpu_view": v.gpu.to_dict() if v else None,
+        "cpu_view": v.cpu.to_dict(with_self=True) if v else None,
+        "cpu_top_self": [
+            {"frame": f.frame, "kind": f.kind, "self_ns": f.self_ns, "share": f.share,
+             "user": f.user, "role": f.role} for f in v.top_self
+        ] if v else [],
+        "engine": v.engine if v else None,
+        "findings": [f.to_dict() for f in a.findings],
+    }
+
+
+def render(a: Analysis) -> str:
+    return json.dumps(as_dict(a), indent=1, ensure_ascii=False) + "\n"

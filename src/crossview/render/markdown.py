@@ -1,0 +1,214 @@
+"""Markdown recap in the template of conventions.md §4. Formats only; computes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from crossview.analysis import Analysis
+from crossview.model.finding import Finding
+from crossview.views.calltree import CallTree, TreeNode
+from crossview.views.metrics import Metrics
+from crossview.views.views import Views
+
+TREE_MIN_SHARE = 0.02  # hide branches under 2% of the view's time
+TREE_MAX_CHILDREN = 6
+CHAIN_KEEP = 3  # a single-child chain longer than this is shown as first … last
+
+
+def _ms(ns: int | float) -> str:
+    if abs(ns) >= 1e9:
+        return f"{ns / 1e9:,.3f} s"
+    if abs(ns) >= 1e6:
+        return f"{ns / 1e6:,.2f} ms"
+    return f"{ns / 1e3:,.1f} µs"
+
+
+def _cut(name: str, limit: int = 100) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _label(n: TreeNode, total: int) -> str:
+    share = f"{100 * n.time_ns / total:.1f}%" if total else "–"
+    warn = "  ⚠️" if n.sync else ""
+    return f"{_cut(n.frame)}  [{_ms(n.time_ns)}, {share}]{warn}"
+
+
+def _visible(children: list[TreeNode], total: int) -> list[TreeNode]:
+    keep = [c for c in children if total and c.time_ns / total >= TREE_MIN_SHARE]
+    return keep[:TREE_MAX_CHILDREN]
+
+
+def _chain(n: TreeNode, total: int) -> tuple[list[TreeNode], TreeNode]:
+    """Follow single visible non-kernel children: returns (chain, last node)."""
+    chain = [n]
+    while True:
+        vis = _visible(chain[-1].children, total)
+        if len(vis) == 1 and vis[0].kind != "kernel":
+            chain.append(vis[0])
+        else:
+            return chain, chain[-1]
+
+
+def _chain_text(chain: list[TreeNode], total: int) -> str:
+    if len(chain) <= CHAIN_KEEP:
+        return " › ".join(_cut(c.frame, 60) for c in chain[:-1]) + (
+            " › " if len(chain) > 1 else "") + _label(chain[-1], total)
+    return (f"{_cut(chain[0].frame, 60)} › … {len(chain) - 2} frames … › "
+            f"{_label(chain[-1], total)}")
+
+
+def _tree_lines(nodes: list[TreeNode], total: int, prefix: str, out: list[str]) -> None:
+    vis = _visible(nodes, total)
+    for i, n in enumerate(vis):
+        last = i == len(vis) - 1
+        branch = "└── " if last else "├── "
+        if n.kind == "kernel":
+            out.append(f"{prefix}{branch}→ {_label(n, total)}  ×{n.count:,}")
+            continue
+        chain, end = _chain(n, total)
+        kids = _visible(end.children, total)
+        if len(kids) == 1 and kids[0].kind == "kernel":
+            k = kids[0]
+            out.append(f"{prefix}{branch}{_chain_text(chain, total)}  → {_cut(k.frame)}"
+                       f"  ×{k.count:,}")
+            continue
+        out.append(prefix + branch + _chain_text(chain, total))
+        _tree_lines(end.children, total, prefix + ("    " if last else "│   "), out)
+
+
+def render_tree(tree: CallTree) -> list[str]:
+    out: list[str] = []
+    _tree_lines(tree.roots, tree.total_ns, "", out)
+    return out
+
+
+def _metrics_block(v: Views) -> list[str]:
+    m: Metrics = v.metrics
+    src = f"(trace: {v.evidence_path})"
+    if m.cpu_only:
+        return [f"**GPU metrics** none — this is a **CPU-only** capture (no kernel, memcpy or "
+                f"memset events) {src}. Host time recorded: {_ms(m.host_time_ns)} over "
+                f"{_ms(m.host_span_ns)}. No hardware counters (DCGM/NVML/ncu) or serving "
+                "metrics in this input."]
+    idle = m.idle
+    lines = [
+        f"**GPU metrics** {src}",
+        f"- Kernel busy **{m.kernel_busy_pct:.1f}%** of the {_ms(m.kernel_span_ns)} kernel span "
+        f"({m.kernel_count:,} kernels, {_ms(m.kernel_time_ns)} kernel time, "
+        f"{_ms(m.kernel_busy_ns)} busy as a union).",
+        f"- Idle {_ms(idle.total_ns)}: host wait {_ms(idle.host_wait_ns)}, kernel wait "
+        f"{_ms(idle.kernel_wait_ns)}, other {_ms(idle.other_ns)} (HTA's classification).",
+    ]
+    for d in m.devices:
+        lines.append(f"  - {Path(d.artifact).name} device {d.device}"
+                     f"{' (' + d.name + ')' if d.name else ''}: busy {d.kernel_busy_pct:.1f}% "
+                     f"of {_ms(d.kernel_span_ns)}")
+    if m.launch:
+        ls = m.launch
+        lines.append(
+            f"- Launches: {ls.launch_calls:,} launch calls ({_ms(ls.launch_time_ns)} host), "
+            f"{ls.graph_launches:,} graph launches → {ls.kernels_via_graph:,} kernels; "
+            f"median kernel {_ms(ls.median_kernel_ns)}; {ls.short_kernels:,} kernels under "
+            f"{_ms(ls.short_kernel_ns)}; {ls.kernels_launch_not_captured:,} kernels whose "
+            "launch is not in the capture.")
+    if m.copies:
+        cp = "; ".join(f"{c.kind} {c.copy_kind} {('(' + c.mem_kinds + ') ') if c.mem_kinds else ''}"
+                       f"×{c.count:,} {_ms(c.time_ns)}" for c in m.copies[:4])
+        lines.append(f"- Copies: {cp}.")
+    if m.sync_apis:
+        sy = "; ".join(f"{a.name} ×{a.count:,} {_ms(a.time_ns)}" for a in m.sync_apis[:4])
+        lines.append(f"- Sync calls (host time): {sy}.")
+    lines.append("- Counters: none in this input (no DCGM/NVML/ncu); serving metrics: none.")
+    return lines
+
+
+def _cpu_check(v: Views) -> str:
+    top = [f for f in v.top_self if f.share >= 0.01][:4]
+    if not top:
+        return "Nothing else surfaced on the host side."
+    parts = []
+    for f in top:
+        tag = " ⚠️ sync wait" if f.role in ("sync", "sync_memcpy", "sync_ops") else ""
+        own = " (your code)" if f.user else ""
+        parts.append(f"`{_cut(f.frame, 80)}` {_ms(f.self_ns)} ({100 * f.share:.1f}%){own}{tag}")
+    return ("Host self time (" + _ms(v.cpu.total_ns) + " in scope) goes to: "
+            + "; ".join(parts) + ".")
+
+
+def _key_findings(v: Views, findings: list[Finding]) -> str:
+    m = v.metrics
+    who = f"{v.engine} " if v.engine else ""
+    if m.cpu_only:
+        return (f"A CPU-only {who}capture: only the host side can be judged. The CPU view above "
+                "shows where host time goes; re-capture with CUDA activity for the GPU side.")
+    reds = [f for f in findings if f.severity == "red"]
+    if reds:
+        head = reds[0]
+        side = ("host" if head.pattern in ("gpu-idle", "kernel-launch-bound", "sync-bound",
+                                           "host-python-overhead", "dataloader-starved",
+                                           "cuda-graphs-missing")
+                else "GPU / communication")
+        return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel "
+                f"span. The dominant pattern is **{head.pattern}**: the {side} side limits "
+                "throughput.")
+    return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel span; "
+            "no dominant host-side or communication bottleneck in this capture — what is left "
+            "is kernel time itself (per-kernel counters, ncu, say how close to roofline).")
+
+
+def render(a: Analysis) -> str:
+    out: list[str] = []
+    v = a.views
+    if v is None:
+        out.append("# crossview — no input could be analyzed\n")
+        for r in a.rejected:
+            out.append(f"- ❌ `{r.path}`: {'; '.join(r.problems)}")
+        return "\n".join(out) + "\n"
+    names = ", ".join(Path(p).name for p in v.filter.artifacts)
+    who = v.engine or "GPU workload"
+    out.append(f"# {who} ({names}) — GPU performance analysis\n")
+    out.append(f"Filter: {v.filter.describe()}. Sources: "
+               + ", ".join(f"`{p}`" for p in v.filter.artifacts) + ".")
+    for note in v.filter.notes:
+        out.append(f"Note: {note}.")
+    for r in a.rejected:
+        out.append(f"\n❌ Rejected `{r.path}` ({r.status}): {'; '.join(r.problems)}")
+    out.append("")
+    out.extend(_metrics_block(v))
+    if not v.metrics.cpu_only:
+        out.append("\n**Observed call tree — GPU view** (kernel time under the launching stack; "
+                   "same filter)\n")
+        out.append("```text")
+        out.extend(render_tree(v.gpu) or ["(no kernels in scope)"])
+        for api in v.metrics.sync_apis[:3]:
+            out.append(f"└── {api.name} ×{api.count:,}  [{_ms(api.time_ns)} host]  ⚠️")
+        out.append("```")
+    out.append("\n**CPU cross-check** (same filter) " + _cpu_check(v))
+    if v.metrics.cpu_only:
+        out.append("\n**Observed call tree — CPU view** (host time by stack)\n")
+        out.append("```text")
+        out.extend(render_tree(v.cpu) or ["(no host events)"])
+        out.append("```")
+    out.append("\n**Key findings** " + _key_findings(v, a.findings))
+    reds = [f for f in a.findings if f.severity == "red"]
+    yellows = [f for f in a.findings if f.severity == "yellow"]
+    if reds:
+        out.append("\n## 🔴 Top issues")
+        for i, f in enumerate(reds, 1):
+            out.append(f"### {i}. {f.title}")
+            out.append(f"{f.observation}\n")
+            out.append(f"**Fix:** {f.fix}\n")
+            out.append(f"_Evidence: {'; '.join(str(e) for e in f.evidence)} · {f.rigor} · "
+                       f"{f.confidence}_")
+    if yellows:
+        out.append("\n## 🟡 Also consider")
+        for f in yellows:
+            out.append(f"- {f.observation} — **Fix:** {f.fix}")
+    infos = [f for f in a.findings if f.severity == "info"]
+    if infos:
+        out.append("\n**Notes** " + " ".join(f"{f.title}: {f.observation}" for f in infos))
+    effects = [f.expected_effect for f in reds + yellows if f.expected_effect]
+    out.append("\n**Expected impact** " + (" ".join(effects) if effects else
+               "No lever with a measured upper bound in this capture."))
+    out.append("Predictions are DRAFT until a same-node A/B (≥3 trials per arm) confirms them.")
+    return "\n".join(out) + "\n"

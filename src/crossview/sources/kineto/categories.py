@@ -1,0 +1,72 @@
+"""Kineto event categories and the column schema DuckDB parses events into (data, not logic).
+
+Modern `cat` values and their legacy (2021) equivalents, from formats.md and real traces.
+Every `args` field is read as VARCHAR and cast with TRY_CAST, so a hostile or odd value
+becomes NULL instead of failing the whole file.
+"""
+
+from __future__ import annotations
+
+# Event fields and the `args` fields crossview uses. (DuckDB matches keys case-sensitively
+# and a STRUCT cannot hold both "External id" and legacy "external id"; linking uses
+# `correlation`, which both schemas carry, so the external id is not read.)
+_ARGS = ", ".join(
+    f'"{k}" VARCHAR'
+    for k in (
+        "correlation", "device", "stream", "Call stack", "bytes", "grid", "block",
+        "registers per thread", "Collective name",
+    )
+)
+COLUMNS = (
+    "{ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', ts: 'DOUBLE', dur: 'DOUBLE', "
+    "pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR', "
+    f"args: 'STRUCT({_ARGS})'}}"
+)
+
+HOST_KINDS = {
+    "cuda_runtime": "runtime", "cuda_driver": "runtime", "Runtime": "runtime",
+    "cpu_op": "op", "Operator": "op",
+    "python_function": "python",
+    "user_annotation": "annotation",
+}
+GPU_KINDS = {
+    "kernel": "kernel", "Kernel": "kernel",
+    "gpu_memcpy": "memcpy", "Memcpy": "memcpy",
+    "gpu_memset": "memset", "Memset": "memset",
+}
+FLOW_CATS = ("ac2g", "async_cpu_to_gpu", "async")
+
+
+def _in(values: object) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"  # type: ignore[attr-defined]
+
+
+def _case(mapping: dict[str, str]) -> str:
+    whens = " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in mapping.items())
+    return f"CASE cat {whens} END"
+
+
+HOST_CATS = _in(HOST_KINDS)
+GPU_CATS = _in(GPU_KINDS)
+HOST_KIND_SQL = _case(HOST_KINDS)
+GPU_KIND_SQL = _case(GPU_KINDS)
+# Modern traces put device/stream in args; legacy ones use pid = device, tid = "stream N".
+DEVICE_SQL = "coalesce(TRY_CAST(args.device AS INTEGER), TRY_CAST(pid AS INTEGER))"
+STREAM_SQL = (
+    "coalesce(TRY_CAST(args.stream AS BIGINT), "
+    "TRY_CAST(nullif(regexp_extract(tid, '(\\d+)\\s*$', 1), '') AS BIGINT))"
+)
+# Fallback link for GPU ops without a correlation id: the flow that ends at the op ('f', same
+# pid/tid/ts) starts ('s', same id) at the launching runtime call.
+FLOW_LINK_SQL = f"""
+    SELECT g.gpu_op_id, arg_min(h.op_id, h.op_id) AS op_id, arg_min(h.name, h.op_id) AS name
+    FROM (SELECT * FROM _gpu_src WHERE correlation IS NULL) g
+    JOIN ev f ON f.ph = 'f' AND f.cat IN {_in(FLOW_CATS)} AND f.pid = g.pid
+         AND f.tid = g.tid AND f.ts = g.ts
+    JOIN ev s ON s.ph = 's' AND s.cat = f.cat AND s.id = f.id
+    JOIN host_ops h ON h.artifact_id = $a AND h.kind = 'runtime' AND h.pid = s.pid
+         AND h.tid = s.tid
+         AND h.start_ns = CAST($base AS BIGINT) * 1000
+                          + CAST(round((s.ts - $base) * 1000) AS BIGINT)
+    GROUP BY g.gpu_op_id
+"""

@@ -1,0 +1,67 @@
+"""The embedded DuckDB store holding the normalized tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from crossview.store.schema import TABLES
+
+
+class Store:
+    """One DuckDB connection with the normalized tables created.
+
+    In memory by default; pass a path to keep a bundle's store on disk.
+    """
+
+    def __init__(self, path: Path | str | None = None, threads: int | None = None) -> None:
+        self.con = duckdb.connect(str(path) if path else ":memory:")
+        if threads:
+            self.con.execute(f"SET threads={int(threads)}")
+        for name, cols in TABLES.items():
+            self.con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({cols})")
+        self._next_artifact = 0
+        self._next_node = 0
+        self._next_op = 0
+
+    # id allocation keeps ids unique across artifacts in one store
+    def new_artifact_id(self) -> int:
+        self._next_artifact += 1
+        return self._next_artifact
+
+    def reserve_nodes(self, n: int) -> int:
+        base = self._next_node
+        self._next_node += n
+        return base
+
+    def reserve_ops(self, n: int) -> int:
+        base = self._next_op
+        self._next_op += n
+        return base
+
+    def append(self, table: str, data: pa.Table) -> None:
+        """Append an Arrow table whose columns are a subset of ``table``'s, by name."""
+        if data.num_rows == 0:
+            return
+        self.con.register("_append_src", data)
+        try:
+            cols = ", ".join(f'"{c}"' for c in data.column_names)
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _append_src")
+        finally:
+            self.con.unregister("_append_src")
+
+    def add_artifact(self, **row: Any) -> None:
+        cols = list(row)
+        marks = ", ".join("?" for _ in cols)
+        self.con.execute(
+            f"INSERT INTO artifacts ({', '.join(cols)}) VALUES ({marks})", [row[c] for c in cols]
+        )
+
+    def sql(self, query: str, params: list[Any] | None = None) -> duckdb.DuckDBPyConnection:
+        return self.con.execute(query, params or [])
+
+    def close(self) -> None:
+        self.con.close()

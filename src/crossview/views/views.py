@@ -1,0 +1,120 @@
+"""Views: everything detectors and renderers read, computed once under one resolved filter."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import cached_property
+
+from crossview.knowledge import api_roles, frames
+from crossview.knowledge.thresholds import Thresholds
+from crossview.model.filter import ResolvedFilter
+from crossview.store.store import Store
+from crossview.views import calltree, metrics, timeline
+
+
+@dataclass
+class FamilyShare:
+    family: str
+    time_ns: int
+    count: int
+    share: float  # fraction of kernel time
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
+class FrameTime:
+    frame: str
+    kind: str
+    self_ns: int
+    share: float  # fraction of host self time in scope
+    user: bool  # the user's own code (actionable)
+    role: str | None  # API role (sync, launch, …) for runtime frames
+
+
+class Views:
+    def __init__(self, store: Store, resolved: ResolvedFilter, limits: Thresholds) -> None:
+        self.store = store
+        self.filter = resolved
+        self.limits = limits
+        self.metrics = metrics.compute(store, limits)
+        self._frames = calltree.frames_of(store)
+        self.gpu = calltree.gpu_view(store, self._frames)
+        self.cpu = calltree.cpu_view(store, self._frames)
+        self.families = self._families()
+        self.top_self = self._top_self()
+        self.engine = frames.engine_of(
+            [n for n, k in self._python_frame_names()]
+        )
+
+    # -- simple summaries -------------------------------------------------------------
+    def _families(self) -> list[FamilyShare]:
+        rows = self.store.sql(
+            "SELECT family, sum(dur_ns), count(*) FROM f_gpu WHERE kind = 'kernel'"
+            " GROUP BY family ORDER BY 2 DESC, 1"
+        ).fetchall()
+        total = sum(int(t) for _, t, _ in rows) or 1
+        return [FamilyShare(f, int(t), int(c), int(t) / total) for f, t, c in rows]
+
+    def _top_self(self, limit: int = 25) -> list[FrameTime]:
+        rows = self.store.sql(
+            "SELECT name, kind, sum(self_ns) AS s FROM f_host GROUP BY ALL ORDER BY s DESC"
+            f" LIMIT {int(limit)}"
+        ).fetchall()
+        total = self.cpu.total_ns or 1
+        return [FrameTime(n, k, int(s), int(s) / total, frames.is_user_frame(n),
+                          api_roles.role_of(n) if k in ("runtime", "op") else None)
+                for n, k, s in rows]
+
+    def _python_frame_names(self) -> list[tuple[str, str]]:
+        return [(n, k) for n, k in self.store.sql(
+            "SELECT DISTINCT name, kind FROM f_host WHERE kind = 'python' LIMIT 5000"
+        ).fetchall()]
+
+    # -- timeline facts (lazy: only the detectors that need them pay) -----------------
+    @cached_property
+    def device_union(self) -> list[timeline.DeviceIntervals]:
+        return timeline.kernel_union(self.store)
+
+    @cached_property
+    def comm(self) -> list[timeline.CommExposure]:
+        return timeline.comm_exposure(self.store)
+
+    def gpu_inside(self, where: str, params: dict[str, object] | None = None
+                   ) -> timeline.HostWindowEffect:
+        hs, he, art = timeline.host_intervals(self.store, where, params)
+        return timeline.host_window_effect(self.device_union, hs, he, art)
+
+    def sync_where(self) -> tuple[str, dict[str, object]]:
+        names = [n for r in ("sync", "sync_memcpy") for n in api_roles.names_with_role(r)]
+        return "kind = 'runtime' AND name IN (SELECT unnest($names))", {"names": names}
+
+    def user_frame_for(self, kinds: tuple[str, ...] = ("python",)) -> str | None:
+        """The hottest frame (by self + child time) in the user's own code, if any."""
+        best: tuple[int, str] | None = None
+        stack = [*self.cpu.roots]
+        while stack:
+            n = stack.pop()
+            if n.kind in kinds and frames.is_user_frame(n.frame) and (
+                best is None or n.time_ns > best[0]
+            ):
+                best = (n.time_ns, n.frame)
+            stack.extend(n.children)
+        return best[1] if best else None
+
+    def where_text(self) -> str:
+        uf = self.user_frame_for()
+        if uf:
+            return f"The change goes in your code at `{uf}` (the hottest frame of your own)."
+        if any(n.kind == "python" for n in self.cpu.roots) or self.engine:
+            return ("No frame of your own code is on the hot path (all python frames are "
+                    "library/framework code, non-actionable): change the launch flags or "
+                    "the calling code.")
+        return ("The trace has no python stacks: re-capture with "
+                "`torch.profiler.profile(with_stack=True)` to name the line to change.")
+
+    @property
+    def evidence_path(self) -> str:
+        arts = self.filter.artifacts
+        return arts[0] if len(arts) == 1 else f"{len(arts)} artifacts"
