@@ -77,14 +77,22 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
             " AND h.start_ns >= a.start_ns AND h.start_ns + h.dur_ns <= a.start_ns + a.dur_ns)"
         )
     host_sql = "SELECT h.* FROM host_ops h WHERE " + " AND ".join(host_where)
-    store.sql(f"CREATE OR REPLACE TEMP TABLE f_host AS {host_sql}", params)
+    # a view when the slice needs no parameters (no copy), else a materialized table
+    store.sql("DROP VIEW IF EXISTS f_host")
+    store.sql("DROP TABLE IF EXISTS f_host")
+    if params:
+        store.sql(f"CREATE TEMP TABLE f_host AS {host_sql}", params)
+    else:
+        store.sql(f"CREATE TEMP VIEW f_host AS {host_sql}")
     host_scoped = flt.pid is not None or flt.tid is not None or flt.annotation is not None
     if host_scoped:
         # kernels follow the host slice: those launched from an op in scope
         gpu_where.append("g.launch_op_id IN (SELECT op_id FROM f_host)")
         notes.append("GPU ops limited to those launched from the selected host slice")
     gpu_sql = "SELECT g.* FROM gpu_ops g WHERE " + " AND ".join(gpu_where)
-    store.sql(f"CREATE OR REPLACE TEMP TABLE f_gpu AS {gpu_sql}")
+    store.sql("DROP VIEW IF EXISTS f_gpu")
+    store.sql("DROP TABLE IF EXISTS f_gpu")
+    store.sql(f"CREATE TEMP {'TABLE' if params else 'VIEW'} f_gpu AS {gpu_sql}", params)
     devs = store.sql(
         "SELECT DISTINCT f.artifact_id, f.device, coalesce(d.name, '') FROM f_gpu f"
         " LEFT JOIN devices d USING (artifact_id, device) WHERE f.kind = 'kernel' ORDER BY 1, 2"

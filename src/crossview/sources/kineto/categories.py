@@ -47,6 +47,7 @@ def _case(mapping: dict[str, str]) -> str:
 
 
 HOST_CATS = _in(HOST_KINDS)
+COPY_CATS = _in(k for k, v in GPU_KINDS.items() if v != "kernel")
 GPU_CATS = _in(GPU_KINDS)
 HOST_KIND_SQL = _case(HOST_KINDS)
 GPU_KIND_SQL = _case(GPU_KINDS)
@@ -60,7 +61,7 @@ STREAM_SQL = (
 # pid/tid/ts) starts ('s', same id) at the launching runtime call.
 FLOW_LINK_SQL = f"""
     SELECT g.gpu_op_id, arg_min(h.op_id, h.op_id) AS op_id, arg_min(h.name, h.op_id) AS name
-    FROM (SELECT * FROM _gpu_src WHERE correlation IS NULL) g
+    FROM (SELECT __GPU_BASE__ + rowid AS gpu_op_id, * FROM _gpu_src WHERE correlation IS NULL) g
     JOIN ev f ON f.ph = 'f' AND f.cat IN {_in(FLOW_CATS)} AND f.pid = g.pid
          AND f.tid = g.tid AND f.ts = g.ts
     JOIN ev s ON s.ph = 's' AND s.cat = f.cat AND s.id = f.id

@@ -29,6 +29,13 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Nesting(np.zeros(0, dtype=np.int32), empty, empty)
+    if not _sorted(thread, start, dur):
+        order = np.lexsort((-dur, start, thread))
+        inner = nest(thread[order], start[order], dur[order])
+        back = np.empty(n, dtype=np.int64)
+        back[order] = np.arange(n)
+        par = np.where(inner.parent >= 0, order[np.maximum(inner.parent, 0)], -1)
+        return Nesting(inner.depth[back], par[back], inner.self_ns[back])
     t0 = int(start.min())
     # Doubled time: a zero-length event ends half a tick after it starts, so it is open for
     # itself but never for a later event; a positive event ending exactly where another
@@ -64,6 +71,17 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
     child_sum = np.bincount(parent[parent >= 0], weights=dur[parent >= 0], minlength=n)
     self_ns = np.maximum(dur - child_sum.astype(np.int64), 0)
     return Nesting(depth.astype(np.int32), parent, self_ns)
+
+
+def _sorted(thread: I64, start: I64, dur: I64) -> bool:
+    """Input order must be (thread, start asc, dur desc): checked, not assumed."""
+    if len(start) < 2:
+        return True
+    dt = np.diff(thread)
+    same = dt == 0
+    ds = np.diff(start)
+    ok = (dt >= 0) & (~same | (ds > 0) | ((ds == 0) & (np.diff(dur) <= 0)))
+    return bool(ok.all())
 
 
 def intern_paths(
