@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +16,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Cross-view GPU performance analysis of profiler captures.")
 
 
-class Fmt(str, Enum):
+class Fmt(StrEnum):
     md = "md"
     json = "json"
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import msgspec
 
 from crossview.analysis import Analysis
 
@@ -27,4 +28,5 @@ def as_dict(a: Analysis) -> dict[str, Any]:
 
 
 def render(a: Analysis) -> str:
-    return json.dumps(as_dict(a), indent=1, ensure_ascii=False) + "\n"
+    # msgspec: an order of magnitude faster than json.dumps on large call trees
+    return msgspec.json.format(msgspec.json.encode(as_dict(a)), indent=1).decode() + "\n"

@@ -19,8 +19,13 @@ _ARGS = ", ".join(
 )
 COLUMNS = (
     "{ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', ts: 'DOUBLE', dur: 'DOUBLE', "
-    "pid: 'VARCHAR', tid: 'VARCHAR', id: 'VARCHAR', "
+    "pid: 'VARCHAR', tid: 'VARCHAR', "
     f"args: 'STRUCT({_ARGS})'}}"
+)
+# flow events (ph s/f), parsed only when some GPU op lacks a correlation id
+FLOW_COLUMNS = (
+    "{ph: 'VARCHAR', cat: 'VARCHAR', id: 'VARCHAR', ts: 'DOUBLE', pid: 'VARCHAR', "
+    "tid: 'VARCHAR'}"
 )
 
 HOST_KINDS = {
@@ -57,17 +62,4 @@ STREAM_SQL = (
     "coalesce(TRY_CAST(args.stream AS BIGINT), "
     "TRY_CAST(nullif(regexp_extract(tid, '(\\d+)\\s*$', 1), '') AS BIGINT))"
 )
-# Fallback link for GPU ops without a correlation id: the flow that ends at the op ('f', same
-# pid/tid/ts) starts ('s', same id) at the launching runtime call.
-FLOW_LINK_SQL = f"""
-    SELECT g.gpu_op_id, arg_min(h.op_id, h.op_id) AS op_id, arg_min(h.name, h.op_id) AS name
-    FROM (SELECT __GPU_BASE__ + rowid AS gpu_op_id, * FROM _gpu_src WHERE correlation IS NULL) g
-    JOIN ev f ON f.ph = 'f' AND f.cat IN {_in(FLOW_CATS)} AND f.pid = g.pid
-         AND f.tid = g.tid AND f.ts = g.ts
-    JOIN ev s ON s.ph = 's' AND s.cat = f.cat AND s.id = f.id
-    JOIN host_ops h ON h.artifact_id = $a AND h.kind = 'runtime' AND h.pid = s.pid
-         AND h.tid = s.tid
-         AND h.start_ns = CAST($base AS BIGINT) * 1000
-                          + CAST(round((s.ts - $base) * 1000) AS BIGINT)
-    GROUP BY g.gpu_op_id
-"""
+FLOW_CATS_SQL = _in(FLOW_CATS)

@@ -8,52 +8,30 @@ call-tree interning and kernel→launch linking are array/SQL operations (see ne
 
 from __future__ import annotations
 
-import gzip
-import mmap
+import contextlib
 import os
-import re
 import shutil
 import tempfile
-import zlib
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import msgspec
 import numpy as np
 import pyarrow as pa
 
 from crossview.errors import InputError
 from crossview.knowledge import api_roles, kernel_families
 from crossview.sources.kineto import categories as C
+from crossview.sources.kineto import staging
 from crossview.sources.kineto.nesting import intern_paths, nest
 from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 KIND = "kineto"
-_SPLIT_MIN_BYTES = 8 << 20  # below this, one part is as fast
-
-
-class _DeviceProp(msgspec.Struct):
-    id: int | None = None
-    name: str | None = None
-    totalGlobalMem: int | None = None  # noqa: N815 (field names as Kineto writes them)
-    numSms: int | None = None  # noqa: N815
-    computeMajor: int | None = None  # noqa: N815
-    computeMinor: int | None = None  # noqa: N815
-
-
-class _DistInfo(msgspec.Struct):
-    rank: int | None = None
-    world_size: int | None = None
-    backend: str | None = None
-
-
-class _Top(msgspec.Struct):
-    traceEvents: msgspec.Raw = msgspec.Raw(b"")  # noqa: N815
-    deviceProperties: list[_DeviceProp] | None = None  # noqa: N815
-    distributedInfo: _DistInfo | None = None  # noqa: N815
+# Named pipes are faster but DuckDB buffers a pipe whole (peak memory +~200 MiB on 330 MB);
+# temp files keep memory bounded. Measured in bench/README.md.
+STREAM = False
 
 
 def sniff(head: bytes, path: Path) -> bool:
@@ -61,172 +39,56 @@ def sniff(head: bytes, path: Path) -> bool:
     return b'"traceEvents"' in head or (head.lstrip()[:1] == b"[" and b'"ph"' in head)
 
 
-def _load_bytes(path: Path) -> bytes | mmap.mmap:
-    try:
-        size = path.stat().st_size
-        if size == 0:
-            raise InputError(path, "empty file (0 bytes): the capture wrote nothing", "empty")
-        with open(path, "rb") as f:
-            magic = f.read(2)
-            f.seek(0)
-            if magic == b"\x1f\x8b":
-                try:
-                    data = gzip.decompress(f.read())
-                except (EOFError, OSError, zlib.error) as e:
-                    raise InputError(path, f"corrupt or truncated gzip: {e}") from None
-                if not data.strip():
-                    raise InputError(path, "empty trace: the gzip holds no data", "empty")
-                return data
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except OSError as e:
-        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+_EVENTS_SQL = (
+    "CREATE OR REPLACE TEMP TABLE ev AS SELECT * FROM read_json("
+    f"$files, format='array', columns={C.COLUMNS}, maximum_object_size=16777216"
+    "__EXTRA__) WHERE ph = 'X' AND ts IS NOT NULL"
+)
 
 
-def _locate(path: Path, data: bytes | mmap.mmap) -> tuple[_Top, memoryview]:
-    first = bytes(data[:4096]).lstrip()
-    try:
-        if first[:1] == b"[":  # bare Chrome-trace array
-            msgspec.json.decode(data, type=msgspec.Raw)  # validates JSON syntax
-            return _Top(), memoryview(data)
-        top = msgspec.json.decode(data, type=_Top)
-    except msgspec.DecodeError as e:
-        hint = "truncated" if "truncated" in str(e).lower() else "invalid"
-        raise InputError(path, f"{hint} JSON: {e}") from None
-    except msgspec.ValidationError as e:
-        raise InputError(path, f"not a PyTorch-profiler trace: {e}", "unsupported") from None
-    if len(top.traceEvents) == 0:
-        raise InputError(
-            path, "not a PyTorch-profiler trace: no 'traceEvents' array", "unsupported"
-        )
-    raw = memoryview(top.traceEvents)
-    # keep the metadata, not the reference into the input buffer (so it can be released)
-    return msgspec.structs.replace(top, traceEvents=msgspec.Raw(b"")), raw
+def _parse_events(path: Path, con: duckdb.DuckDBPyConnection, tmpdir: str, threads: int
+                  ) -> tuple[staging.TraceMeta, list[str]]:
+    """Stage and parse the events into temp table `ev`; returns (metadata, problems).
 
-
-_SPLIT = re.compile(rb"\}\s*,\s*\{")
-
-
-def _split_points(raw: memoryview, parts: int) -> list[tuple[int, int]]:
-    """Cut the events array into `parts` byte ranges at event boundaries (best effort).
-
-    A candidate boundary is `}, {` near each cut; a wrong guess (inside a string) makes a part
-    invalid JSON, which the caller detects and answers by reading the array whole.
+    First try: fast locate, split, streamed, strict. Any failure → second try: exact locate,
+    one piece, and a lenient parse that says what it skipped or why it cannot read.
     """
-    n = len(raw)
-    cuts: list[tuple[int, int]] = []  # (end of part i incl. '}', start of part i+1 at '{')
-    for i in range(1, parts):
-        at = n * i // parts
-        m = _SPLIT.search(raw[at : at + (1 << 22)])
-        if m is None:
-            return []
-        cuts.append((at + m.start() + 1, at + m.end() - 1))
-    return cuts
-
-
-def _write_parts(raw: memoryview, cuts: list[tuple[int, int]], tmpdir: str) -> list[str]:
-    """Write the parts as standalone JSON arrays, in parallel threads (I/O drops the GIL)."""
-    bounds = [0] + [c for pair in cuts for c in pair] + [len(raw)]
-    ranges = [(bounds[2 * i], bounds[2 * i + 1]) for i in range(len(cuts) + 1)]
-    paths: list[str] = []
-    jobs = []
-    for k, (a, b) in enumerate(ranges):
-        fd, tmp = tempfile.mkstemp(suffix=".json", prefix="crossview-", dir=tmpdir)
-        os.close(fd)
-        paths.append(tmp)
-        pieces = [b"[" if k else b"", raw[a:b], b"]" if k < len(ranges) - 1 else b""]
-        jobs.append((tmp, pieces))
-
-    def write(job: tuple[str, list[bytes | memoryview]]) -> None:
-        with open(job[0], "wb") as f:
-            for piece in job[1]:
-                f.write(piece)
-
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        list(pool.map(write, jobs))
-    return paths
-
-
-def _stage(path: Path, tmpdir: str, parts: int) -> tuple[_Top, list[str]]:
-    """Locate the events array and write it to `parts` JSON-array files; the input buffer
-    (mmap or gunzipped bytes) is released before DuckDB parses, to bound peak memory."""
-    data = _load_bytes(path)
+    staged = staging.stage(path, tmpdir, threads, exact=False, stream=STREAM)
     try:
-        top, raw = _locate(path, data)
-        cuts = _split_points(raw, parts) if len(raw) > _SPLIT_MIN_BYTES and parts > 1 else []
-        files = _write_parts(raw, cuts, tmpdir)
-        del raw
+        con.execute(_EVENTS_SQL.replace("__EXTRA__", ""), {"files": staged.files})
+        return staged.meta, []
+    except duckdb.Error:
+        pass
     finally:
-        if isinstance(data, mmap.mmap):
-            try:
-                data.close()
-            except BufferError:
-                pass
-        del data
-    return top, files
-
-
-def _join_parts(files: list[str], tmpdir: str) -> str:
-    """Rebuild the whole array from its parts: drop the added brackets, rejoin with ','."""
-    fd, whole = tempfile.mkstemp(suffix=".json", prefix="crossview-", dir=tmpdir)
-    with os.fdopen(fd, "wb") as out:
-        for k, f in enumerate(files):
-            with open(f, "rb") as src:
-                if k:
-                    src.seek(1)
-                    out.write(b",")
-                size = os.fstat(src.fileno()).st_size - (1 if k else 0)
-                if k < len(files) - 1:
-                    size -= 1
-                shutil.copyfileobj(_Limited(src, size), out, 1 << 22)
+        staged.finish()
+    for f in staged.files:
+        with contextlib.suppress(OSError):
             os.unlink(f)
-    return whole
-
-
-class _Limited:
-    def __init__(self, f: Any, n: int) -> None:
-        self.f, self.n = f, n
-
-    def read(self, k: int = -1) -> bytes:
-        k = self.n if k < 0 else min(k, self.n)
-        b = self.f.read(k)
-        self.n -= len(b)
-        return b
-
-
-def _parse(path: Path, con: duckdb.DuckDBPyConnection, files: list[str], tmpdir: str
-           ) -> list[str]:
-    """Parse the staged files into temp table `ev` (in parallel when split); returns
-    problems (skipped records). A split not at an event boundary is re-read whole."""
-    problems: list[str] = []
-    query = (
-        "CREATE OR REPLACE TEMP TABLE ev AS SELECT * FROM read_json("
-        f"$files, format='array', columns={C.COLUMNS}, maximum_object_size=268435456"
-        "__EXTRA__) WHERE ph IN ('X', 's', 'f')"
-    )
-    if len(files) > 1:
-        try:
-            con.execute(query.replace("__EXTRA__", ""), {"files": files})
-            return problems
-        except duckdb.Error:
-            files = [_join_parts(files, tmpdir)]  # a cut inside a string, or a bad record
+    staged = staging.stage(path, tmpdir, 1, exact=True, stream=False)
     try:
-        con.execute(query.replace("__EXTRA__", ""), {"files": files})
-    except (duckdb.InvalidInputException, duckdb.ConversionException) as e:
-        first = str(e).splitlines()[0]
+        con.execute(_EVENTS_SQL.replace("__EXTRA__", ""), {"files": staged.files})
+        return staged.meta, []
+    except duckdb.Error as e:
+        return staged.meta, _parse_lenient(path, con, staged.files, e)
+
+
+def _parse_lenient(path: Path, con: duckdb.DuckDBPyConnection, files: list[str],
+                   error: duckdb.Error) -> list[str]:
+    """The strict parse failed: say exactly why, or read what can be read and say so."""
+    first = str(error).splitlines()[0]
+    if isinstance(error, duckdb.InvalidInputException | duckdb.ConversionException):
         if "Expected OBJECT" in first and "record/value 1:" in first:
             raise InputError(
                 path, "not a PyTorch-profiler trace: traceEvents holds no event objects",
                 "unsupported",
             ) from None
         try:
-            con.execute(query.replace("__EXTRA__", ", ignore_errors=true"), {"files": files})
+            con.execute(_EVENTS_SQL.replace("__EXTRA__", ", ignore_errors=true"),
+                        {"files": files})
         except duckdb.Error as e2:
             raise InputError(path, f"invalid trace events: {str(e2).splitlines()[0]}") from None
-        problems.append(f"some events could not be read and were skipped ({first})")
-    except duckdb.Error as e:
-        msg = str(e).splitlines()[0]
-        raise InputError(path, f"invalid trace events: {msg}") from None
-    return problems
+        return [f"some events could not be read and were skipped ({first})"]
+    raise InputError(path, f"invalid trace events: {first}")
 
 
 def read(path: Path, store: Store) -> ArtifactReport:
@@ -234,29 +96,33 @@ def read(path: Path, store: Store) -> ArtifactReport:
     con = store.con
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     tmpdir = tempfile.mkdtemp(prefix="crossview-")
+    cleanup: threading.Thread | None = None
     try:
-        top, files = _stage(path, tmpdir, threads)
-        problems = _parse(path, con, files, tmpdir)
+        meta, problems = _parse_events(path, con, tmpdir, threads)
+        # temp files can be hundreds of MB: free them while ingest runs
+        cleanup = threading.Thread(target=shutil.rmtree, args=(tmpdir, True))
+        cleanup.start()
+        n_events, base_us = con.execute("SELECT count(*), floor(min(ts)) FROM ev").fetchall()[0]
+        if n_events == 0:
+            con.execute("DROP TABLE ev")
+            raise InputError(
+                path, "traceEvents holds no timed (ph X) events: the profiler recorded "
+                "nothing (was the schedule's active window reached?)", "empty",
+            )
+        artifact_id = store.new_artifact_id()
+        need_flows = con.execute(
+            f"SELECT count(*) FROM ev WHERE cat IN {C.GPU_CATS} AND args.correlation IS NULL"
+        ).fetchall()[0][0] > 0
+        _ingest(store, artifact_id, float(base_us))
+        con.execute("DROP TABLE ev")
+        if need_flows:
+            _link_by_flows(store, artifact_id, path, float(base_us))
     finally:
+        if cleanup is not None:
+            cleanup.join()
         shutil.rmtree(tmpdir, ignore_errors=True)
-    n_events, n_timed = con.execute(
-        "SELECT count(*), count(*) FILTER (ts IS NOT NULL) FROM ev"
-    ).fetchall()[0]
-    if n_events == 0:
-        con.execute("DROP TABLE ev")
-        raise InputError(
-            path, "traceEvents holds no timed events (X/s/f): the profiler recorded nothing "
-            "(was the schedule's active window reached?)", "empty",
-        )
-    if n_timed == 0:
-        con.execute("DROP TABLE ev")
-        raise InputError(path, "no timed events: not a PyTorch-profiler trace", "unsupported")
-    artifact_id = store.new_artifact_id()
-    base_us = con.execute("SELECT floor(min(ts)) FROM ev WHERE ts IS NOT NULL").fetchall()[0][0]
-    _ingest(store, artifact_id, float(base_us))
-    con.execute("DROP TABLE ev")
-    _devices(store, artifact_id, top)
-    dist = top.distributedInfo or _DistInfo()
+    _devices(store, artifact_id, meta)
+    dist = meta.distributedInfo or staging.DistInfo()
     n_gpu, n_host = con.execute(
         "SELECT (SELECT count(*) FROM gpu_ops WHERE artifact_id=$a),"
         " (SELECT count(*) FROM host_ops WHERE artifact_id=$a)",
@@ -277,7 +143,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
                           artifact_id=artifact_id)
 
 
-def _devices(store: Store, artifact_id: int, top: _Top) -> None:
+def _devices(store: Store, artifact_id: int, top: staging.TraceMeta) -> None:
     rows: dict[str, list[Any]] = {k: [] for k in (
         "artifact_id", "device", "name", "sm_count", "mem_bytes", "cc_major", "cc_minor")}
     for i, d in enumerate(top.deviceProperties or []):
@@ -365,35 +231,15 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     con.execute("DROP TABLE _host")
     con.execute("DROP TABLE _labels")
 
-    # GPU ops: one SQL pass; kernel families from the (few) distinct names
+    # GPU ops: one SQL pass; kernel families from the (few) distinct names; ids from rowid
     names = [r[0] for r in con.execute(
-        f"SELECT DISTINCT coalesce(name, '') FROM ev WHERE ph = 'X' AND cat IN {C.GPU_CATS}"
+        f"SELECT DISTINCT coalesce(name, '') FROM ev WHERE cat IN {C.GPU_CATS}"
     ).fetchall()]
     fam = pa.table({"fname": pa.array(names, pa.string()),
                     "family": pa.array(kernel_families.classify_many(names), pa.string())})
     con.register("_families", fam)
-    gpu_base = store.reserve_ops(0)
-    graph_names = api_roles.names_with_role("graph_launch")
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _gpu_src AS
-        SELECT {C.DEVICE_SQL} AS device, {C.STREAM_SQL} AS stream, {C.GPU_KIND_SQL} AS kind,
-               coalesce(name, '') AS name, {ns} AS start_ns, {dur} AS dur_ns,
-               TRY_CAST(args.correlation AS BIGINT) AS correlation,
-               TRY_CAST(args.bytes AS BIGINT) AS bytes,
-               CASE WHEN cat IN {C.COPY_CATS} THEN nullif(regexp_extract(
-                   name, 'Memcpy (\\w+)', 1), '') END AS copy_kind,
-               CASE WHEN cat IN {C.COPY_CATS} THEN nullif(regexp_extract(
-                   name, '\\(([^)]*)\\)', 1), '') END AS mem_kinds,
-               args.grid AS grid, args.block AS block,
-               TRY_CAST(args."registers per thread" AS INTEGER) AS regs,
-               args."Collective name" AS collective, pid, tid, ts
-        FROM ev
-        WHERE ph = 'X' AND ts IS NOT NULL AND cat IN {C.GPU_CATS}
-        """
-    )
-    m = con.execute("SELECT count(*) FROM _gpu_src").fetchall()[0][0]
-    store.reserve_ops(max(m, 1))
+    n_ev = con.execute("SELECT count(*) FROM ev").fetchall()[0][0]
+    gpu_base = store.reserve_ops(n_ev + 1)
     con.execute(
         f"""
         INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
@@ -404,22 +250,81 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
             FROM host_ops
             WHERE artifact_id = $a AND kind = 'runtime' AND correlation IS NOT NULL
             GROUP BY correlation
-        ), flowlink AS ({C.FLOW_LINK_SQL.replace("__GPU_BASE__", str(gpu_base))})
-        SELECT $a, g.gpu_op_id, g.device, g.stream, g.kind, g.name,
-               CASE WHEN g.kind = 'kernel' THEN f.family ELSE 'memory' END,
-               g.start_ns, g.dur_ns, g.correlation, coalesce(l.op_id, fl.op_id),
-               coalesce(coalesce(l.name, fl.name) IN (SELECT unnest($graph)), false),
-               g.bytes, g.copy_kind, g.mem_kinds, g.grid, g.block, g.regs, g.collective
-        FROM (SELECT {gpu_base} + rowid AS gpu_op_id, * FROM _gpu_src) g
-        LEFT JOIN _families f ON f.fname = g.name
-        LEFT JOIN launch l ON l.correlation = g.correlation
-        LEFT JOIN flowlink fl ON fl.gpu_op_id = g.gpu_op_id
-        ORDER BY g.device, g.stream, g.start_ns
+        ), g AS (
+            SELECT {gpu_base} + rowid AS gpu_op_id, *,
+                   TRY_CAST(args.correlation AS BIGINT) AS corr
+            FROM ev WHERE cat IN {C.GPU_CATS}
+        )
+        SELECT $a, g.gpu_op_id, {C.DEVICE_SQL}, {C.STREAM_SQL}, {C.GPU_KIND_SQL},
+               coalesce(g.name, ''),
+               CASE WHEN g.cat IN {C.COPY_CATS} THEN 'memory' ELSE f.family END,
+               {ns}, {dur}, g.corr, l.op_id,
+               coalesce(l.name IN (SELECT unnest($graph)), false),
+               TRY_CAST(args.bytes AS BIGINT),
+               CASE WHEN g.cat IN {C.COPY_CATS} THEN nullif(regexp_extract(
+                   g.name, 'Memcpy (\\w+)', 1), '') END,
+               CASE WHEN g.cat IN {C.COPY_CATS} THEN nullif(regexp_extract(
+                   g.name, '\\(([^)]*)\\)', 1), '') END,
+               args.grid, args.block, TRY_CAST(args."registers per thread" AS INTEGER),
+               args."Collective name"
+        FROM g
+        LEFT JOIN _families f ON f.fname = coalesce(g.name, '')
+        LEFT JOIN launch l ON l.correlation = g.corr
         """,
-        {"a": artifact_id, "graph": graph_names, "base": base_us},
+        {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
     )
-    con.execute("DROP TABLE _gpu_src")
     con.unregister("_families")
+
+
+def _link_by_flows(store: Store, artifact_id: int, path: Path, base_us: float) -> None:
+    """Fallback link for GPU ops with no correlation id: the flow that ends at the op
+    ('f', same pid/tid/ts) starts ('s', same id) at the launching runtime call. Flow events
+    are parsed only when needed (most traces link by correlation)."""
+    con = store.con
+    tmpdir = tempfile.mkdtemp(prefix="crossview-")
+    try:
+        files = staging.stage(path, tmpdir, 1, exact=False, stream=False).files
+        _read_flows(con, files)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    _apply_flows(store, artifact_id, base_us)
+
+
+def _read_flows(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _flows AS SELECT * FROM read_json("
+        f"$files, format='array', columns={C.FLOW_COLUMNS}, maximum_object_size=268435456,"
+        f" ignore_errors=true) WHERE ph IN ('s', 'f') AND cat IN {C.FLOW_CATS_SQL}",
+        {"files": files},
+    )
+
+
+def _apply_flows(store: Store, artifact_id: int, base_us: float) -> None:
+    con = store.con
+    ns = (f"CAST({int(base_us)} AS BIGINT) * 1000"
+          f" + CAST(round((ts - {base_us!r}) * 1000) AS BIGINT)")
+    con.execute(
+        f"""
+        UPDATE gpu_ops SET launch_op_id = link.op_id, via_graph = link.graph
+        FROM (
+            SELECT g.gpu_op_id, min(h.op_id) AS op_id,
+                   bool_or(h.name IN (SELECT unnest($graph))) AS graph
+            FROM gpu_ops g
+            JOIN (SELECT *, {ns} AS ts_ns FROM _flows WHERE ph = 'f') f
+                 ON f.ts_ns = g.start_ns
+                 AND TRY_CAST(f.pid AS INTEGER) IS NOT DISTINCT FROM g.device
+            JOIN (SELECT *, {ns} AS ts_ns FROM _flows WHERE ph = 's') s
+                 ON s.id = f.id AND s.cat = f.cat
+            JOIN host_ops h ON h.artifact_id = $a AND h.kind = 'runtime'
+                 AND h.pid = s.pid AND h.tid = s.tid AND h.start_ns = s.ts_ns
+            WHERE g.artifact_id = $a AND g.correlation IS NULL
+            GROUP BY g.gpu_op_id
+        ) link
+        WHERE gpu_ops.gpu_op_id = link.gpu_op_id
+        """,
+        {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
+    )
+    con.execute("DROP TABLE _flows")
 
 
 def _call_stack_prefixes(
