@@ -38,7 +38,10 @@ def detect(v: Views) -> list[Finding]:
     return [Finding(
         pattern=PATTERN, severity=sev,
         title=f"GPU idle {pct(share)} of the kernel span (mostly {cause[0]})",
-        observation=obs, fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        observation=obs,
+        fix=fix_for(PATTERN if cause[0] != "other" else "gpu-idle-queued", v.engine,
+                    v.where_text()),
+        share=share,
         evidence=evidence(v, "kernel intervals (union per device) and launch-call times"),
         expected_effect=(f"Up to {ms(idle.host_wait_ns)} of host-wait idle is recoverable "
                          "if launches run ahead of the GPU."

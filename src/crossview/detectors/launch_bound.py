@@ -44,7 +44,9 @@ def detect(v: Views) -> list[Finding]:
     eager_short = ls.short_kernels - min(ls.kernels_via_graph, ls.short_kernels)
     graph_share = ls.kernels_via_graph / m.kernel_count
     if eager_short >= lim.graphs_missing_min_kernels and graph_share < 0.5:
-        sev = "yellow" if launch_sev else severity(share, lim.red_share, lim.yellow_share)
+        # the "how" of a launch-bound or host-bound GPU: a yellow beside the red that names
+        # the cause (gpu-idle / kernel-launch-bound), never a second red for the same time
+        sev = "yellow" if severity(share, lim.red_share, lim.yellow_share) else None
         if sev:
             out.append(Finding(
                 pattern=GRAPHS, severity=sev,

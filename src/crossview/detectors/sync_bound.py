@@ -29,6 +29,8 @@ def detect(v: Views) -> list[Finding]:
     )
     sev = severity(share, lim.sync_red_share, lim.sync_yellow_share)
     if sev is None:
+        if eff.host_ns < lim.sync_yellow_share * m.kernel_span_ns:
+            return []  # too little blocked time to mention
         # waits during which the GPU keeps working are the host waiting for real work
         return [Finding(
             pattern=PATTERN, severity="info",

@@ -13,7 +13,12 @@ _VERSION_SUFFIX = re.compile(r"_v\d{4,5}$")
 @cache
 def roles() -> dict[str, frozenset[str]]:
     data = load_yaml("api_roles.yaml")
-    return {role: frozenset(names) for role, names in data.items()}
+    return {role: frozenset(names) for role, names in data.items() if role != "sync_python"}
+
+
+@cache
+def _sync_python() -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in load_yaml("api_roles.yaml")["sync_python"]))
 
 
 def names_with_role(role: str) -> list[str]:
@@ -26,4 +31,6 @@ def role_of(name: str) -> str | None:
     for role, names in roles().items():
         if base in names:
             return role
+    if _sync_python().search(name):
+        return "sync_ops"
     return None

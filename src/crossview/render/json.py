@@ -16,6 +16,7 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         "artifacts": [r.to_dict() for r in a.artifacts],
         "metrics": v.metrics.to_dict() if v else None,
         "kernel_families": [f.to_dict() for f in v.families] if v else [],
+        "top_kernels": [k.to_dict() for k in v.top_kernels] if v else [],
         "gpu_view": v.gpu.to_dict() if v else None,
         "cpu_view": v.cpu.to_dict(with_self=True) if v else None,
         "cpu_top_self": [

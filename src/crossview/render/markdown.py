@@ -76,10 +76,33 @@ def _tree_lines(nodes: list[TreeNode], total: int, prefix: str, out: list[str]) 
         _tree_lines(end.children, total, prefix + ("    " if last else "│   "), out)
 
 
-def render_tree(tree: CallTree) -> list[str]:
+def render_tree(tree: CallTree, sync_lines: list[str] | None = None) -> list[str]:
+    """The tree, then sync points (host calls that block on the GPU) as last siblings."""
     out: list[str] = []
+    extra = sync_lines or []
     _tree_lines(tree.roots, tree.total_ns, "", out)
+    if extra and out:
+        # the tree's last root is no longer last: turn its └── into ├── and its
+        # continuation prefix into │
+        last_root = max(i for i, line in enumerate(out) if not line.startswith((" ", "│")))
+        out[last_root] = "├── " + out[last_root][4:]
+        for i in range(last_root + 1, len(out)):
+            out[i] = "│" + out[i][1:]
+    for i, line in enumerate(extra):
+        out.append(("└── " if i == len(extra) - 1 else "├── ") + line)
     return out
+
+
+def _top_kernels(v: Views) -> list[str]:
+    if not v.top_kernels:
+        return []
+    lines = ["\n**Top kernels** (same filter; time share of kernel time)\n",
+             "| kernel | family | × | total | median | share | via graph |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for k in v.top_kernels[:8]:
+        lines.append(f"| `{_cut(k.name, 80)}` | {k.family} | {k.count:,} | {_ms(k.time_ns)} "
+                     f"| {_ms(k.median_ns)} | {100 * k.share:.1f}% | {k.via_graph:,} |")
+    return lines
 
 
 def _metrics_block(v: Views) -> list[str]:
@@ -117,7 +140,7 @@ def _metrics_block(v: Views) -> list[str]:
         lines.append(f"- Copies: {cp}.")
     if m.sync_apis:
         sy = "; ".join(f"{a.name} ×{a.count:,} {_ms(a.time_ns)}" for a in m.sync_apis[:4])
-        lines.append(f"- Sync calls (host time): {sy}.")
+        lines.append(f"- Sync and copy calls (host time): {sy}.")
     lines.append("- Counters: none in this input (no DCGM/NVML/ncu); serving metrics: none.")
     return lines
 
@@ -179,10 +202,13 @@ def render(a: Analysis) -> str:
         out.append("\n**Observed call tree — GPU view** (kernel time under the launching stack; "
                    "same filter)\n")
         out.append("```text")
-        out.extend(render_tree(v.gpu) or ["(no kernels in scope)"])
-        for api in v.metrics.sync_apis[:3]:
-            out.append(f"└── {api.name} ×{api.count:,}  [{_ms(api.time_ns)} host]  ⚠️")
+        how = {"async_memcpy": "host time; blocks when the host side is pageable"}
+        sync = [f"{api.name} ×{api.count:,}  [{_ms(api.time_ns)} "
+                f"{how.get(api.role, 'host time blocked')}]  ⚠️"
+                for api in v.metrics.sync_apis[:3]]
+        out.extend(render_tree(v.gpu, sync) or ["(no kernels in scope)"])
         out.append("```")
+        out.extend(_top_kernels(v))
     out.append("\n**CPU cross-check** (same filter) " + _cpu_check(v))
     if v.metrics.cpu_only:
         out.append("\n**Observed call tree — CPU view** (host time by stack)\n")

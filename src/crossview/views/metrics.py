@@ -187,7 +187,7 @@ def _copies(store: Store) -> list[CopyStats]:
 
 
 def _sync_apis(store: Store) -> list[ApiStats]:
-    roles = {n: r for r in ("sync", "sync_memcpy", "sync_ops")
+    roles = {n: r for r in ("sync", "sync_memcpy", "sync_ops", "async_memcpy")
              for n in api_roles.names_with_role(r)}
     rows = store.sql(
         "SELECT name, count(*), sum(dur_ns) FROM f_host WHERE name IN (SELECT unnest($n))"

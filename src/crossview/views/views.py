@@ -24,6 +24,20 @@ class FamilyShare:
 
 
 @dataclass
+class KernelTime:
+    name: str
+    family: str
+    count: int
+    time_ns: int
+    median_ns: int
+    share: float  # fraction of kernel time
+    via_graph: int  # executions replayed by a CUDA/HIP graph
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
 class FrameTime:
     frame: str
     kind: str
@@ -43,6 +57,7 @@ class Views:
         self.gpu = calltree.gpu_view(store, self._frames)
         self.cpu = calltree.cpu_view(store, self._frames)
         self.families = self._families()
+        self.top_kernels = self._top_kernels()
         self.top_self = self._top_self()
         self.engine = frames.engine_of(
             [n for n, k in self._python_frame_names()]
@@ -56,6 +71,16 @@ class Views:
         ).fetchall()
         total = sum(int(t) for _, t, _ in rows) or 1
         return [FamilyShare(f, int(t), int(c), int(t) / total) for f, t, c in rows]
+
+    def _top_kernels(self, limit: int = 10) -> list[KernelTime]:
+        rows = self.store.sql(
+            "SELECT name, any_value(family), count(*), sum(dur_ns), median(dur_ns),"
+            " count(*) FILTER (via_graph) FROM f_gpu WHERE kind = 'kernel'"
+            f" GROUP BY name ORDER BY 4 DESC, 1 LIMIT {int(limit)}"
+        ).fetchall()
+        total = self.metrics.kernel_time_ns or 1
+        return [KernelTime(n, f, int(c), int(t), int(m), int(t) / total, int(g))
+                for n, f, c, t, m, g in rows]
 
     def _top_self(self, limit: int = 25) -> list[FrameTime]:
         rows = self.store.sql(
@@ -87,7 +112,10 @@ class Views:
         return timeline.host_window_effect(self.device_union, hs, he, art)
 
     def sync_where(self) -> tuple[str, dict[str, object]]:
-        names = [n for r in ("sync", "sync_memcpy") for n in api_roles.names_with_role(r)]
+        """Host calls that can block on the GPU: syncs, synchronous copies, and async copies
+        (a cudaMemcpyAsync to pageable memory blocks too; the GPU's behaviour decides)."""
+        names = [n for r in ("sync", "sync_memcpy", "async_memcpy")
+                 for n in api_roles.names_with_role(r)]
         return "kind = 'runtime' AND name IN (SELECT unnest($names))", {"names": names}
 
     def user_frame_for(self, kinds: tuple[str, ...] = ("python",)) -> str | None:
