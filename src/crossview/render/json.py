@@ -7,13 +7,15 @@ from typing import Any
 import msgspec
 
 from crossview.analysis import Analysis
+from crossview.sources.report import ArtifactReport
+from crossview.views.views import Views
 
 
 def as_dict(a: Analysis) -> dict[str, Any]:
     v = a.views
     return {
         "filter": v.filter.to_dict() if v else None,
-        "artifacts": [r.to_dict() for r in a.artifacts],
+        "artifacts": [_artifact(r, v) for r in a.artifacts],
         "metrics": v.metrics.to_dict() if v else None,
         "kernel_families": [f.to_dict() for f in v.families] if v else [],
         "top_kernels": [k.to_dict() for k in v.top_kernels] if v else [],
@@ -26,6 +28,15 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         "engine": v.engine if v else None,
         "findings": [f.to_dict() for f in a.findings],
     }
+
+
+def _artifact(r: ArtifactReport, v: Views | None) -> dict[str, Any]:
+    d = r.to_dict()
+    info = next((i for i in v.artifact_info if i.path == r.path), None) if v else None
+    if info is not None:
+        d.update(events=info.events, rank=info.rank, world_size=info.world_size,
+                 backend=info.backend, devices=info.devices)
+    return d
 
 
 def render(a: Analysis) -> str:

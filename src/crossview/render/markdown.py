@@ -188,8 +188,10 @@ def render(a: Analysis) -> str:
             out.append(f"- ❌ `{r.path}`: {'; '.join(r.problems)}")
         return "\n".join(out) + "\n"
     names = ", ".join(Path(p).name for p in v.filter.artifacts)
-    who = v.engine or "GPU workload"
+    who = v.engine or ("CPU-only capture" if v.metrics.cpu_only else "GPU workload")
     out.append(f"# {who} ({names}) — GPU performance analysis\n")
+    for info in v.artifact_info:
+        out.append(f"Capture `{Path(info.path).name}`: {info.describe()}.")
     out.append(f"Filter: {v.filter.describe()}. Sources: "
                + ", ".join(f"`{p}`" for p in v.filter.artifacts) + ".")
     for note in v.filter.notes:

@@ -24,6 +24,24 @@ class FamilyShare:
 
 
 @dataclass
+class ArtifactInfo:
+    path: str
+    events: int
+    rank: int | None
+    world_size: int | None
+    backend: str | None
+    devices: list[str]  # device names from deviceProperties that ran kernels
+
+    def describe(self) -> str:
+        parts = [f"{self.events:,} timed events"]
+        if self.rank is not None:
+            parts.append(f"rank {self.rank} of {self.world_size} ({self.backend or '?'})")
+        if self.devices:
+            parts.append("GPU " + ", ".join(self.devices))
+        return "; ".join(parts)
+
+
+@dataclass
 class KernelTime:
     name: str
     family: str
@@ -56,6 +74,7 @@ class Views:
         self._frames = calltree.frames_of(store)
         self.gpu = calltree.gpu_view(store, self._frames)
         self.cpu = calltree.cpu_view(store, self._frames)
+        self.artifact_info = self._artifact_info()
         self.families = self._families()
         self.top_kernels = self._top_kernels()
         self.top_self = self._top_self()
@@ -71,6 +90,17 @@ class Views:
         ).fetchall()
         total = sum(int(t) for _, t, _ in rows) or 1
         return [FamilyShare(f, int(t), int(c), int(t) / total) for f, t, c in rows]
+
+    def _artifact_info(self) -> list[ArtifactInfo]:
+        rows = self.store.sql(
+            "SELECT a.path, a.events, a.rank, a.world_size, a.backend,"
+            " list(DISTINCT d.name ORDER BY d.name) FILTER (d.name IS NOT NULL AND d.name <> '')"
+            " FROM artifacts a LEFT JOIN devices d ON d.artifact_id = a.artifact_id AND"
+            " d.device IN (SELECT device FROM f_gpu g WHERE g.artifact_id = a.artifact_id)"
+            " WHERE a.status = 'ok' AND a.path IN (SELECT unnest($p)) GROUP BY ALL ORDER BY 1",
+            {"p": list(self.filter.artifacts)},
+        ).fetchall()
+        return [ArtifactInfo(p, int(e or 0), r, w, b, list(d or [])) for p, e, r, w, b, d in rows]
 
     def _top_kernels(self, limit: int = 10) -> list[KernelTime]:
         rows = self.store.sql(

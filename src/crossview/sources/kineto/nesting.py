@@ -68,9 +68,39 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
         parent[idx[ok]] = cand[ok]
         # an event whose computed parent is missing is a root at its own level
         depth[idx[~ok]] = 0
+    _contain(parent, depth, start, start + dur, thread)
     child_sum = np.bincount(parent[parent >= 0], weights=dur[parent >= 0], minlength=n)
     self_ns = np.maximum(dur - child_sum.astype(np.int64), 0)
     return Nesting(depth.astype(np.int32), parent, self_ns)
+
+
+def _contain(parent: I64, depth: I64, start: I64, end: I64, thread: I64) -> None:
+    """Fix threads with improper nesting (an event outliving its computed parent, e.g. a
+    record_function range opened inside a Python `__enter__` call): the counting formula
+    is exact only for proper nesting, so those threads get a sequential stack walk that
+    gives each event the innermost open event containing it. In place."""
+    bad = (parent >= 0) & (end > end[np.maximum(parent, 0)])
+    if not bad.any():
+        return
+    for t in np.unique(thread[bad]):
+        idx = np.nonzero(thread == t)[0]  # contiguous, sorted by (start, dur desc)
+        s_l, e_l = start[idx].tolist(), end[idx].tolist()
+        par = [-1] * len(idx)
+        dep = [0] * len(idx)
+        stack: list[int] = []
+        for i in range(len(idx)):
+            si, ei = s_l[i], e_l[i]
+            while stack and e_l[stack[-1]] <= si and e_l[stack[-1]] > s_l[stack[-1]]:
+                stack.pop()
+            for j in reversed(stack):
+                if e_l[j] >= ei and (e_l[j] > si or e_l[j] == s_l[j] == si):
+                    par[i] = j
+                    dep[i] = dep[j] + 1
+                    break
+            stack.append(i)
+        p = np.asarray(par, dtype=np.int64)
+        parent[idx] = np.where(p >= 0, idx[np.maximum(p, 0)], -1)
+        depth[idx] = np.asarray(dep, dtype=np.int64)
 
 
 def _sorted(thread: I64, start: I64, dur: I64) -> bool:
