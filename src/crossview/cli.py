@@ -64,9 +64,10 @@ def analyze(
         raise typer.Exit(2) from None
     for r in result.rejected:
         _error(f"{r.path}: {'; '.join(r.problems)}")
-    if result.views is None and not result.rejected:
-        _error("no input files found in " + ", ".join(map(str, paths)))
-        raise typer.Exit(2)
+    if result.views is None:
+        if not result.rejected:
+            _error("no input files found in " + ", ".join(map(str, paths)))
+        raise typer.Exit(2)  # nothing was analyzed: the error lines above say why
     text = json_out.render(result) if fmt is Fmt.json else markdown.render(result)
     if output:
         output.write_text(text, encoding="utf-8")

@@ -42,6 +42,11 @@ class Store:
         self._next_op += n
         return base
 
+    def discard(self, artifact_id: int) -> None:
+        """Remove whatever rows a failed read left for this artifact."""
+        for table in ("devices", "gpu_ops", "host_ops"):
+            self.con.execute(f"DELETE FROM {table} WHERE artifact_id = ?", [artifact_id])
+
     def append(self, table: str, data: pa.Table) -> None:
         """Append an Arrow table whose columns are a subset of ``table``'s, by name."""
         if data.num_rows == 0:

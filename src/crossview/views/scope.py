@@ -92,7 +92,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
     gpu_sql = "SELECT g.* FROM gpu_ops g WHERE " + " AND ".join(gpu_where)
     store.sql("DROP VIEW IF EXISTS f_gpu")
     store.sql("DROP TABLE IF EXISTS f_gpu")
-    store.sql(f"CREATE TEMP {'TABLE' if params else 'VIEW'} f_gpu AS {gpu_sql}", params)
+    store.sql(f"CREATE TEMP VIEW f_gpu AS {gpu_sql}")
     devs = store.sql(
         "SELECT DISTINCT f.artifact_id, f.device, coalesce(d.name, '') FROM f_gpu f"
         " LEFT JOIN devices d USING (artifact_id, device) WHERE f.kind = 'kernel' ORDER BY 1, 2"

@@ -51,8 +51,10 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
     depth = np.maximum(depth, 0)
 
     stride = n + 1
-    key = depth * stride + np.arange(n, dtype=np.int64)
-    sorted_key = np.sort(key)
+    # keys (depth, index) in order: a stable argsort of small ints is a radix sort, O(n)
+    small = depth.astype(np.int16) if depth.max() < 32767 else depth
+    by_depth = np.argsort(small, kind="stable")
+    sorted_key = depth[by_depth] * stride + by_depth
     parent = np.full(n, -1, dtype=np.int64)
     has_parent = depth > 0
     idx = np.nonzero(has_parent)[0]
@@ -133,7 +135,8 @@ def intern_paths(
     node_label: list[I64] = []
     next_id = first_node
     n_labels = int(label.max()) + 1 if n else 1
-    order = np.argsort(depth, kind="stable")
+    small = depth.astype(np.int16) if n and depth.max() < 32767 else depth
+    order = np.argsort(small, kind="stable")
     bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2 if n else 1))
     for d in range(len(bounds) - 1):
         sel = order[bounds[d] : bounds[d + 1]]

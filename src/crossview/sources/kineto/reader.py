@@ -113,7 +113,15 @@ def read(path: Path, store: Store) -> ArtifactReport:
         need_flows = con.execute(
             f"SELECT count(*) FROM ev WHERE cat IN {C.GPU_CATS} AND args.correlation IS NULL"
         ).fetchall()[0][0] > 0
-        _ingest(store, artifact_id, float(base_us))
+        try:
+            _ingest(store, artifact_id, float(base_us))
+        except (duckdb.Error, OverflowError, ValueError) as e:
+            # hostile values (a timestamp of 1e300, …) that survive parsing but not the
+            # conversion to integer ns
+            con.execute("DROP TABLE IF EXISTS ev")
+            store.discard(artifact_id)
+            raise InputError(path, "events cannot be normalized (timestamps or durations out "
+                             f"of range?): {str(e).splitlines()[0]}") from None
         con.execute("DROP TABLE ev")
         if need_flows:
             _link_by_flows(store, artifact_id, path, float(base_us))
