@@ -58,8 +58,6 @@ HOST_KIND_SQL = _case(HOST_KINDS)
 GPU_KIND_SQL = _case(GPU_KINDS)
 # Modern traces put device/stream in args; legacy ones use pid = device, tid = "stream N".
 DEVICE_SQL = "coalesce(TRY_CAST(args.device AS INTEGER), TRY_CAST(pid AS INTEGER))"
-STREAM_SQL = (
-    "coalesce(TRY_CAST(args.stream AS BIGINT), "
-    "TRY_CAST(nullif(regexp_extract(tid, '(\\d+)\\s*$', 1), '') AS BIGINT))"
-)
+STREAM_OF_TID = "TRY_CAST(nullif(regexp_extract(tid, '(\\d+)\\s*$', 1), '') AS BIGINT)"
+STREAM_SQL = f"coalesce(TRY_CAST(args.stream AS BIGINT), {STREAM_OF_TID})"
 FLOW_CATS_SQL = _in(FLOW_CATS)

@@ -36,33 +36,35 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
         back[order] = np.arange(n)
         par = np.where(inner.parent >= 0, order[np.maximum(inner.parent, 0)], -1)
         return Nesting(inner.depth[back], par[back], inner.self_ns[back])
+    # Only events with a duration can contain others: a zero-length event is a leaf under
+    # the innermost positive event open at its time (two at one instant are siblings), and
+    # a positive event ending exactly where another starts is closed before it (touching
+    # intervals are siblings).
     t0 = int(start.min())
-    # Doubled time: a zero-length event ends half a tick after it starts, so it is open for
-    # itself but never for a later event; a positive event ending exactly where another
-    # starts is closed before it (touching is not containment).
-    s2 = (start - t0) * 2
-    e2 = np.where(dur > 0, (start + dur - t0) * 2, s2 + 1)
-    big = int(e2.max()) + 2
+    pos = dur > 0
+    big = int((start + dur).max()) - t0 + 2
     base = thread.astype(np.int64) * big
-    s_key = base + s2
-    e_key = np.sort(base + e2)
+    s_key = base + (start - t0)
+    e_key = np.sort((base + (start - t0) + dur)[pos])
     closed = np.searchsorted(e_key, s_key, side="right")
-    depth = (np.arange(n, dtype=np.int64) - closed).astype(np.int64)
-    depth = np.maximum(depth, 0)
+    pos_before = np.cumsum(pos) - pos  # positive events strictly before i
+    depth = np.maximum(pos_before - closed, 0).astype(np.int64)
 
-    stride = n + 1
-    # keys (depth, index) in order: a stable argsort of small ints is a radix sort, O(n)
-    small = depth.astype(np.int16) if depth.max() < 32767 else depth
-    by_depth = np.argsort(small, kind="stable")
-    sorted_key = depth[by_depth] * stride + by_depth
     parent = np.full(n, -1, dtype=np.int64)
-    has_parent = depth > 0
-    idx = np.nonzero(has_parent)[0]
-    if len(idx):
+    cand_idx = np.nonzero(pos)[0]  # possible parents, in order
+    idx = np.nonzero(depth > 0)[0]
+    if len(idx) and len(cand_idx):
+        stride = n + 1
+        # keys (depth, index) of the positive events, in order: a stable argsort of small
+        # ints is a radix sort, O(n)
+        cd = depth[cand_idx]
+        small = cd.astype(np.int16) if cd.max() < 32767 else cd
+        by_depth = cand_idx[np.argsort(small, kind="stable")]
+        sorted_key = depth[by_depth] * stride + by_depth
         q = (depth[idx] - 1) * stride + idx
-        pos = np.searchsorted(sorted_key, q, side="left") - 1
-        ok = pos >= 0
-        cand_key = np.where(ok, sorted_key[np.maximum(pos, 0)], -1)
+        at = np.searchsorted(sorted_key, q, side="left") - 1
+        ok = at >= 0
+        cand_key = np.where(ok, sorted_key[np.maximum(at, 0)], -1)
         cand = cand_key - (depth[idx] - 1) * stride
         ok &= (cand >= 0) & (cand < idx)
         cand = np.where(ok, cand, 0)
@@ -92,14 +94,15 @@ def _contain(parent: I64, depth: I64, start: I64, end: I64, thread: I64) -> None
         stack: list[int] = []
         for i in range(len(idx)):
             si, ei = s_l[i], e_l[i]
-            while stack and e_l[stack[-1]] <= si and e_l[stack[-1]] > s_l[stack[-1]]:
+            while stack and e_l[stack[-1]] <= si:
                 stack.pop()
             for j in reversed(stack):
-                if e_l[j] >= ei and (e_l[j] > si or e_l[j] == s_l[j] == si):
+                if e_l[j] >= ei:
                     par[i] = j
                     dep[i] = dep[j] + 1
                     break
-            stack.append(i)
+            if ei > si:  # a zero-length event contains nothing
+                stack.append(i)
         p = np.asarray(par, dtype=np.int64)
         parent[idx] = np.where(p >= 0, idx[np.maximum(p, 0)], -1)
         depth[idx] = np.asarray(dep, dtype=np.int64)

@@ -291,7 +291,9 @@ def _link_by_flows(store: Store, artifact_id: int, path: Path, base_us: float) -
     con = store.con
     tmpdir = tempfile.mkdtemp(prefix="crossview-")
     try:
-        files = staging.stage(path, tmpdir, 1, exact=False, stream=False).files
+        # exact: this rare path has no retry, and the fast locate may guess wrong when
+        # metadata arrays follow traceEvents
+        files = staging.stage(path, tmpdir, 1, exact=True, stream=False).files
         _read_flows(con, files)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
@@ -321,6 +323,7 @@ def _apply_flows(store: Store, artifact_id: int, base_us: float) -> None:
             JOIN (SELECT *, {ns} AS ts_ns FROM _flows WHERE ph = 'f') f
                  ON f.ts_ns = g.start_ns
                  AND TRY_CAST(f.pid AS INTEGER) IS NOT DISTINCT FROM g.device
+                 AND {C.STREAM_OF_TID.replace("(tid,", "(f.tid,")} IS NOT DISTINCT FROM g.stream
             JOIN (SELECT *, {ns} AS ts_ns FROM _flows WHERE ph = 's') s
                  ON s.id = f.id AND s.cat = f.cat
             JOIN host_ops h ON h.artifact_id = $a AND h.kind = 'runtime'
