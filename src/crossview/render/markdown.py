@@ -27,6 +27,12 @@ def _cut(name: str, limit: int = 100) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
+def _code(name: str, cell: bool = False) -> str:
+    """A name as inline code, safe with backticks (and with pipes inside table cells)."""
+    text = f"`` {name} ``" if "`" in name else f"`{name}`"
+    return text.replace("|", "\\|") if cell else text
+
+
 def _label(n: TreeNode, total: int) -> str:
     share = f"{100 * n.time_ns / total:.1f}%" if total else "–"
     warn = "  ⚠️" if n.sync else ""
@@ -100,7 +106,7 @@ def _top_kernels(v: Views) -> list[str]:
              "| kernel | family | × | total | median | share | via graph |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for k in v.top_kernels[:8]:
-        lines.append(f"| `{_cut(k.name, 80)}` | {k.family} | {k.count:,} | {_ms(k.time_ns)} "
+        lines.append(f"| {_code(_cut(k.name, 80), cell=True)} | {k.family} | {k.count:,} | {_ms(k.time_ns)} "
                      f"| {_ms(k.median_ns)} | {100 * k.share:.1f}% | {k.via_graph:,} |")
     return lines
 
@@ -153,7 +159,7 @@ def _cpu_check(v: Views) -> str:
     for f in top:
         tag = " ⚠️ sync wait" if f.role in ("sync", "sync_memcpy", "sync_ops") else ""
         own = " (your code)" if f.user else ""
-        parts.append(f"`{_cut(f.frame, 80)}` {_ms(f.self_ns)} ({100 * f.share:.1f}%){own}{tag}")
+        parts.append(f"{_code(_cut(f.frame, 80))} {_ms(f.self_ns)} ({100 * f.share:.1f}%){own}{tag}")
     return ("Host self time (" + _ms(v.cpu.total_ns) + " in scope) goes to: "
             + "; ".join(parts) + ".")
 

@@ -171,29 +171,37 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
     # Host events stay in DuckDB (strings never become Python objects); only four integer
     # columns go to numpy for nesting, and the results come back joined by position.
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _host AS
+    host = f"""
         SELECT coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
                {C.HOST_KIND_SQL} AS kind, coalesce(name, '') AS name,
                {ns} AS start_ns, {dur} AS dur_ns,
                TRY_CAST(args.correlation AS BIGINT) AS correlation,
                args."Call stack" AS call_stack
-        FROM ev
-        WHERE ph = 'X' AND ts IS NOT NULL AND cat IN {C.HOST_CATS}
-        ORDER BY pid, tid, start_ns, dur_ns DESC
-        """
+        FROM ev WHERE cat IN {C.HOST_CATS}
+    """
+    # small dictionaries first, so the big sort is on integers, not strings
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _threads AS SELECT pid, tid,"
+        " CAST(row_number() OVER (ORDER BY pid, tid) - 1 AS BIGINT) AS thread"
+        f" FROM (SELECT DISTINCT coalesce(pid, '') AS pid, coalesce(tid, '') AS tid"
+        f" FROM ev WHERE cat IN {C.HOST_CATS})"
     )
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _labels AS SELECT kind, name,"
         " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
-        " FROM (SELECT DISTINCT kind, name FROM _host)"
+        f" FROM (SELECT DISTINCT {C.HOST_KIND_SQL} AS kind, coalesce(name, '') AS name"
+        f" FROM ev WHERE cat IN {C.HOST_CATS})"
     )
-    cols = con.execute(
-        "SELECT CAST(dense_rank() OVER (ORDER BY h.pid, h.tid) AS BIGINT) AS thread,"
-        " h.start_ns, h.dur_ns, l.label FROM _host h JOIN _labels l USING (kind, name)"
-        " ORDER BY h.rowid"
-    ).fetchnumpy()
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _host AS
+        SELECT t.thread, l.label, h.*
+        FROM ({host}) h JOIN _threads t USING (pid, tid) JOIN _labels l USING (kind, name)
+        ORDER BY t.thread, h.start_ns, h.dur_ns DESC
+        """
+    )
+    # insertion order is preserved (DuckDB's default), so rows come back in sorted order
+    cols = con.execute("SELECT thread, start_ns, dur_ns, label FROM _host").fetchnumpy()
     thread = np.asarray(cols["thread"], dtype=np.int64)
     start = np.asarray(cols["start_ns"], dtype=np.int64)
     durs = np.asarray(cols["dur_ns"], dtype=np.int64)
@@ -231,13 +239,13 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
                               depth, parent, correlation, node_id, self_ns)
         SELECT {artifact_id}, {op_base} + h.rid, h.pid, h.tid, h.kind, h.name, h.start_ns,
                h.dur_ns, r.depth, r.parent, h.correlation, r.node_id, r.self_ns
-        FROM (SELECT rowid AS rid, * FROM _host ORDER BY rowid) h POSITIONAL JOIN _nest r
+        FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nest r
         """
     )
     con.unregister("_nest")
     del res
-    con.execute("DROP TABLE _host")
-    con.execute("DROP TABLE _labels")
+    for t in ("_host", "_labels", "_threads"):
+        con.execute(f"DROP TABLE {t}")
 
     # GPU ops: one SQL pass; kernel families from the (few) distinct names; ids from rowid
     names = [r[0] for r in con.execute(
@@ -254,7 +262,8 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
             start_ns, dur_ns, correlation, launch_op_id, via_graph, bytes, copy_kind, mem_kinds,
             grid, block, regs, collective)
         WITH launch AS (
-            SELECT correlation, min(op_id) AS op_id, arg_min(name, op_id) AS name
+            SELECT correlation, min(op_id) AS op_id,
+                   bool_or(name IN (SELECT unnest($graph))) AS graph
             FROM host_ops
             WHERE artifact_id = $a AND kind = 'runtime' AND correlation IS NOT NULL
             GROUP BY correlation
@@ -266,8 +275,7 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
         SELECT $a, g.gpu_op_id, {C.DEVICE_SQL}, {C.STREAM_SQL}, {C.GPU_KIND_SQL},
                coalesce(g.name, ''),
                CASE WHEN g.cat IN {C.COPY_CATS} THEN 'memory' ELSE f.family END,
-               {ns}, {dur}, g.corr, l.op_id,
-               coalesce(l.name IN (SELECT unnest($graph)), false),
+               {ns}, {dur}, g.corr, l.op_id, coalesce(l.graph, false),
                TRY_CAST(args.bytes AS BIGINT),
                CASE WHEN g.cat IN {C.COPY_CATS} THEN nullif(regexp_extract(
                    g.name, 'Memcpy (\\w+)', 1), '') END,
