@@ -34,26 +34,25 @@ MAX_YELLOW = 2
 _ORDER = {"red": 0, "yellow": 1, "info": 2}
 
 
+def _cap(findings: list[Finding], severity: str, limit: int, demote_to: str) -> None:
+    """Keep the `limit` largest findings of a severity; demote the rest one level."""
+    kept = 0
+    for f in findings:
+        if f.severity == severity:
+            kept += 1
+            if kept > limit:
+                f.severity = demote_to  # type: ignore[assignment]
+    findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
+
+
 def rank(findings: list[Finding]) -> list[Finding]:
     """Conventions §3: ≤3 red, ≤2 yellow; non-actionable never red; rank by share."""
     for f in findings:
         if f.severity == "red" and not f.actionable:
             f.severity = "yellow"
     findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
-    reds = 0
-    for f in findings:
-        if f.severity == "red":
-            reds += 1
-            if reds > MAX_RED:
-                f.severity = "yellow"
-    findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
-    yellows = 0
-    for f in findings:
-        if f.severity == "yellow":
-            yellows += 1
-            if yellows > MAX_YELLOW:
-                f.severity = "info"
-    findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
+    _cap(findings, "red", MAX_RED, "yellow")
+    _cap(findings, "yellow", MAX_YELLOW, "info")
     return findings
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from crossview.model.finding import Evidence, Severity
+from crossview.units import duration
 from crossview.views.views import Views
 
 
@@ -14,13 +15,7 @@ def severity(share: float, red: float, yellow: float) -> Severity | None:
     return None
 
 
-def ms(ns: int | float) -> str:
-    """Nanoseconds as a human duration with its unit."""
-    if abs(ns) >= 1e9:
-        return f"{ns / 1e9:,.3f} s"
-    if abs(ns) >= 1e6:
-        return f"{ns / 1e6:,.2f} ms"
-    return f"{ns / 1e3:,.1f} µs"
+ms = duration  # nanoseconds with their unit
 
 
 def pct(x: float) -> str:

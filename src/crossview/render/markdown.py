@@ -6,6 +6,7 @@ from pathlib import Path
 
 from crossview.analysis import Analysis
 from crossview.model.finding import Finding
+from crossview.units import duration
 from crossview.views.calltree import CallTree, TreeNode
 from crossview.views.metrics import Metrics
 from crossview.views.views import Views
@@ -15,12 +16,7 @@ TREE_MAX_CHILDREN = 6
 CHAIN_KEEP = 3  # a single-child chain longer than this is shown as first … last
 
 
-def _ms(ns: int | float) -> str:
-    if abs(ns) >= 1e9:
-        return f"{ns / 1e9:,.3f} s"
-    if abs(ns) >= 1e6:
-        return f"{ns / 1e6:,.2f} ms"
-    return f"{ns / 1e3:,.1f} µs"
+_ms = duration
 
 
 def _cut(name: str, limit: int = 100) -> str:
@@ -106,8 +102,9 @@ def _top_kernels(v: Views) -> list[str]:
              "| kernel | family | × | total | median | share | via graph |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for k in v.top_kernels[:8]:
-        lines.append(f"| {_code(_cut(k.name, 80), cell=True)} | {k.family} | {k.count:,} | {_ms(k.time_ns)} "
-                     f"| {_ms(k.median_ns)} | {100 * k.share:.1f}% | {k.via_graph:,} |")
+        lines.append(f"| {_code(_cut(k.name, 80), cell=True)} | {k.family} | {k.count:,} "
+                     f"| {_ms(k.time_ns)} | {_ms(k.median_ns)} | {100 * k.share:.1f}% "
+                     f"| {k.via_graph:,} |")
     return lines
 
 
@@ -159,7 +156,8 @@ def _cpu_check(v: Views) -> str:
     for f in top:
         tag = " ⚠️ sync wait" if f.role in ("sync", "sync_memcpy", "sync_ops") else ""
         own = " (your code)" if f.user else ""
-        parts.append(f"{_code(_cut(f.frame, 80))} {_ms(f.self_ns)} ({100 * f.share:.1f}%){own}{tag}")
+        parts.append(f"{_code(_cut(f.frame, 80))} {_ms(f.self_ns)} "
+                     f"({100 * f.share:.1f}%){own}{tag}")
     return ("Host self time (" + _ms(v.cpu.total_ns) + " in scope) goes to: "
             + "; ".join(parts) + ".")
 

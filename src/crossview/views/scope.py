@@ -15,6 +15,14 @@ def _choices(store: Store, sql: str) -> list[object]:
     return [r[0] for r in store.sql(sql).fetchall()]
 
 
+def _require(store: Store, option: str, value: object, what: str, column: str, table: str
+             ) -> None:
+    """A requested value must exist in the data; else one line listing what does."""
+    have = _choices(store, f"SELECT DISTINCT {column} FROM {table} ORDER BY 1")
+    if value not in have:
+        raise UsageError(f"--{option} {value}: no such {what} in the data (have: {have})")
+
+
 def resolve(store: Store, flt: Filter) -> ResolvedFilter:
     """Check each requested value exists, build f_gpu / f_host, return what was selected."""
     arts = store.sql(
@@ -33,26 +41,18 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
     gpu_where = [f"g.artifact_id IN ({id_list})"]
     host_where = [f"h.artifact_id IN ({id_list})"]
     if flt.device is not None:
-        have = _choices(store, "SELECT DISTINCT device FROM gpu_ops ORDER BY 1")
-        if flt.device not in have:
-            raise UsageError(f"--device {flt.device}: no such device in the data (have: {have})")
+        _require(store, "device", flt.device, "device", "device", "gpu_ops")
         gpu_where.append(f"g.device = {int(flt.device)}")
     if flt.stream is not None:
-        have = _choices(store, "SELECT DISTINCT stream FROM gpu_ops ORDER BY 1")
-        if flt.stream not in have:
-            raise UsageError(f"--stream {flt.stream}: no such stream in the data (have: {have})")
+        _require(store, "stream", flt.stream, "stream", "stream", "gpu_ops")
         gpu_where.append(f"g.stream = {int(flt.stream)}")
     params: dict[str, object] = {}
     if flt.pid is not None:
-        have = _choices(store, "SELECT DISTINCT pid FROM host_ops ORDER BY 1")
-        if flt.pid not in have:
-            raise UsageError(f"--pid {flt.pid}: no such process in the data (have: {have})")
+        _require(store, "pid", flt.pid, "process", "pid", "host_ops")
         host_where.append("h.pid = $pid")
         params["pid"] = flt.pid
     if flt.tid is not None:
-        have = _choices(store, "SELECT DISTINCT tid FROM host_ops ORDER BY 1")
-        if flt.tid not in have:
-            raise UsageError(f"--tid {flt.tid}: no such thread in the data (have: {have})")
+        _require(store, "tid", flt.tid, "thread", "tid", "host_ops")
         host_where.append("h.tid = $tid")
         params["tid"] = flt.tid
     if flt.window_ns is not None:
