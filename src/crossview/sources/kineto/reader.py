@@ -24,6 +24,8 @@ from crossview.errors import InputError
 from crossview.knowledge import api_roles, kernel_families
 from crossview.sources.kineto import categories as C
 from crossview.sources.kineto import staging
+from crossview.sources.kineto.flows import link_by_flows
+from crossview.sources.kineto.frames import append_frames, call_stack_prefixes
 from crossview.sources.kineto.nesting import intern_paths, nest
 from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
@@ -124,7 +126,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
                              f"of range?): {str(e).splitlines()[0]}") from None
         con.execute("DROP TABLE ev")
         if need_flows:
-            _link_by_flows(store, artifact_id, path, float(base_us))
+            link_by_flows(store, artifact_id, path, float(base_us))
     finally:
         if cleanup is not None:
             cleanup.join()
@@ -215,14 +217,14 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     stacks = con.execute(
         "SELECT rowid, call_stack FROM _host WHERE call_stack IS NOT NULL AND call_stack <> ''"
     ).fetchall()
-    root_parent, prefix = _call_stack_prefixes(stacks, nested.depth, len(label_rows), store)
+    root_parent, prefix = call_stack_prefixes(stacks, nested.depth, len(label_rows), store)
     label_rows.extend(prefix["labels"])
     first_node = store.reserve_nodes(0)
     node, node_parent, node_label = intern_paths(
         nested.depth, nested.parent, labels, root_parent, first_node
     )
     store.reserve_nodes(len(node_parent))
-    _append_frames(store, prefix, node_parent, node_label, label_rows, first_node)
+    append_frames(store, prefix, node_parent, node_label, label_rows, first_node)
 
     op_base = store.reserve_ops(max(n, 1))
     parent = np.where(nested.parent >= 0, nested.parent + op_base, -1)
@@ -290,118 +292,3 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
         {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
     )
     con.unregister("_families")
-
-
-def _link_by_flows(store: Store, artifact_id: int, path: Path, base_us: float) -> None:
-    """Fallback link for GPU ops with no correlation id: the flow that ends at the op
-    ('f', same pid/tid/ts) starts ('s', same id) at the launching runtime call. Flow events
-    are parsed only when needed (most traces link by correlation)."""
-    con = store.con
-    tmpdir = tempfile.mkdtemp(prefix="crossview-")
-    try:
-        # exact: this rare path has no retry, and the fast locate may guess wrong when
-        # metadata arrays follow traceEvents
-        files = staging.stage(path, tmpdir, 1, exact=True, stream=False).files
-        _read_flows(con, files)
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
-    _apply_flows(store, artifact_id, base_us)
-
-
-def _read_flows(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE _flows AS SELECT * FROM read_json("
-        f"$files, format='array', columns={C.FLOW_COLUMNS}, maximum_object_size=268435456,"
-        f" ignore_errors=true) WHERE ph IN ('s', 'f') AND cat IN {C.FLOW_CATS_SQL}",
-        {"files": files},
-    )
-
-
-def _apply_flows(store: Store, artifact_id: int, base_us: float) -> None:
-    con = store.con
-    ns = (f"CAST({int(base_us)} AS BIGINT) * 1000"
-          f" + CAST(round((ts - {base_us!r}) * 1000) AS BIGINT)")
-    con.execute(
-        f"""
-        UPDATE gpu_ops SET launch_op_id = link.op_id, via_graph = link.graph
-        FROM (
-            SELECT g.gpu_op_id, min(h.op_id) AS op_id,
-                   bool_or(h.name IN (SELECT unnest($graph))) AS graph
-            FROM gpu_ops g
-            JOIN (SELECT *, {ns} AS ts_ns FROM _flows WHERE ph = 'f') f
-                 ON f.ts_ns = g.start_ns
-                 AND TRY_CAST(f.pid AS INTEGER) IS NOT DISTINCT FROM g.device
-                 AND {C.STREAM_OF_TID.replace("(tid,", "(f.tid,")} IS NOT DISTINCT FROM g.stream
-            JOIN (SELECT *, {ns} AS ts_ns FROM _flows WHERE ph = 's') s
-                 ON s.id = f.id AND s.cat = f.cat
-            JOIN host_ops h ON h.artifact_id = $a AND h.kind = 'runtime'
-                 AND h.pid = s.pid AND h.tid = s.tid AND h.start_ns = s.ts_ns
-            WHERE g.artifact_id = $a AND g.correlation IS NULL
-            GROUP BY g.gpu_op_id
-        ) link
-        WHERE gpu_ops.gpu_op_id = link.gpu_op_id
-        """,
-        {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
-    )
-    con.execute("DROP TABLE _flows")
-
-
-def _call_stack_prefixes(
-    stacks: list[tuple[int, str]], depth: np.ndarray, first_label: int, store: Store
-) -> tuple[np.ndarray | None, dict[str, list[Any]]]:
-    """Legacy traces carry python frames as args["Call stack"] on operators (innermost
-    first, ';'-separated). Root events with one hang under the chain of those frames."""
-    out: dict[str, list[Any]] = {"labels": [], "node": [], "parent": [], "label": []}
-    if not stacks:
-        return None, out
-    root_parent = np.full(len(depth), -1, dtype=np.int64)
-    chain_node: dict[tuple[str, ...], int] = {}
-    label_ids: dict[str, int] = {}
-    for i, s in stacks:
-        if depth[i] != 0:
-            continue
-        frames = tuple(f.strip() for f in reversed(s.split(";")) if f.strip())
-        parent = -1
-        for k in range(1, len(frames) + 1):
-            path = frames[:k]
-            if path not in chain_node:
-                if frames[k - 1] not in label_ids:
-                    label_ids[frames[k - 1]] = first_label + len(out["labels"])
-                    out["labels"].append(("python", frames[k - 1]))
-                nid = store.reserve_nodes(1)
-                chain_node[path] = nid
-                out["node"].append(nid)
-                out["parent"].append(parent)
-                out["label"].append(label_ids[frames[k - 1]])
-            parent = chain_node[path]
-        root_parent[i] = parent
-    return root_parent, out
-
-
-def _append_frames(
-    store: Store,
-    prefix: dict[str, list[Any]],
-    node_parent: np.ndarray,
-    node_label: np.ndarray,
-    label_rows: list[tuple[str, str]],
-    first_node: int,
-) -> None:
-    ids = np.concatenate([np.array(prefix["node"], dtype=np.int64),
-                          np.arange(first_node, first_node + len(node_parent), dtype=np.int64)])
-    parents = np.concatenate([np.array(prefix["parent"], dtype=np.int64), node_parent])
-    labels = np.concatenate([np.array(prefix["label"], dtype=np.int64), node_label])
-    if len(ids) == 0:
-        return
-    take = pa.array(labels)
-    kind = pa.array([k for k, _ in label_rows], pa.string()).take(take)
-    name = pa.array([nm for _, nm in label_rows], pa.string()).take(take)
-    # depth of a node = depth of its parent + 1; parents always precede children in `ids`
-    pos = {int(v): i for i, v in enumerate(ids)}
-    depth = np.zeros(len(ids), dtype=np.int32)
-    for i, p in enumerate(parents):
-        if p >= 0:
-            depth[i] = depth[pos[int(p)]] + 1
-    store.append("frames", pa.table({
-        "node_id": pa.array(ids), "parent_node": pa.array(parents, mask=parents < 0),
-        "name": name, "kind": kind, "depth": pa.array(depth),
-    }))
