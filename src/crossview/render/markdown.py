@@ -138,8 +138,10 @@ def _metrics_block(v: Views) -> list[str]:
             f"{_ms(ls.short_kernel_ns)}; {ls.kernels_launch_not_captured:,} kernels whose "
             "launch is not in the capture.")
     if m.copies:
-        cp = "; ".join(f"{c.kind} {c.copy_kind} {('(' + c.mem_kinds + ') ') if c.mem_kinds else ''}"
-                       f"×{c.count:,} {_ms(c.time_ns)}" for c in m.copies[:4])
+        cp = "; ".join(
+            " ".join(p for p in (c.kind, c.copy_kind, f"({c.mem_kinds})" if c.mem_kinds else "",
+                                 f"×{c.count:,}", _ms(c.time_ns)) if p)
+            for c in m.copies[:4])
         lines.append(f"- Copies: {cp}.")
     if m.sync_apis:
         sy = "; ".join(f"{a.name} ×{a.count:,} {_ms(a.time_ns)}" for a in m.sync_apis[:4])
