@@ -13,6 +13,7 @@ from crossview.detectors import run_all
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.model.filter import Filter
 from crossview.model.finding import Finding
+from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
 from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
@@ -36,11 +37,15 @@ def analyze(
     flt: Filter | None = None,
     limits: Thresholds | None = None,
     store: Store | None = None,
+    gpu: str | None = None,
 ) -> Analysis:
+    """`gpu` names the GPU of ncu captures that do not (details CSV): its ceilings apply."""
     store = store or Store()
     reports = read_all([Path(p) for p in paths], store)
     if not any(r.status == "ok" for r in reports):
         return Analysis(reports, None, [])
+    if gpu:
+        name_devices(store, gpu)
     resolved = resolve(store, flt or Filter())
     views = Views(store, resolved, limits or defaults())
     return Analysis(reports, views, run_all(views))

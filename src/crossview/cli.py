@@ -48,6 +48,9 @@ def analyze(
     annotation: Annotated[str | None, typer.Option(
         help="Only work under this user annotation / NVTX range.")] = None,
     artifact: Annotated[str | None, typer.Option(help="Only this input file.")] = None,
+    gpu: Annotated[str | None, typer.Option(
+        help="GPU of ncu captures that do not name it (e.g. 'RTX 5090'): its ceilings apply."
+    )] = None,
 ) -> None:
     """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
     from crossview.analysis import analyze as run
@@ -58,7 +61,7 @@ def analyze(
     try:
         flt = Filter(device=device, stream=stream, pid=pid, tid=tid, window_ns=_window(window),
                      annotation=annotation, artifact=artifact)
-        result = run(paths, flt)
+        result = run(paths, flt, gpu=gpu)
     except CrossviewError as e:
         _error(str(e))
         raise typer.Exit(2) from None
@@ -69,6 +72,43 @@ def analyze(
             _error("no input files found in " + ", ".join(map(str, paths)))
         raise typer.Exit(2)  # nothing was analyzed: the error lines above say why
     text = json_out.render(result) if fmt is Fmt.json else markdown.render(result)
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if result.rejected:
+        raise typer.Exit(2)
+
+
+@app.command()
+def kernels(
+    paths: Annotated[list[Path], typer.Argument(help="ncu exports (.ncu-rep, --csv) or folders.")],
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    gpu: Annotated[str | None, typer.Option(
+        help="GPU of captures that do not name it (e.g. 'RTX 5090'): its ceilings apply."
+    )] = None,
+) -> None:
+    """Per-kernel roofline from Nsight Compute: FLOP/s, bytes, % of ceilings, bound."""
+    from crossview.analysis import analyze as run
+    from crossview.render import kernels as table
+
+    try:
+        result = run(paths, gpu=gpu)
+    except CrossviewError as e:
+        _error(str(e))
+        raise typer.Exit(2) from None
+    for r in result.rejected:
+        _error(f"{r.path}: {'; '.join(r.problems)}")
+    if result.views is None:
+        if not result.rejected:
+            _error("no input files found in " + ", ".join(map(str, paths)))
+        raise typer.Exit(2)
+    if not result.views.kernels:
+        _error(", ".join(map(str, paths)) + ": no per-kernel counters (ncu) in this input: "
+               "profile with `ncu -o report …` (or export `ncu --csv`) and pass that file")
+        raise typer.Exit(2)
+    text = table.render_json(result) if fmt is Fmt.json else table.render(result)
     if output:
         output.write_text(text, encoding="utf-8")
     else:

@@ -5,14 +5,28 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from crossview.detectors import (
+    below_roofline,
     capture_window,
+    compute_bound,
     dataloader,
+    gpu_gap,
     gpu_idle,
     host_python,
+    kv_cache_pressure,
     launch_bound,
+    low_gpu_util,
+    memory_bound,
+    metrics_capture,
     nccl,
     pageable_memcpy,
+    prefill_decode,
+    prefix_cache_miss,
+    queue_saturation,
     sync_bound,
+    sync_memcpy,
+    sync_memset,
+    tensor_cores,
+    utilization_regime,
 )
 from crossview.model.finding import Finding
 from crossview.views.views import Views
@@ -27,6 +41,20 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     pageable_memcpy.detect,
     host_python.detect,
     capture_window.detect,
+    memory_bound.detect,
+    compute_bound.detect,
+    below_roofline.detect,
+    tensor_cores.detect,
+    queue_saturation.detect,
+    kv_cache_pressure.detect,
+    prefix_cache_miss.detect,
+    prefill_decode.detect,
+    utilization_regime.detect,
+    metrics_capture.detect,
+    sync_memcpy.detect,
+    sync_memset.detect,
+    gpu_gap.detect,
+    low_gpu_util.detect,
 )
 
 MAX_RED = 3

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crossview.detectors.common import evidence, ms, pct
+from crossview.detectors.common import artifact_kinds, evidence, ms, pct
 from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
@@ -14,13 +14,15 @@ PATTERN = "capture-window"
 def detect(v: Views) -> list[Finding]:
     m, lim = v.metrics, v.limits
     if m.cpu_only:
+        held = (f"{m.cpu_samples:,} CPU samples, ~{ms(m.cpu_sampled_ns)} of thread time, L1"
+                if m.cpu_samples else f"{ms(m.host_time_ns)} of host time")
+        nsys = "nsys" in artifact_kinds(v).values()
         return [Finding(
             pattern=PATTERN, severity="info",
             title="CPU-only capture: no GPU kernels in the trace",
-            observation=(f"The trace holds host activity only ({ms(m.host_time_ns)} of host "
-                         "time); GPU metrics and the GPU view are not available."),
-            fix="To see the GPU side, profile with "
-                "`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` on a GPU machine.",
+            observation=(f"The trace holds host activity only ({held}); GPU metrics and the "
+                         "GPU view are not available."),
+            fix=fix_for("capture-no-cuda", "nsys" if nsys else None),
             share=0.0, evidence=evidence(v, "no kernel / memcpy / memset events"),
         )]
     startup = api_roles.names_with_role("startup")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from crossview.knowledge import evidence_tables
 from crossview.model.finding import Evidence, Severity
 from crossview.units import duration
 from crossview.views.views import Views
@@ -22,8 +23,18 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def artifact_kinds(v: Views) -> dict[str, str]:
+    """Reader kind (kineto, nsys, …) of each artifact in scope, by path."""
+    return dict(v.store.sql(
+        "SELECT path, kind FROM artifacts WHERE path IN (SELECT unnest($p))",
+        {"p": list(v.filter.artifacts)}).fetchall())
+
+
 def evidence(v: Views, what: str) -> list[Evidence]:
-    return [Evidence(a, what) for a in v.filter.artifacts]
+    # a format with many tables (an nsys export) also names the tables that were read
+    kinds = artifact_kinds(v)
+    return [Evidence(a, what + evidence_tables.cite(kinds.get(a), what))
+            for a in v.filter.artifacts]
 
 
 def short(name: str, limit: int = 90) -> str:

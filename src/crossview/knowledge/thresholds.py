@@ -29,6 +29,36 @@ class Thresholds:
     pageable_red_share: float
     pageable_yellow_share: float
     startup_yellow_share: float
+    # nsys expert-rule equivalents: gpu-gap, low-gpu-utilization, sync-memcpy, sync-memset
+    gpu_gap_min_ns: int
+    gpu_util_chunks: int
+    gpu_util_low_share: float
+    nsys_rule_yellow_share: float
+    # per-kernel speed of light (ncu, rigor L4): views/roofline.py, detectors on kernels
+    sol_latency_max_pct: float
+    sol_bottleneck_gap_pct: float
+    sol_high_pct: float
+    roofline_high_pct: float
+    occupancy_theoretical_low_pct: float
+    occupancy_achieved_gap_pct: float
+    kernel_red_share: float
+    kernel_yellow_share: float
+    # workload counters (DCGM/NVML/nvidia-smi, rigor L3) and serving metrics
+    counters_idle_util_pct: float
+    counters_starved_util_pct: float
+    counters_busy_util_pct: float
+    sm_active_low_pct: float
+    dram_active_high_pct: float
+    running_at_cap_ratio: float
+    queue_waiting_red_share: float
+    queue_waiting_yellow_share: float
+    kv_usage_high_pct: float
+    preemption_red_rate: float
+    prefix_hit_low_pct: float
+    prefix_min_query_tokens: float
+    itl_spike_ratio: float
+    long_prompt_tokens: float
+    serving_min_requests: int
 
 
 @cache

@@ -23,8 +23,16 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         "cpu_view": v.cpu.to_dict(with_self=True) if v else None,
         "cpu_top_self": [
             {"frame": f.frame, "kind": f.kind, "self_ns": f.self_ns, "share": f.share,
-             "user": f.user, "role": f.role} for f in v.top_self
+             "user": f.user, "role": f.role,
+             **({"samples": f.samples} if f.samples is not None else {})} for f in v.top_self
         ] if v else [],
+        # nsys stats CSV reports: summary-only evidence (no timeline), labelled per report
+        "summaries": [s.to_dict() for s in v.summaries] if v else [],
+        # ncu per-kernel roofline rows (rigor L4): views/roofline.py KernelRoofline
+        "kernels": [k.to_dict() for k in v.kernels] if v else [],
+        # workload metrics (rigor L3): per-device counters, serving-engine summaries
+        # (gauges, counters, histogram quantiles), benchmark arms with their Context
+        "gpu_metrics": v.gpu_metrics.to_dict() if v else None,
         "engine": v.engine if v else None,
         "findings": [f.to_dict() for f in a.findings],
     }

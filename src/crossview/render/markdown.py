@@ -6,6 +6,8 @@ from pathlib import Path
 
 from crossview.analysis import Analysis
 from crossview.model.finding import Finding
+from crossview.render import capture_md, metrics_md
+from crossview.render import kernels as kernels_md
 from crossview.units import duration
 from crossview.views.calltree import CallTree, TreeNode
 from crossview.views.metrics import Metrics
@@ -111,11 +113,15 @@ def _top_kernels(v: Views) -> list[str]:
 def _metrics_block(v: Views) -> list[str]:
     m: Metrics = v.metrics
     src = f"(trace: {v.evidence_path})"
+    if m.summary_only:
+        return capture_md.summary_only_block(v)
     if m.cpu_only:
         return [f"**GPU metrics** none — this is a **CPU-only** capture (no kernel, memcpy or "
-                f"memset events) {src}. Host time recorded: {_ms(m.host_time_ns)} over "
-                f"{_ms(m.host_span_ns)}. No hardware counters (DCGM/NVML/ncu) or serving "
+                f"memset events) {src}. {capture_md.host_recorded(v)} "
+                "No hardware counters (DCGM/NVML/ncu) or serving "
                 "metrics in this input."]
+    if kernels_md.kernels_only(v):  # ncu counters, no timeline
+        return kernels_md.metrics_lines(v)
     idle = m.idle
     lines = [
         f"**GPU metrics** {src}",
@@ -146,11 +152,17 @@ def _metrics_block(v: Views) -> list[str]:
     if m.sync_apis:
         sy = "; ".join(f"{a.name} ×{a.count:,} {_ms(a.time_ns)}" for a in m.sync_apis[:4])
         lines.append(f"- Sync and copy calls (host time): {sy}.")
-    lines.append("- Counters: none in this input (no DCGM/NVML/ncu); serving metrics: none.")
+    if not v.gpu_metrics.present:  # else the workload-metrics block above lists them
+        lines.append(kernels_md.counters_line(v) or
+                     "- Counters: none in this input (no DCGM/NVML/ncu); serving metrics: none.")
     return lines
 
 
 def _cpu_check(v: Views) -> str:
+    if v.cpu.samples:  # sampled stacks in scope (nsys CPU sampling): L1
+        return capture_md.sampled_cpu_check(v)
+    if v.metrics.summary_only:
+        return "No host timeline in this input (summary-only evidence)."
     top = [f for f in v.top_self if f.share >= 0.01][:4]
     if not top:
         return "Nothing else surfaced on the host side."
@@ -167,9 +179,13 @@ def _cpu_check(v: Views) -> str:
 def _key_findings(v: Views, findings: list[Finding]) -> str:
     m = v.metrics
     who = f"{v.engine} " if v.engine else ""
+    if m.summary_only:
+        return capture_md.summary_key_findings(v)
     if m.cpu_only:
         return (f"A CPU-only {who}capture: only the host side can be judged. The CPU view above "
                 "shows where host time goes; re-capture with CUDA activity for the GPU side.")
+    if kernels_md.kernels_only(v):
+        return kernels_md.key_findings(v, findings)
     reds = [f for f in findings if f.severity == "red"]
     if reds:
         head = reds[0]
@@ -202,11 +218,20 @@ def render(a: Analysis) -> str:
                + ", ".join(f"`{p}`" for p in v.filter.artifacts) + ".")
     for note in v.filter.notes:
         out.append(f"Note: {note}.")
+    out.extend(capture_md.notes_lines(v))  # what each capture did not collect
     for r in a.rejected:
         out.append(f"\n❌ Rejected `{r.path}` ({r.status}): {'; '.join(r.problems)}")
     out.append("")
-    out.extend(_metrics_block(v))
-    if not v.metrics.cpu_only:
+    out.extend(metrics_md.block(v))  # workload metrics first (conventions §1 step 2)
+    metrics_only = (not v.has_trace and v.gpu_metrics.present
+                    and not kernels_md.kernels_only(v))
+    if metrics_only:
+        out.append("No profiler trace in this bundle: a metrics-only recap (no GPU view, no CPU "
+                   "view).")
+    else:
+        out.extend(_metrics_block(v))
+    if not v.metrics.cpu_only and not v.metrics.summary_only and not kernels_md.kernels_only(v) \
+            and not metrics_only:
         out.append("\n**Observed call tree — GPU view** (kernel time under the launching stack; "
                    "same filter)\n")
         out.append("```text")
@@ -217,13 +242,20 @@ def render(a: Analysis) -> str:
         out.extend(render_tree(v.gpu, sync) or ["(no kernels in scope)"])
         out.append("```")
         out.extend(_top_kernels(v))
-    out.append("\n**CPU cross-check** (same filter) " + _cpu_check(v))
+    out.extend(capture_md.summary_lines(v))  # nsys stats CSV: summary-only, labelled
+    out.extend(kernels_md.section(a))  # ncu per-kernel roofline (L4)
+    out.append("\n**CPU cross-check** (same filter) " + (
+        "No host timeline in this bundle (metrics only)." if metrics_only else _cpu_check(v)))
     if v.metrics.cpu_only:
-        out.append("\n**Observed call tree — CPU view** (host time by stack)\n")
+        out.append("\n**Observed call tree — CPU view** ("
+                   + ("L1 sampled: sampled thread time by stack" if v.cpu.samples
+                      else "host time by stack") + ")\n")
         out.append("```text")
         out.extend(render_tree(v.cpu) or ["(no host events)"])
         out.append("```")
-    out.append("\n**Key findings** " + _key_findings(v, a.findings))
+    out.append("\n**Key findings** " + (
+        metrics_md.metrics_only_key_findings(v, a.findings) if metrics_only
+        else _key_findings(v, a.findings)))
     reds = [f for f in a.findings if f.severity == "red"]
     yellows = [f for f in a.findings if f.severity == "yellow"]
     if reds:

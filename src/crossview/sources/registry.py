@@ -9,7 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crossview.errors import InputError
+from crossview.sources.bench import generic as bench_generic
+from crossview.sources.bench import vllm_bench
 from crossview.sources.kineto import reader as kineto
+from crossview.sources.metrics import dcgmi, nvidia_smi, nvml_jsonl, prometheus
+from crossview.sources.ncu import csv_reader as ncu_csv
+from crossview.sources.ncu import rep as ncu_rep
+from crossview.sources.nsys import rep as nsys_rep
+from crossview.sources.nsys import sqlite_reader as nsys_sqlite
+from crossview.sources.nsys import stats_csv as nsys_stats
 from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
@@ -22,11 +30,36 @@ class Reader:
     sniff: Callable[[bytes, Path], bool]
     read: Callable[[Path, Store], ArtifactReport]
     suffixes: tuple[str, ...]
+    # generic extensions (.txt, .log, …): taken from a folder, or handed to this reader,
+    # only when the content sniffs as this format
+    sniff_only: tuple[str, ...] = ()
+    what: str = ""  # the format in words, for the "unsupported format" message
 
 
 # One line per input format; a new format adds one module and one line here.
 READERS: tuple[Reader, ...] = (
     Reader(kineto.KIND, kineto.sniff, kineto.read, (".json", ".json.gz")),
+    Reader(nsys_sqlite.KIND, nsys_sqlite.sniff, nsys_sqlite.read, (".sqlite",),
+           what="Nsight Systems SQLite export"),
+    Reader(nsys_rep.KIND, nsys_rep.sniff, nsys_rep.read, (".nsys-rep", ".qdrep"),
+           what="Nsight Systems report (.nsys-rep)"),
+    Reader(nsys_stats.KIND, nsys_stats.sniff, nsys_stats.read, (), (".csv",),
+           what="nsys stats CSV"),
+    Reader(ncu_csv.KIND, ncu_csv.sniff, ncu_csv.read, (), (".csv",),
+           what="Nsight Compute CSV export (ncu --csv)"),
+    Reader(ncu_rep.KIND, ncu_rep.sniff, ncu_rep.read, (".ncu-rep",),
+           what="Nsight Compute report (.ncu-rep)"),
+    Reader(vllm_bench.KIND, vllm_bench.sniff, vllm_bench.read, (".json",),
+           what="vllm bench result JSON"),
+    Reader(nvml_jsonl.KIND, nvml_jsonl.sniff, nvml_jsonl.read, (), (".jsonl",),
+           what="NVML JSONL"),
+    Reader(bench_generic.KIND, bench_generic.sniff, bench_generic.read, (), (".csv", ".jsonl"),
+           what="benchmark CSV/JSONL (metric,value)"),
+    Reader(dcgmi.KIND, dcgmi.sniff, dcgmi.read, (), (".txt", ".log"), what="dcgmi dmon log"),
+    Reader(nvidia_smi.KIND, nvidia_smi.sniff, nvidia_smi.read, (), (".txt", ".log", ".csv"),
+           what="nvidia-smi query CSV / dmon log"),
+    Reader(prometheus.KIND, prometheus.sniff, prometheus.read, (".prom",),
+           (".txt", ".metrics", ".log"), what="Prometheus /metrics scrape"),
 )
 
 
@@ -39,6 +72,15 @@ def _head(path: Path) -> bytes:
         except zlib.error:
             return b""
     return raw
+
+
+def _sniffs(path: Path) -> bool:
+    """Some reader recognizes this file's content (generic extensions found in folders)."""
+    try:
+        head = _head(path)
+    except OSError:
+        return False
+    return any(r.sniff(head, path) for r in READERS)
 
 
 def pick_reader(path: Path) -> Reader:
@@ -54,7 +96,8 @@ def pick_reader(path: Path) -> Reader:
         if name.endswith(r.suffixes):
             return r  # let the reader say precisely what is wrong with it
     raise InputError(
-        path, "unsupported format: not a PyTorch-profiler trace (.json / .json.gz)", "unsupported"
+        path, "unsupported format: not a PyTorch-profiler trace (.json / .json.gz)"
+        + "".join(", " + r.what for r in READERS if r.what), "unsupported"
     )
 
 
@@ -64,8 +107,10 @@ def discover(paths: Iterable[Path]) -> list[Path]:
     for p in paths:
         if p.is_dir():
             suffixes = tuple(s for r in READERS for s in r.suffixes)
-            out.extend(sorted(f for f in p.rglob("*") if f.is_file()
-                              and f.name.lower().endswith(suffixes)))
+            maybe = tuple(s for r in READERS for s in r.sniff_only)
+            out.extend(sorted(f for f in p.rglob("*") if f.is_file() and (
+                f.name.lower().endswith(suffixes)
+                or (f.name.lower().endswith(maybe) and _sniffs(f)))))
         else:
             out.append(p)
     return out
@@ -78,11 +123,13 @@ def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
         if not path.exists():
             reports.append(ArtifactReport(str(path), "unknown", "invalid", ["no such file"]))
             continue
+        reader: Reader | None = None
         try:
             reader = pick_reader(path)
             reports.append(reader.read(path, store))
         except InputError as e:
-            reports.append(ArtifactReport(e.path, "kineto", e.status, [e.problem]))
+            kind = reader.kind if reader is not None else "unknown"
+            reports.append(ArtifactReport(e.path, kind, e.status, [e.problem]))
         except (gzip.BadGzipFile, EOFError) as e:
             reports.append(ArtifactReport(str(path), "unknown", "invalid", [str(e)]))
     return reports

@@ -9,13 +9,15 @@ TABLES: dict[str, str] = {
     "artifacts": """
         artifact_id INTEGER, path VARCHAR, kind VARCHAR, bytes BIGINT, status VARCHAR,
         problems VARCHAR[], rigor VARCHAR, events BIGINT,
-        rank INTEGER, world_size INTEGER, backend VARCHAR, trace_base_ns BIGINT
+        rank INTEGER, world_size INTEGER, backend VARCHAR, trace_base_ns BIGINT,
+        notes VARCHAR[]
     """,
     "devices": """
         artifact_id INTEGER, device INTEGER, name VARCHAR, sm_count INTEGER,
-        mem_bytes BIGINT, cc_major INTEGER, cc_minor INTEGER
+        mem_bytes BIGINT, cc_major INTEGER, cc_minor INTEGER,
+        mem_bw_bytes_s BIGINT, clock_hz BIGINT
     """,
-    # kind: kernel | memcpy | memset
+    # kind: kernel | memcpy | memset | sync (CUPTI synchronization records, nsys)
     "gpu_ops": """
         artifact_id INTEGER, gpu_op_id BIGINT, device INTEGER, stream BIGINT, kind VARCHAR,
         name VARCHAR, family VARCHAR, start_ns BIGINT, dur_ns BIGINT, correlation BIGINT,
@@ -31,5 +33,70 @@ TABLES: dict[str, str] = {
     # call-tree frames, interned: one row per distinct (parent_node, name) path step
     "frames": """
         node_id BIGINT, parent_node BIGINT, name VARCHAR, kind VARCHAR, depth INTEGER
+    """,
+    # sampled stacks (nsys CPU sampling, rigor L1): one row per sample; the stack is the
+    # frames path ending at node_id (its leaf, innermost frame). view: cpu. weight_ns: the
+    # time one sample stands for (the capture's sampling period, estimated); state: thread
+    # state label when recorded (Running, …)
+    "samples": """
+        artifact_id INTEGER, view VARCHAR, node_id BIGINT, weight_ns BIGINT, count INTEGER,
+        pid VARCHAR, tid VARCHAR, ts_ns BIGINT, cpu INTEGER, state VARCHAR
+    """,
+    # summary-only evidence (`nsys stats` CSV reports: no timeline). report: cuda_gpu_kern_sum
+    # | cuda_api_sum | cuda_gpu_mem_time_sum | cuda_gpu_mem_size_sum | nvtx_sum | osrt_sum |
+    # cuda_gpu_sum | …; values in `unit` (ns, or MB for size reports) as nsys printed them
+    "summary_stats": """
+        artifact_id INTEGER, report VARCHAR, name VARCHAR, category VARCHAR,
+        time_pct DOUBLE, total DOUBLE, count BIGINT, avg DOUBLE, med DOUBLE,
+        min DOUBLE, max DOUBLE, stddev DOUBLE, unit VARCHAR
+    """,
+    # time-series samples (DCGM, NVML, nvidia-smi, serving-engine /metrics), units normalized
+    # (knowledge/gpu_metrics.yaml, serving_metrics.yaml). source: dcgm-exporter | dcgmi |
+    # nvidia-smi | nvml | vllm | sglang | triton | dynamo | prometheus. metric: canonical name
+    # (raw_name: as recorded). mtype: gauge | counter | bucket | sum | count | info | untyped;
+    # a histogram is its bucket rows (labels.le) + sum + count. ts_ns: epoch ns, NULL when the
+    # file has no clock (seq orders samples then). labels: JSON object text.
+    "metrics": """
+        artifact_id INTEGER, source VARCHAR, device INTEGER, metric VARCHAR, ts_ns BIGINT,
+        value DOUBLE, unit VARCHAR, labels VARCHAR, raw_name VARCHAR, mtype VARCHAR,
+        seq INTEGER
+    """,
+    # benchmark trial results (vllm bench serve, sweeps, generic load generators)
+    "trials": """
+        artifact_id INTEGER, arm VARCHAR, trial INTEGER, metric VARCHAR, value DOUBLE,
+        unit VARCHAR
+    """,
+    # the Context of each (artifact, arm, trial): model/context.py Context as JSON text
+    "context": """
+        artifact_id INTEGER, arm VARCHAR, trial INTEGER, context VARCHAR
+    """,
+    # per-request detail of a benchmark trial (`vllm bench serve --save-detailed`): lengths
+    # in tokens, latencies in seconds as the load generator measured them
+    "bench_requests": """
+        artifact_id INTEGER, arm VARCHAR, trial INTEGER, request INTEGER,
+        input_len INTEGER, output_len INTEGER, ttft_s DOUBLE, itl_s DOUBLE[], error VARCHAR
+    """,
+    # one row per kernel launch profiled by Nsight Compute (sources/ncu). launch_key names
+    # the launch across exports of one session (details + metrics + section CSVs of the same
+    # launch merge in views/roofline.py). device_name_source: capture | --gpu.
+    "profiled_kernels": """
+        artifact_id INTEGER, kernel_id BIGINT, ncu_id VARCHAR, launch_key VARCHAR,
+        name VARCHAR, family VARCHAR, process VARCHAR, pid VARCHAR, host VARCHAR,
+        device INTEGER, device_name VARCHAR, device_name_source VARCHAR, cc VARCHAR,
+        sm_count INTEGER, mem_bytes BIGINT, context VARCHAR, stream BIGINT, grid VARCHAR,
+        block VARCHAR
+    """,
+    # per-kernel counters (ncu, rigor L4), long format. metric: the metric name or the
+    # section's label as ncu printed it; value in SI base units (unit: ns, byte, byte/s, hz,
+    # %, …; sources/ncu/units.py); raw_value/raw_unit as recorded (localized, auto-scaled).
+    "kernel_metrics": """
+        artifact_id INTEGER, kernel_id BIGINT, name VARCHAR, family VARCHAR, section VARCHAR,
+        metric VARCHAR, value DOUBLE, unit VARCHAR, raw_value VARCHAR, raw_unit VARCHAR
+    """,
+    # ncu's own rule results (SOLBottleneck, TheoreticalOccupancy, …), kept as evidence
+    # next to crossview's findings. type: OPT | WRN | INF | ERR; speedup_pct: ncu's estimate.
+    "kernel_rules": """
+        artifact_id INTEGER, kernel_id BIGINT, section VARCHAR, rule VARCHAR, type VARCHAR,
+        title VARCHAR, message VARCHAR, speedup_type VARCHAR, speedup_pct DOUBLE
     """,
 }

@@ -49,9 +49,14 @@ class TreeNode:
 class CallTree:
     total_ns: int
     roots: list[TreeNode]
+    samples: int = 0  # > 0: built from sampled stacks (L1): counts are samples (views/sampled.py)
 
     def to_dict(self, with_self: bool = False) -> dict[str, object]:
-        return {"total_ns": self.total_ns, "roots": [r.to_dict(with_self) for r in self.roots]}
+        d: dict[str, object] = {"total_ns": self.total_ns,
+                                "roots": [r.to_dict(with_self) for r in self.roots]}
+        if self.samples:
+            d.update(samples=self.samples, rigor="L1")
+        return d
 
 
 class _Frames:
@@ -127,6 +132,10 @@ def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
 
 def cpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
     frames = frames or _Frames(store)
+    from crossview.views import sampled  # late: sampled builds on this module
+
+    if sampled.present(store):  # sampled stacks in scope (nsys CPU sampling): the L1 view
+        return sampled.cpu_view(store, frames)
     rows = store.sql(
         "SELECT node_id, sum(self_ns), count(*) FROM f_host GROUP BY node_id"
     ).fetchall()

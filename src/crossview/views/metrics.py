@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from crossview.knowledge import api_roles
 from crossview.knowledge.thresholds import Thresholds
 from crossview.store.store import Store
+from crossview.views.sample_scope import sampled_totals
 
 
 @dataclass
@@ -97,6 +98,12 @@ class Metrics:
     copies: list[CopyStats] = field(default_factory=list)
     sync_apis: list[ApiStats] = field(default_factory=list)
     launch: LaunchStats | None = None
+    # CPU sampling in scope (nsys, rigor L1): samples and their weighted time (samples × the
+    # capture's sampling period, an estimate)
+    cpu_samples: int = 0
+    cpu_sampled_ns: int = 0
+    # no timeline at all in scope, only summary tables (nsys stats CSV): nothing to time
+    summary_only: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -165,7 +172,9 @@ def compute(store: Store, limits: Thresholds) -> Metrics:
             sum(x.idle.kernel_wait_ns for x in devices),
             sum(x.idle.other_ns for x in devices),
         ),
-        cpu_only=not devices,
+        # host events but no GPU ops; a bundle with no trace at all (metrics only) is not
+        # "CPU-only" (Views.has_trace tells that case)
+        cpu_only=not devices and (host_first is not None or sampled_totals(store)[0] > 0),
         host_time_ns=int(host_time),
         host_span_ns=int(host_last - host_first) if host_first is not None else 0,
         devices=devices,
@@ -173,7 +182,18 @@ def compute(store: Store, limits: Thresholds) -> Metrics:
         copies=_copies(store),
         sync_apis=_sync_apis(store),
         launch=_launch(store, limits) if devices else None,
+        **_sampled(store, has_host=host_first is not None),
     )
+
+
+def _sampled(store: Store, has_host: bool) -> dict[str, object]:
+    n, t = sampled_totals(store)
+    gpu_rows = store.sql("SELECT count(*) FROM f_gpu").fetchall()[0][0]
+    summaries = store.sql(
+        "SELECT count(*) FROM summary_stats WHERE artifact_id IN"
+        " (SELECT artifact_id FROM artifacts WHERE status = 'ok')").fetchall()[0][0]
+    return {"cpu_samples": int(n), "cpu_sampled_ns": int(t),
+            "summary_only": bool(summaries) and not (n or gpu_rows or has_host)}
 
 
 def _copies(store: Store) -> list[CopyStats]:

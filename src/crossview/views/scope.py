@@ -9,6 +9,7 @@ from __future__ import annotations
 from crossview.errors import UsageError
 from crossview.model.filter import Filter, ResolvedFilter
 from crossview.store.store import Store
+from crossview.views import sample_scope
 
 
 def _choices(store: Store, sql: str) -> list[object]:
@@ -41,18 +42,21 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
     gpu_where = [f"g.artifact_id IN ({id_list})"]
     host_where = [f"h.artifact_id IN ({id_list})"]
     if flt.device is not None:
-        _require(store, "device", flt.device, "device", "device", "gpu_ops")
+        # a device seen by a trace or by metric counters (DCGM/NVML/nvidia-smi)
+        _require(store, "device", flt.device, "device", "device",
+                 "(SELECT device FROM gpu_ops UNION SELECT device FROM metrics"
+                 " WHERE device IS NOT NULL)")
         gpu_where.append(f"g.device = {int(flt.device)}")
     if flt.stream is not None:
         _require(store, "stream", flt.stream, "stream", "stream", "gpu_ops")
         gpu_where.append(f"g.stream = {int(flt.stream)}")
     params: dict[str, object] = {}
     if flt.pid is not None:
-        _require(store, "pid", flt.pid, "process", "pid", "host_ops")
+        _require(store, "pid", flt.pid, "process", "pid", sample_scope.PIDS)
         host_where.append("h.pid = $pid")
         params["pid"] = flt.pid
     if flt.tid is not None:
-        _require(store, "tid", flt.tid, "thread", "tid", "host_ops")
+        _require(store, "tid", flt.tid, "thread", "tid", sample_scope.TIDS)
         host_where.append("h.tid = $tid")
         params["tid"] = flt.tid
     if flt.window_ns is not None:
@@ -84,6 +88,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         store.sql(f"CREATE TEMP TABLE f_host AS {host_sql}", params)
     else:
         store.sql(f"CREATE TEMP VIEW f_host AS {host_sql}")
+    sample_scope.resolve_samples(store, id_list, flt)  # f_samples: sampled stacks, same filter
     host_scoped = flt.pid is not None or flt.tid is not None or flt.annotation is not None
     if host_scoped:
         # kernels follow the host slice: those launched from an op in scope

@@ -9,7 +9,16 @@ from crossview.knowledge import api_roles, frames
 from crossview.knowledge.thresholds import Thresholds
 from crossview.model.filter import ResolvedFilter
 from crossview.store.store import Store
-from crossview.views import calltree, metrics, timeline
+from crossview.views import (
+    calltree,
+    gpu_activity,
+    gpu_metrics,
+    metrics,
+    roofline,
+    sampled,
+    summary,
+    timeline,
+)
 
 
 @dataclass
@@ -31,9 +40,10 @@ class ArtifactInfo:
     world_size: int | None
     backend: str | None
     devices: list[str]  # device names from deviceProperties that ran kernels
+    what: str = "timed events"  # what `events` counts (metric samples, trial values, …)
 
     def describe(self) -> str:
-        parts = [f"{self.events:,} timed events"]
+        parts = [f"{self.events:,} {self.what}"]
         if self.rank is not None:
             parts.append(f"rank {self.rank} of {self.world_size} ({self.backend or '?'})")
         if self.devices:
@@ -63,6 +73,7 @@ class FrameTime:
     share: float  # fraction of host self time in scope
     user: bool  # the user's own code (actionable)
     role: str | None  # API role (sync, launch, …) for runtime frames
+    samples: int | None = None  # sampled CPU view (L1): samples that ended in this frame
 
 
 class Views:
@@ -81,6 +92,15 @@ class Views:
         self.engine = frames.engine_of(
             [n for n, k in self._python_frame_names()]
         )
+        # metrics first (conventions §1 step 2): counters, serving metrics, benchmark trials
+        self.gpu_metrics = gpu_metrics.compute(store, resolved, limits.itl_spike_ratio)
+        self.engine = self.engine or self.gpu_metrics.engine
+        self.has_trace = bool(self.metrics.devices) or self.metrics.host_span_ns > 0 or bool(
+            self.store.sql("SELECT count(*) FROM f_host").fetchall()[0][0]
+        ) or self.metrics.cpu_samples > 0 or self.metrics.summary_only
+        # summary-only evidence (nsys stats CSV) and what each capture did not collect
+        self.summaries = summary.summaries(store, resolved.artifacts)
+        self.capture_notes = summary.artifact_notes(store, resolved.artifacts)
 
     # -- simple summaries -------------------------------------------------------------
     def _families(self) -> list[FamilyShare]:
@@ -94,13 +114,16 @@ class Views:
     def _artifact_info(self) -> list[ArtifactInfo]:
         rows = self.store.sql(
             "SELECT a.path, a.events, a.rank, a.world_size, a.backend,"
-            " list(DISTINCT d.name ORDER BY d.name) FILTER (d.name IS NOT NULL AND d.name <> '')"
+            " list(DISTINCT d.name ORDER BY d.name) FILTER (d.name IS NOT NULL AND d.name <> ''),"
+            " CASE any_value(a.rigor) WHEN 'L3' THEN 'metric samples' WHEN 'bench' THEN"
+            " 'trial values' ELSE 'timed events' END"
             " FROM artifacts a LEFT JOIN devices d ON d.artifact_id = a.artifact_id AND"
             " d.device IN (SELECT device FROM f_gpu g WHERE g.artifact_id = a.artifact_id)"
             " WHERE a.status = 'ok' AND a.path IN (SELECT unnest($p)) GROUP BY ALL ORDER BY 1",
             {"p": list(self.filter.artifacts)},
         ).fetchall()
-        return [ArtifactInfo(p, int(e or 0), r, w, b, list(d or [])) for p, e, r, w, b, d in rows]
+        return [ArtifactInfo(p, int(e or 0), r, w, b, list(d or []), what)
+                for p, e, r, w, b, d, what in rows]
 
     def _top_kernels(self, limit: int = 10) -> list[KernelTime]:
         rows = self.store.sql(
@@ -113,6 +136,9 @@ class Views:
                 for n, f, c, t, m, g in rows]
 
     def _top_self(self, limit: int = 25) -> list[FrameTime]:
+        if self.cpu.samples:  # sampled stacks in scope: leaf frames by samples (L1)
+            return [FrameTime(n, k, s, sh, frames.is_user_frame(n), None, c)
+                    for n, k, s, c, sh in sampled.top_self(self.store, limit)]
         rows = self.store.sql(
             "SELECT name, kind, sum(self_ns) AS s FROM f_host GROUP BY ALL ORDER BY s DESC"
             f" LIMIT {int(limit)}"
@@ -135,6 +161,16 @@ class Views:
     @cached_property
     def comm(self) -> list[timeline.CommExposure]:
         return timeline.comm_exposure(self.store)
+
+    @cached_property
+    def device_activity(self) -> list[gpu_activity.DeviceActivity]:
+        """Union of all GPU ops (kernels, copies, memsets) per device: the nsys rules' view."""
+        return gpu_activity.activity(self.store)
+
+    @cached_property
+    def kernels(self) -> list[roofline.KernelRoofline]:
+        """Per-kernel roofline rows from ncu counters (empty without ncu input)."""
+        return roofline.compute(self.store, self.filter, self.limits)
 
     def gpu_inside(self, where: str, params: dict[str, object] | None = None
                    ) -> timeline.HostWindowEffect:
@@ -169,6 +205,12 @@ class Views:
             return ("No frame of your own code is on the hot path (all python frames are "
                     "library/framework code, non-actionable): change the launch flags or "
                     "the calling code.")
+        if self.store.sql("SELECT count(*) FROM artifacts WHERE kind = 'nsys' AND path IN"
+                          " (SELECT unnest($p))", {"p": list(self.filter.artifacts)}
+                          ).fetchall()[0][0]:
+            return ("The capture has no Python stacks for its CUDA calls: re-profile with "
+                    "`nsys profile --cudabacktrace=all --python-backtrace=cuda` to name the "
+                    "line to change.")
         return ("The trace has no python stacks: re-capture with "
                 "`torch.profiler.profile(with_stack=True)` to name the line to change.")
 

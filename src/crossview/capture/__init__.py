@@ -1,0 +1,1 @@
+"""Capture helpers: samplers that write the formats crossview reads."""

@@ -1,0 +1,41 @@
+"""below-roofline: profiled kernels far under both ceilings (latency, occupancy, small grid)."""
+
+from __future__ import annotations
+
+from crossview.detectors import kernel_common as kc
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Finding
+from crossview.views.roofline import KernelRoofline
+from crossview.views.views import Views
+
+PATTERN = "below-roofline"
+
+
+def _occupancy_note(v: Views, k: KernelRoofline) -> str:
+    lim, notes = v.limits, []
+    t, a = k.theoretical_occupancy_pct, k.achieved_occupancy_pct
+    if t is not None and t < lim.occupancy_theoretical_low_pct:
+        notes.append(f"theoretical occupancy {t:.1f}% < {lim.occupancy_theoretical_low_pct:g}%"
+                     + (f" (limited by {k.occupancy_limiter})" if k.occupancy_limiter else ""))
+    if t is not None and a is not None and t - a >= lim.occupancy_achieved_gap_pct:
+        notes.append(f"achieved {a:.1f}% is {t - a:.1f} points below theoretical")
+    return ("; " + "; ".join(notes)) if notes else ""
+
+
+def detect(v: Views) -> list[Finding]:
+    ks = [k for k in v.kernels if k.bound in ("latency-bound", "small-grid")]
+    if not ks:
+        return []
+    share, sev = kc.weigh(v, ks)
+    top = ks[0]
+    lines = [f"{kc.head(v, k)}: {k.bound_reason} ({k.bound}); {kc.occupancy(k)}"
+             f"{_occupancy_note(v, k)}; {kc.roofline(k)}." for k in ks[:kc.MAX_NAMED]]
+    obs = " ".join(lines) + kc.ncu_says(top, ("SOLBottleneck", "TheoreticalOccupancy",
+                                              "IssueSlotUtilization"))
+    key = PATTERN + ("-small-grid" if top.bound == "small-grid" else "")
+    return [kc.finding(
+        PATTERN, sev, f"Kernel{'s' if len(ks) > 1 else ''} far below the roofline: "
+        f"{kc.names(ks)} ({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
+        fix_for(key, None, kc.names(ks[:1])), share, ks,
+        "Up to the nearer ceiling: these kernels use well under 60% of both compute and "
+        "memory throughput.")]

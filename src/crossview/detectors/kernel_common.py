@@ -1,0 +1,157 @@
+"""Shared by the per-kernel roofline detectors (ncu, rigor L4): weights, wording, evidence.
+
+A profiled kernel is weighed by its share of the time of the kernels profiled on the same GPU
+(ncu serializes and replays each launch, so a per-kernel capture has no timeline of its own;
+captures of different GPUs in one bundle are different workloads and are not summed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from crossview.detectors.common import severity, short
+from crossview.model.finding import Evidence, Finding, Severity
+from crossview.units import bandwidth, duration, flop_rate, size
+from crossview.views.roofline import KernelRoofline
+from crossview.views.views import Views
+
+MAX_NAMED = 3  # kernels named in one finding's observation
+
+
+def _gpu(k: KernelRoofline) -> str:
+    return k.device_name or f"CC {k.cc}"
+
+
+def shares(v: Views) -> dict[int, float]:
+    totals: dict[str, float] = {}
+    for k in v.kernels:
+        totals[_gpu(k)] = totals.get(_gpu(k), 0.0) + (k.duration_ns or 0.0)
+    return {id(k): (k.duration_ns or 0.0) / totals[_gpu(k)] if totals[_gpu(k)] else 0.0
+            for k in v.kernels}
+
+
+def timeline_share(v: Views, ks: list[KernelRoofline]) -> float | None:
+    """With a GPU timeline in scope (Kineto, nsys), the share of its kernel time spent in
+    kernels of these names (exact, as recorded); None without a timeline."""
+    total = v.metrics.kernel_time_ns
+    if not total:
+        return None
+    t = v.store.sql("SELECT coalesce(sum(dur_ns), 0) FROM f_gpu WHERE kind = 'kernel'"
+                    " AND name IN (SELECT unnest($n))", {"n": [k.name for k in ks]}
+                    ).fetchall()[0][0]
+    return int(t) / total
+
+
+def basis(v: Views, ks: list[KernelRoofline]) -> str:
+    """What a finding's share is a share of (see weigh)."""
+    return ("a GPU's profiled kernel time" if timeline_share(v, ks) is None
+            else "the timeline's kernel time")
+
+
+def weigh(v: Views, ks: list[KernelRoofline]) -> tuple[float, Severity]:
+    """The weight of these kernels and its severity. With a timeline in the bundle, their
+    share of its kernel time (a profiled kernel absent from the timeline weighs 0: per-kernel
+    time cannot be ranked against timeline time); else the largest share they take of one
+    GPU's profiled kernel time."""
+    share = timeline_share(v, ks)
+    if share is None:
+        by_gpu: dict[str, float] = {}
+        sh = shares(v)
+        for k in ks:
+            by_gpu[_gpu(k)] = by_gpu.get(_gpu(k), 0.0) + sh[id(k)]
+        share = max(by_gpu.values(), default=0.0)
+    lim = v.limits
+    return share, severity(share, lim.kernel_red_share, lim.kernel_yellow_share) or "info"
+
+
+def names(ks: list[KernelRoofline]) -> str:
+    shown = ", ".join(f"`{short(k.name, 70)}`" for k in ks[:MAX_NAMED])
+    more = f" and {len(ks) - MAX_NAMED} more" if len(ks) > MAX_NAMED else ""
+    return shown + more
+
+
+def head(v: Views, k: KernelRoofline) -> str:
+    """`name` (6.8 µs, 22.4% of profiled kernel time, RTX 5090)."""
+    t = duration(k.duration_ns) if k.duration_ns is not None else "duration not collected"
+    share = shares(v)[id(k)]
+    tl = timeline_share(v, [k])
+    in_tl = "" if tl is None else (f", {100 * tl:.1f}% of the timeline's kernel time" if tl
+                                   else ", not in the timeline of this bundle")
+    return (f"`{short(k.name, 70)}` ({t}, {100 * share:.1f}% of the kernel time profiled on "
+            f"{k.ceilings_note if k.hw_key else _gpu(k)}{in_tl})")
+
+
+def sol(k: KernelRoofline) -> str:
+    parts = [f"{label} {val:.1f}%" for label, val in (
+        ("compute (SM)", k.compute_sol_pct), ("memory", k.memory_sol_pct),
+        ("L1/TEX", k.l1_sol_pct), ("L2", k.l2_sol_pct), ("DRAM", k.dram_sol_pct))
+        if val is not None]
+    return "speed of light: " + ", ".join(parts) + " of peak" if parts else ""
+
+
+def roofline(k: KernelRoofline) -> str:
+    """Achieved FLOP/s and bytes/s against the datasheet ceilings, or what is missing."""
+    out = []
+    if k.achieved_flops_per_s is not None:
+        s = f"{flop_rate(k.achieved_flops_per_s)}"
+        if k.pct_of_peak_flops is not None and k.peak_flops_per_s:
+            s += (f" = {k.pct_of_peak_flops:.1f}% of the {k.peak_flops_basis} ceiling "
+                  f"{flop_rate(k.peak_flops_per_s)}")
+        out.append(s)
+    if k.dram_bytes_per_s is not None:
+        s = f"DRAM {size(k.dram_bytes)} at {bandwidth(k.dram_bytes_per_s)}" if k.dram_bytes \
+            else f"DRAM {bandwidth(k.dram_bytes_per_s)}"
+        if k.pct_of_peak_dram_bw is not None and k.peak_dram_bytes_per_s:
+            s += (f" = {k.pct_of_peak_dram_bw:.1f}% of "
+                  f"{bandwidth(k.peak_dram_bytes_per_s)}")
+        out.append(s)
+    if k.arithmetic_intensity is not None:
+        out.append(f"{k.arithmetic_intensity:,.3g} FLOP/byte")
+    if not out:
+        return "achieved FLOP/s and DRAM bytes not collected, so its distance to the " \
+               "roofline is unknown"
+    if k.hw_key is None:
+        out.append(k.ceilings_note)
+    return "; ".join(out)
+
+
+def occupancy(k: KernelRoofline) -> str:
+    parts = []
+    if k.achieved_occupancy_pct is not None:
+        parts.append(f"achieved occupancy {k.achieved_occupancy_pct:.1f}%")
+    if k.theoretical_occupancy_pct is not None:
+        lim = f", limited by {k.occupancy_limiter}" if k.occupancy_limiter else ""
+        parts.append(f"theoretical {k.theoretical_occupancy_pct:.1f}%{lim}")
+    if k.waves_per_sm is not None:
+        parts.append(f"{k.waves_per_sm:,.2f} waves per SM")
+    return ", ".join(parts)
+
+
+def ncu_says(k: KernelRoofline, rules: tuple[str, ...]) -> str:
+    """ncu's own verdict for the same question, quoted as evidence next to ours."""
+    for r in k.ncu_rules:
+        if r.get("rule") in rules and r.get("message"):
+            title = f"{r['title']}: " if r.get("title") else ""
+            return f" ncu's own {r['rule']} rule: \"{title}{short(str(r['message']), 160)}\""
+    return ""
+
+
+def evidence(ks: list[KernelRoofline]) -> list[Evidence]:
+    out: dict[tuple[str, str], Evidence] = {}
+    for k in ks[:MAX_NAMED]:
+        by_file: dict[str, list[str]] = {}
+        for cite in k.evidence:
+            file, _, what = cite.partition(": ")
+            by_file.setdefault(file, []).append(what)
+        for art in k.artifacts:
+            whats = by_file.get(Path(art).name) or ["ncu per-kernel counters"]
+            out.setdefault((art, k.name), Evidence(art, "; ".join(dict.fromkeys(whats))))
+    return list(out.values())
+
+
+def finding(pattern: str, sev: Severity, title: str, observation: str, fix: str, share: float,
+            ks: list[KernelRoofline], effect: str = "") -> Finding:
+    return Finding(pattern=pattern, severity=sev, title=title, observation=observation,
+                   fix=fix, share=share, evidence=evidence(ks), rigor="L4",
+                   expected_effect=effect,
+                   details={"kernels": [k.name for k in ks]})

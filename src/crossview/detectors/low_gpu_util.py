@@ -1,0 +1,69 @@
+"""low-gpu-utilization: the nsys expert rule `gpu_time_util`. Each device's GPU-op span is cut
+into equal chunks (default 30); a chunk whose GPU ops keep it busy less than half the time is
+flagged. The chunks show *when* the GPU starves (start-up, one phase, all along), which the
+span-wide busy % of gpu-idle cannot.
+"""
+
+from __future__ import annotations
+
+from crossview.detectors.common import evidence, ms, pct
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Finding
+from crossview.views import gpu_activity
+from crossview.views.views import Views
+
+PATTERN = "low-gpu-utilization"
+
+
+def detect(v: Views) -> list[Finding]:
+    lim = v.limits
+    per_device = gpu_activity.chunks(v.store, v.device_activity, lim.gpu_util_chunks)
+    span = sum(c.chunk_ns * len(c.busy) for c in per_device)
+    if span <= 0:
+        return []
+    flagged = idle = 0
+    parts: list[str] = []
+    rows = []
+    for c in per_device:
+        low = [i for i, b in enumerate(c.busy) if b < lim.gpu_util_low_share]
+        if not low:
+            continue
+        flagged += len(low)
+        idle += int(sum((1 - c.busy[i]) * c.chunk_ns for i in low))
+        worst = min(low, key=lambda i: c.busy[i])
+        runs = _runs(low)
+        where = ", ".join(f"{a + 1}–{b + 1}" if b > a else f"{a + 1}" for a, b in runs[:4])
+        parts.append(
+            f"device {c.device}: {len(low)} of {len(c.busy)} chunks ({ms(c.chunk_ns)} each) "
+            f"under {pct(lim.gpu_util_low_share)} busy (chunks {where}"
+            f"{', …' if len(runs) > 4 else ''}); lowest chunk {worst + 1} at "
+            f"{pct(c.busy[worst])}, from {c.first_ns + worst * c.chunk_ns} ns")
+        rows.append({"artifact": c.artifact, "device": c.device, "chunk_ns": c.chunk_ns,
+                     "first_ns": c.first_ns, "busy": c.busy, "flagged": low})
+    if not flagged:
+        return []
+    share = idle / span
+    return [Finding(
+        pattern=PATTERN,
+        severity="yellow" if share >= lim.nsys_rule_yellow_share else "info",
+        title=f"Low GPU utilization in {flagged} of {sum(len(c.busy) for c in per_device)} "
+              f"time chunks ({ms(idle)} idle in them, {pct(share)} of the GPU-op span)",
+        observation="GPU ops (kernels, copies, memsets) per time chunk: " + "; ".join(parts)
+                    + ".",
+        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        evidence=evidence(v, "GPU op intervals (kernel, memcpy, memset) per device, busy "
+                             "share per time chunk"),
+        details={"devices": rows, "chunks": lim.gpu_util_chunks,
+                 "low_share": lim.gpu_util_low_share},
+    )]
+
+
+def _runs(idx: list[int]) -> list[tuple[int, int]]:
+    """Consecutive chunk numbers as (first, last) runs."""
+    out: list[tuple[int, int]] = []
+    for i in idx:
+        if out and i == out[-1][1] + 1:
+            out[-1] = (out[-1][0], i)
+        else:
+            out.append((i, i))
+    return out

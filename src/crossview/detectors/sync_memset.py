@@ -1,0 +1,35 @@
+"""sync-memset: memsets issued by a synchronous memset API (`cudaMemset`, no stream) on pinned
+host memory or a Unified Memory region: the nsys expert rule `cuda_memset_sync`. Only then is
+the call fully synchronous with the host (CUDA Runtime API, "API synchronization behavior");
+on device memory it returns at once, so those are not flagged.
+"""
+
+from __future__ import annotations
+
+from crossview.detectors.common import evidence, ms, pct
+from crossview.detectors.sync_copy import measure
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Finding
+from crossview.views.views import Views
+
+PATTERN = "sync-memset"
+
+
+def detect(v: Views) -> list[Finding]:
+    sc = measure(v, "memset", "sync_memset", "AND g.mem_kinds IN ('Pinned', 'Managed')")
+    if sc is None or sc.span_ns <= 0:
+        return []
+    share = sc.host_ns / sc.span_ns
+    kinds = "; ".join(f"`{a}` on {mk} memory ×{n:,}, {b / 1e6:,.1f} MB, {ms(t)} on the GPU"
+                      for a, _ck, mk, n, t, b in sc.rows[:4])
+    return [Finding(
+        pattern=PATTERN,
+        severity="yellow" if share >= v.limits.nsys_rule_yellow_share else "info",
+        title=f"{sc.calls:,} synchronous memsets on host-visible memory ({ms(sc.host_ns)} "
+              f"host time, {pct(share)} of the span)",
+        observation=f"Synchronous memsets: {kinds}. The host waited {ms(sc.host_ns)} inside "
+                    "these calls.",
+        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        evidence=evidence(v, "memset GPU ops (memory kind Pinned/Managed) and the synchronous "
+                             "memset API calls that launched them"),
+    )]

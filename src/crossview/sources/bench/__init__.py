@@ -1,0 +1,1 @@
+"""Readers of benchmark results: vllm bench serve/sweep, generic CSV/JSONL."""

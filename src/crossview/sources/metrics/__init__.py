@@ -1,0 +1,1 @@
+"""Readers of time-series metrics: Prometheus scrapes, dcgmi, nvidia-smi, NVML JSONL."""

@@ -1,0 +1,91 @@
+"""SQLite → DuckDB staging in rowid chunks, without a Python object per row for integer data.
+
+Python's `sqlite3` hands rows out as tuples; `numpy.fromiter` over the chained cursor consumes
+them one value at a time, so a chunk of integer columns becomes one int64 array without any
+list of rows (measured: ~0.7 M rows/s of 13 columns on this machine, ~2× slower than the ADBC
+SQLite driver, so the stdlib stays). Text columns (NVTX `text`) are the exception: they come in
+`fetchmany` batches. NULL travels as a sentinel and becomes an Arrow null again. DuckDB's own
+sqlite extension is not used: it downloads itself at run time (design.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+NULL = -(2**63)  # SQLite integers are int64; this value is never a timestamp or an id
+CHUNK_ROWS = 1_000_000
+
+
+def stage(
+    src: sqlite3.Connection,
+    duck: duckdb.DuckDBPyConnection,
+    table: str,
+    dest: str,
+    ints: dict[str, str],
+    texts: dict[str, str] | None = None,
+    where: str = "",
+) -> int:
+    """Copy ``SELECT <ints>, <texts> FROM table [WHERE where]`` into DuckDB temp table ``dest``.
+
+    ``ints``/``texts`` map an output column to a SQLite expression. Returns the row count.
+    """
+    texts = texts or {}
+    cols = ", ".join(
+        [f'"{name}" BIGINT' for name in ints] + [f'"{name}" VARCHAR' for name in texts])
+    duck.execute(f"CREATE OR REPLACE TEMP TABLE {dest} ({cols})")
+    lo, hi = src.execute(f'SELECT min(rowid), max(rowid) FROM "{table}"').fetchone()
+    if lo is None:
+        return 0
+    exprs = [f"coalesce(CAST(({e}) AS INTEGER), {NULL})" for e in ints.values()]
+    exprs += [f"CAST(({e}) AS TEXT)" for e in texts.values()]
+    cond = f" AND ({where})" if where else ""
+    sql = (f'SELECT {", ".join(exprs)} FROM "{table}" WHERE rowid >= ? AND rowid < ?{cond}')
+    n = 0
+    for a in range(int(lo), int(hi) + 1, CHUNK_ROWS):
+        cur = src.execute(sql, (a, a + CHUNK_ROWS))
+        part = _ints(cur, list(ints)) if not texts else _mixed(cur, list(ints), list(texts))
+        if part.num_rows:
+            duck.register("_nsys_chunk", part)
+            duck.execute(f"INSERT INTO {dest} SELECT * FROM _nsys_chunk")
+            duck.unregister("_nsys_chunk")
+            n += part.num_rows
+    return n
+
+
+def _ints(cur: sqlite3.Cursor, names: list[str]) -> pa.Table:
+    flat = np.fromiter(itertools.chain.from_iterable(cur), dtype=np.int64)
+    arr = flat.reshape(-1, len(names))
+    return pa.table({n: _col(arr[:, i]) for i, n in enumerate(names)})
+
+
+def _mixed(cur: sqlite3.Cursor, ints: list[str], texts: list[str]) -> pa.Table:
+    k = len(ints)
+    parts: list[pa.Table] = []
+    while True:
+        rows = cur.fetchmany(100_000)
+        if not rows:
+            break
+        cols = list(zip(*rows, strict=True))
+        data = {n: _col(np.asarray(cols[i], dtype=np.int64)) for i, n in enumerate(ints)}
+        data.update({n: pa.array(cols[k + j], pa.string()) for j, n in enumerate(texts)})
+        parts.append(pa.table(data))
+    if not parts:
+        return pa.table({**{n: pa.array([], pa.int64()) for n in ints},
+                         **{n: pa.array([], pa.string()) for n in texts}})
+    return pa.concat_tables(parts)
+
+
+def _col(a: np.ndarray) -> pa.Array:
+    a = np.ascontiguousarray(a)
+    null = a == NULL
+    return pa.array(a, mask=null) if null.any() else pa.array(a)
+
+
+def strings(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection) -> int:
+    """StringIds → DuckDB temp table `_nsys_str(id, value)` (the names dictionary)."""
+    return stage(src, duck, "StringIds", "_nsys_str", {"id": "id"}, {"value": "value"})

@@ -1,0 +1,107 @@
+"""GPU activity as nsys's expert rules see it: every GPU op (kernel, memcpy, memset) per device.
+
+`gpu_gaps`: stretches with no GPU op on a device longer than a threshold, each with the host
+op that covers most of it (the cross-view: what the host was doing meanwhile).
+`gpu_time_util`: the device's GPU-op span cut into equal chunks, each with its busy share.
+The metrics block's busy % counts kernels only (HTA's definition); these count copies too, as
+the nsys rules do, so a copy-bound stretch is not called idle here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from crossview.store.store import Store
+from crossview.views.timeline import I64, merge, overlap
+
+_KINDS = "('kernel', 'memcpy', 'memset')"
+
+
+@dataclass
+class DeviceActivity:
+    artifact_id: int
+    device: int
+    busy_s: I64  # union of GPU op intervals, sorted and disjoint
+    busy_e: I64
+
+    @property
+    def first(self) -> int:
+        return int(self.busy_s[0])
+
+    @property
+    def last(self) -> int:
+        return int(self.busy_e[-1])
+
+
+@dataclass
+class Gap:
+    artifact: str
+    device: int
+    start_ns: int
+    dur_ns: int
+    host: str | None  # the host op covering most of the gap (innermost on ties), if any
+    host_kind: str | None
+
+
+@dataclass
+class Chunks:
+    artifact: str
+    device: int
+    first_ns: int
+    chunk_ns: int
+    busy: list[float]  # busy share of each chunk, 0..1
+
+
+def activity(store: Store) -> list[DeviceActivity]:
+    r = store.sql(
+        "SELECT artifact_id, device, start_ns, start_ns + dur_ns AS e FROM f_gpu"
+        f" WHERE kind IN {_KINDS} AND device IS NOT NULL ORDER BY artifact_id, device"
+    ).fetchnumpy()
+    a = np.asarray(r["artifact_id"], dtype=np.int64)
+    if len(a) == 0:
+        return []
+    d = np.asarray(r["device"], dtype=np.int64)
+    s = np.asarray(r["start_ns"], dtype=np.int64)
+    e = np.asarray(r["e"], dtype=np.int64)
+    key = a * 1_000_003 + d
+    cut = np.nonzero(np.diff(key))[0] + 1
+    out = []
+    for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(a)], strict=True):
+        us, ue = merge(s[lo:hi], e[lo:hi])
+        out.append(DeviceActivity(int(a[lo]), int(d[lo]), us, ue))
+    return out
+
+
+def gaps(store: Store, acts: list[DeviceActivity], min_ns: int) -> list[Gap]:
+    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+    out: list[Gap] = []
+    for act in acts:
+        gs, ge = act.busy_e[:-1], act.busy_s[1:]
+        for i in np.nonzero(ge - gs > min_ns)[0].tolist():
+            s, e = int(gs[i]), int(ge[i])
+            row = store.sql(
+                "SELECT name, kind FROM f_host WHERE artifact_id = $a AND start_ns < $e"
+                " AND start_ns + dur_ns > $s ORDER BY least(start_ns + dur_ns, $e)"
+                " - greatest(start_ns, $s) DESC, depth DESC LIMIT 1",
+                {"a": act.artifact_id, "s": s, "e": e}).fetchall()
+            out.append(Gap(paths[act.artifact_id], act.device, s, e - s,
+                           row[0][0] if row else None, row[0][1] if row else None))
+    out.sort(key=lambda g: -g.dur_ns)
+    return out
+
+
+def chunks(store: Store, acts: list[DeviceActivity], n: int) -> list[Chunks]:
+    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+    out: list[Chunks] = []
+    for act in acts:
+        span = act.last - act.first
+        if span <= 0 or n <= 0:
+            continue
+        edges = act.first + (np.arange(n + 1, dtype=np.int64) * span) // n
+        busy = overlap(edges[:-1], edges[1:], act.busy_s, act.busy_e)
+        width = np.maximum(np.diff(edges), 1)
+        out.append(Chunks(paths[act.artifact_id], act.device, act.first, span // n,
+                          (busy / width).round(6).tolist()))
+    return out

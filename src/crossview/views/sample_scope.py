@@ -1,0 +1,55 @@
+"""The filtered slice of sampled stacks: `f_samples`, under the same Filter as f_gpu / f_host.
+
+A sample is a host-side fact at one instant: pid, tid and the time window select it directly;
+an annotation (NVTX range) selects the samples its thread took inside that range. Device and
+stream filters do not apply to host samples (as for f_host).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from crossview.model.filter import Filter
+from crossview.store.store import Store
+
+# pid / tid choices for `--pid` / `--tid`: host events and samples both carry them
+PIDS = "(SELECT pid FROM host_ops UNION SELECT pid FROM samples)"
+TIDS = "(SELECT tid FROM host_ops UNION SELECT tid FROM samples)"
+
+
+def resolve_samples(store: Store, id_list: str, flt: Filter) -> None:
+    where = [f"s.artifact_id IN ({id_list})"]
+    params: dict[str, object] = {}
+    if flt.pid is not None:
+        where.append("s.pid = $pid")
+        params["pid"] = flt.pid
+    if flt.tid is not None:
+        where.append("s.tid = $tid")
+        params["tid"] = flt.tid
+    if flt.window_ns is not None:
+        a, b = flt.window_ns
+        where.append(f"s.ts_ns >= {int(a)} AND s.ts_ns < {int(b)}")
+    if flt.annotation is not None:
+        params["ann"] = flt.annotation
+        where.append(
+            "EXISTS (SELECT 1 FROM host_ops a WHERE a.kind = 'annotation' AND a.name = $ann"
+            " AND a.artifact_id = s.artifact_id AND a.pid = s.pid AND a.tid = s.tid"
+            " AND s.ts_ns >= a.start_ns AND s.ts_ns < a.start_ns + a.dur_ns)")
+    sql = "SELECT s.* FROM samples s WHERE " + " AND ".join(where)
+    store.sql("DROP VIEW IF EXISTS f_samples")
+    store.sql("DROP TABLE IF EXISTS f_samples")
+    if params:
+        store.sql(f"CREATE TEMP TABLE f_samples AS {sql}", params)
+    else:
+        store.sql(f"CREATE TEMP VIEW f_samples AS {sql}")
+
+
+def sampled_totals(store: Store) -> tuple[int, int]:
+    """(samples, weighted ns) in f_samples; (0, 0) where no slice was resolved with samples
+    (a caller that built f_gpu / f_host itself)."""
+    try:
+        n, t = store.sql(
+            "SELECT count(*), coalesce(sum(weight_ns), 0) FROM f_samples").fetchall()[0]
+    except duckdb.CatalogException:
+        return 0, 0
+    return int(n), int(t)

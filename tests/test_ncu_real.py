@@ -1,0 +1,217 @@
+"""Nsight Compute reader and per-kernel roofline on the real captures in ../shared/data/ncu.
+
+Every expected number is read here independently (plain `csv` on the CSV exports, NVIDIA's
+`ncu_report` on the .ncu-rep files) or computed by hand in the comments, and compared with
+what crossview stores and derives. Tests skip with a reason when ../shared/data (or, for the
+.ncu-rep files, the optional `ncu-report` package) is absent.
+"""
+
+from __future__ import annotations
+
+import csv
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from crossview.analysis import Analysis, analyze
+from crossview.views.roofline import KernelRoofline
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ncu"
+RTX5090 = DATA / "llm-perf-opt_rtx5090_deepseek-ocr"
+RTX2080TI = DATA / "cudacode_rtx2080ti_two_kernels.ncu-rep"
+A10G = DATA / "esmm_a10g_sgemm_variants.ncu-rep"
+SKIP = "../shared/data not present: real-capture tests need it"
+
+
+def need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(SKIP)
+    return path
+
+
+def ncu_report():  # type: ignore[no-untyped-def]
+    return pytest.importorskip(
+        "ncu_report", reason="optional extra crossview[ncu] (ncu-report) not installed")
+
+
+def csv_metric(path: Path, section: str, metric: str) -> tuple[str, str]:
+    """(value, unit) of one metric row, read with the csv module alone."""
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["Section Name"] == section and row["Metric Name"] == metric:
+                return row["Metric Value"], row["Metric Unit"]
+    raise KeyError(metric)
+
+
+@cache
+def rtx5090(gpu: str | None = "RTX 5090") -> Analysis:
+    return analyze([need(RTX5090)], gpu=gpu)
+
+
+def by_name(a: Analysis, part: str) -> KernelRoofline:
+    assert a.views is not None
+    (k,) = [k for k in a.views.kernels if part in k.name]
+    return k
+
+
+# -- CSV: the RTX 5090 decode GEMV (cuBLAS) -------------------------------------------------
+
+def test_gemv_duration_and_dram_bytes_parse_with_units() -> None:
+    details = need(RTX5090 / "kernel_0001_ncu.details.csv")
+    dur, dur_unit = csv_metric(details, "Command line profiler metrics", "gpu__time_duration.sum")
+    rd, rd_unit = csv_metric(details, "Command line profiler metrics", "dram__bytes_read.sum")
+    wr, wr_unit = csv_metric(details, "Command line profiler metrics", "dram__bytes_write.sum")
+    assert (dur, dur_unit) == ("6.75", "us")  # as recorded: auto-scaled to µs
+    assert (rd, rd_unit, wr, wr_unit) == ("2.33", "Mbyte", "0", "byte")
+    k = by_name(rtx5090(), "cublasGemv")
+    assert k.duration_ns == pytest.approx(6750.0)  # 6.75 µs → ns
+    assert k.dram_bytes == pytest.approx(2.33e6)  # ncu's Mbyte is decimal: 2.33 × 10^6 B
+    # decimal, not 2^20: ncu's own bandwidth 345.14 GB/s × 6.75 µs = 2.3297 MB
+    assert k.dram_bytes == pytest.approx(345.14e9 * 6.75e-6, rel=2e-3)
+
+
+def test_gemv_roofline_matches_hand_computation() -> None:
+    k = by_name(rtx5090(), "cublasGemv")
+    sec = need(RTX5090 / "kernel_0001_ncu.section_SpeedOfLight_RooflineChart.csv")
+    with open(sec, newline="") as f:
+        rows = list(csv.DictReader(f))
+
+    def val(label: str) -> float:
+        return float(next(r["Metric Value"] for r in rows if r["Metric Name"] == label)
+                     .replace(",", ""))
+
+    ffma = val("Predicated-On FFMA Thread Instructions Executed Per Cycle")  # 79.06
+    fadd = val("Predicated-On FADD Thread Instructions Executed Per Cycle")  # 1.97
+    fmul = val("Predicated-On FMUL Thread Instructions Executed Per Cycle")  # 0
+    hz = val("SM Frequency") * 1e9  # 2.15 Ghz
+    assert (ffma, fadd, fmul, hz) == (79.06, 1.97, 0.0, 2.15e9)
+    # ncu's FP32 roofline: (FADD + FMUL + 2·FFMA) per cycle × cycles/s
+    fp32 = (1.97 + 0 + 2 * 79.06) * 2.15e9  # = 160.09 × 2.15e9 = 344.19 GFLOP/s
+    assert k.flops_per_s["fp32"] == pytest.approx(fp32)
+    assert k.achieved_flops_per_s == pytest.approx(344.1935e9)
+    # sanity from first principles: a bf16 GEMV does 2 FLOP per 2-byte weight read once:
+    # 2.33 MB / 2 B × 2 FLOP / 6.75 µs = 345 GFLOP/s, within 0.3% of the SASS count
+    assert k.achieved_flops_per_s == pytest.approx(2.33e6 / 2 * 2 / 6.75e-6, rel=5e-3)
+    assert k.dram_bytes_per_s == pytest.approx(345.14e9)  # DRAM Bandwidth, Gbyte/s
+    assert k.arithmetic_intensity == pytest.approx(344.1935e9 / 345.14e9)  # 0.9973 FLOP/B
+    # % of the RTX 5090 datasheet ceilings (sol_ceilings.yaml): FP32 104.8 TFLOP/s, 1792 GB/s
+    assert k.hw_key == "rtx-5090"
+    assert k.peak_flops_basis == "fp32"
+    assert k.pct_of_peak_flops == pytest.approx(100 * 344.1935e9 / 104.8e12)  # 0.328%
+    assert k.pct_of_peak_dram_bw == pytest.approx(100 * 345.14e9 / 1.792e12)  # 19.26%
+    # ncu's own DRAM ceiling: 128 B/cycle × 13.72 GHz = 1.756 TB/s → 19.65% (ncu prints 19.66)
+    assert k.ncu_peak_dram_bytes_per_s == pytest.approx(128 * 13.72e9)
+    assert 100 * k.dram_bytes_per_s / k.ncu_peak_dram_bytes_per_s == pytest.approx(19.66,
+                                                                                  abs=0.02)
+    # waves: 224 blocks ÷ (2 blocks/SM, register-limited × 170 SMs) = 0.659 (ncu: "0.7 waves")
+    assert k.occupancy_limiter == "registers"
+    assert k.waves_per_sm == pytest.approx(224 / (2 * 170))
+    assert (k.compute_sol_pct, k.memory_sol_pct) == (9.15, 19.66)
+    assert k.bound == "small-grid"  # both < 60% and < 1 wave: ncu's SOLBottleneck says so too
+    assert any(r["rule"] == "SOLBottleneck" and "too small" in str(r["message"])
+               for r in k.ncu_rules)
+    assert (k.achieved_occupancy_pct, k.theoretical_occupancy_pct) == (11.32, 16.67)
+    assert k.tensor_cores is False  # sm__ops_path_tensor_src_bf16_dst_fp32.sum = 0
+    assert k.at_roofline is False
+    # the three exports of one launch merge into one row
+    assert len(k.artifacts) == 3
+
+
+def test_cutlass_gemm_tensor_roofline() -> None:
+    k = by_name(rtx5090(), "cutlass_80_wmma")
+    details = need(RTX5090 / "kernel_0003_ncu.details.csv")
+    ops, unit = csv_metric(details, "Command line profiler metrics",
+                           "sm__ops_path_tensor_src_bf16_dst_fp32.sum")
+    assert (ops, unit) == ("1,275,068,416", "")  # localized thousands separators
+    assert k.duration_ns == pytest.approx(23420.0)
+    # bf16 tensor FLOP/s = 1,275,068,416 / 23.42 µs = 54.44 TFLOP/s = 25.99% of 209.5
+    assert k.flops_per_s == {"bf16_tensor": pytest.approx(1_275_068_416 / 23.42e-6)}
+    assert k.pct_of_peak_flops == pytest.approx(100 * 1_275_068_416 / 23.42e-6 / 209.5e12)
+    assert k.dram_bytes == pytest.approx(3.35e6)
+    assert k.dram_bytes_per_s == pytest.approx(143.20e9)  # Memory Workload Analysis
+    assert k.arithmetic_intensity == pytest.approx(1_275_068_416 / 23.42e-6 / 143.20e9)
+    assert k.tensor_cores is True
+    # memory 61.83% vs compute 41.49%: ≥ 10 points apart → memory-bound (ncu: L2 bottleneck)
+    assert k.bound == "memory-bound"
+    assert k.l2_sol_pct == 61.83 and k.dram_sol_pct == 8.13
+    # 608 blocks ÷ (2 blocks/SM, shared-memory-limited × 170 SMs) = 1.79 waves
+    assert k.occupancy_limiter == "shared memory"
+    assert k.waves_per_sm == pytest.approx(608 / 340)
+
+
+def test_unnamed_device_says_so_and_invents_no_ceiling() -> None:
+    a = rtx5090(None)
+    k = by_name(a, "cublasGemv")
+    assert k.hw_key is None and k.pct_of_peak_flops is None and k.pct_of_peak_dram_bw is None
+    assert "does not name its GPU" in k.ceilings_note and "--gpu" in k.ceilings_note
+    assert k.achieved_flops_per_s == pytest.approx(344.1935e9)  # counters still read
+    assert k.bound == "latency-bound"  # without the SM count the waves are unknown
+
+
+def test_roofline_findings_on_the_5090_bundle() -> None:
+    found = {f.pattern: f for f in rtx5090().findings}
+    assert found["memory-bandwidth-bound"].rigor == "L4"
+    assert "L2 at 61.8%" in found["memory-bandwidth-bound"].observation
+    assert "0.66 of one wave" in found["below-roofline"].observation
+    # a GEMV at 1 FLOP/byte is memory-side whatever pipe does its math: not flagged
+    assert "tensor-cores-unused" not in found
+    for f in found.values():
+        assert f.evidence and all(e.artifact.endswith(".csv") for e in f.evidence)
+
+
+# -- .ncu-rep through ncu_report --------------------------------------------------------------
+
+def _durations(path: Path) -> list[float]:
+    N = ncu_report()
+    ctx = N.load_report(str(path))
+    rng = ctx.range_by_idx(0)
+    return [rng.action_by_idx(i).metric_by_name("gpu__time_duration.sum").as_double()
+            for i in range(rng.num_actions())]
+
+
+def test_rtx2080ti_report_loads_with_sol_sections() -> None:
+    durs = _durations(need(RTX2080TI))
+    a = analyze([RTX2080TI])
+    assert [r.status for r in a.artifacts] == ["ok"]
+    ks = {k.name.split("(")[0]: k for k in a.views.kernels}  # type: ignore[union-attr]
+    assert sorted(k.duration_ns for k in ks.values()) == sorted(durs)
+    ka, kc = ks["kernel_A"], ks["kernel_C"]
+    assert ka.duration_ns == pytest.approx(1_168_077_824)  # ns, as ncu_report gives it
+    assert ka.hw_key == kc.hw_key == "rtx-2080-ti"
+    # sm__throughput 80.30% vs compute-memory 9.45% → compute-bound; both ~40% → latency
+    assert ka.bound == "compute-bound" and ka.compute_sol_pct == pytest.approx(80.302, abs=1e-3)
+    # waves: 256,000 blocks ÷ (16 blocks/SM × 68 SMs) = 235.29 (launch__waves_per_multiprocessor)
+    assert kc.bound == "latency-bound" and kc.waves_per_sm == pytest.approx(256000 / (16 * 68))
+    # no FLOP counts were collected: never "at roofline" from SM-busy alone
+    assert ka.achieved_flops_per_s is None and ka.at_roofline is None
+    assert any("FLOP counts" in m for m in ka.missing)
+    assert ka.busiest_pipes["fp64"] == pytest.approx(75.566, abs=1e-3)
+    assert {r["rule"] for r in ka.ncu_rules} == {"Occupancy", "SOLBottleneck"}
+
+
+def test_a10g_report_loads_launch_and_duration_only() -> None:
+    durs = _durations(need(A10G))
+    a = analyze([A10G])
+    ks = a.views.kernels  # type: ignore[union-attr]
+    assert len(ks) == 12 and sorted(k.duration_ns for k in ks) == sorted(durs)
+    basic = next(k for k in ks if k.name.startswith("basic("))
+    assert basic.duration_ns == pytest.approx(10_776_992)
+    assert basic.waves_per_sm == pytest.approx(12.8)  # launch__waves_per_multiprocessor
+    assert basic.hw_key == "a10g" and basic.bound == "unknown"
+    for k in ks:  # say which roofline inputs are missing, never invent them
+        assert k.achieved_flops_per_s is None and k.dram_bytes is None
+        assert any("FLOP counts" in m for m in k.missing)
+        assert any("DRAM bytes" in m for m in k.missing)
+        assert any("SpeedOfLight" in m for m in k.missing)
+
+
+def test_profiled_kernel_absent_from_the_timeline_is_not_ranked_over_it() -> None:
+    kineto = DATA.parent / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
+    need(kineto)
+    ncu_report()
+    a = analyze([kineto, need(RTX2080TI)])
+    (f,) = [f for f in a.findings if f.pattern == "compute-bound"]
+    # a 2080 Ti kernel is not in the MI300X timeline: its weight there is 0, so it is a note
+    assert f.severity == "info" and f.share == 0.0
+    assert "not in the timeline of this bundle" in f.observation
