@@ -200,7 +200,8 @@ def test_v317_findings_cite_file_and_table() -> None:
     d = doc(V317)
     pats = {f["pattern"]: f for f in d["findings"]}
     assert pats["gpu-idle"]["severity"] == "red"  # busy 0.3% of a 3.19 s kernel span
-    for f in d["findings"]:
+    for f in d["findings"]:  # a new detector's evidence text needs a rule in
+        # knowledge/evidence_tables.yaml naming the nsys table it read
         assert all(e.startswith(str(path_of(V317))) and "[tables: " in e
                    for e in f["evidence"]), f
     low = pats["low-gpu-utilization"]["details"]["devices"][0]

@@ -23,10 +23,10 @@ def detect(v: Views) -> list[Finding]:
     span = sum(a.last - a.first for a in acts)
     if span <= 0:
         return []
-    found = gpu_activity.gaps(v.store, acts, lim.gpu_gap_min_ns)
-    if not found:
+    res = gpu_activity.gaps(v.store, acts, lim.gpu_gap_min_ns)
+    if not res.count:
         return []
-    total = sum(g.dur_ns for g in found)
+    found, total = res.longest, res.total_ns
     share = total / span
     parts = []
     for g in found[:SHOWN]:
@@ -34,11 +34,11 @@ def detect(v: Views) -> list[Finding]:
                 else "; no host event recorded meanwhile")
         parts.append(f"{ms(g.dur_ns)} on device {g.device} at {g.start_ns}–"
                      f"{g.start_ns + g.dur_ns} ns{host}")
-    more = f" (+{len(found) - SHOWN} more)" if len(found) > SHOWN else ""
+    more = f" (+{res.count - SHOWN:,} more)" if res.count > SHOWN else ""
     return [Finding(
         pattern=PATTERN,
         severity="yellow" if share >= lim.nsys_rule_yellow_share else "info",
-        title=(f"{len(found)} GPU gap{'s' if len(found) > 1 else ''} longer than "
+        title=(f"{res.count:,} GPU gap{'s' if res.count > 1 else ''} longer than "
                f"{ms(lim.gpu_gap_min_ns)} ({ms(total)}, {pct(share)} of the GPU-op span)"),
         observation=(f"No kernel, memcpy or memset ran for {ms(total)} in gaps over "
                      f"{ms(lim.gpu_gap_min_ns)}: " + "; ".join(parts) + more + "."),
@@ -46,6 +46,6 @@ def detect(v: Views) -> list[Finding]:
         evidence=evidence(v, "GPU op intervals (kernel, memcpy, memset) per device and the "
                              "host calls / NVTX ranges overlapping each gap"),
         details={"gaps": [{"artifact": g.artifact, "device": g.device, "start_ns": g.start_ns,
-                           "dur_ns": g.dur_ns, "host": g.host} for g in found[:20]],
-                 "min_gap_ns": lim.gpu_gap_min_ns},
+                           "dur_ns": g.dur_ns, "host": g.host} for g in found],
+                 "count": res.count, "total_ns": total, "min_gap_ns": lim.gpu_gap_min_ns},
     )]

@@ -74,22 +74,38 @@ def activity(store: Store) -> list[DeviceActivity]:
     return out
 
 
-def gaps(store: Store, acts: list[DeviceActivity], min_ns: int) -> list[Gap]:
+@dataclass
+class Gaps:
+    count: int  # gaps over the threshold, all devices
+    total_ns: int
+    longest: list[Gap]  # the longest ones, longest first, each with its covering host op
+
+
+def gaps(store: Store, acts: list[DeviceActivity], min_ns: int, named: int = 20) -> Gaps:
+    """Gaps over ``min_ns``; the ``named`` longest get their host op (one query each)."""
     paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
-    out: list[Gap] = []
+    found: list[tuple[int, int, int, int]] = []  # (dur, start, artifact, device)
+    count = total = 0
     for act in acts:
         gs, ge = act.busy_e[:-1], act.busy_s[1:]
-        for i in np.nonzero(ge - gs > min_ns)[0].tolist():
-            s, e = int(gs[i]), int(ge[i])
-            row = store.sql(
-                "SELECT name, kind FROM f_host WHERE artifact_id = $a AND start_ns < $e"
-                " AND start_ns + dur_ns > $s ORDER BY least(start_ns + dur_ns, $e)"
-                " - greatest(start_ns, $s) DESC, depth DESC LIMIT 1",
-                {"a": act.artifact_id, "s": s, "e": e}).fetchall()
-            out.append(Gap(paths[act.artifact_id], act.device, s, e - s,
-                           row[0][0] if row else None, row[0][1] if row else None))
-    out.sort(key=lambda g: -g.dur_ns)
-    return out
+        long = np.nonzero(ge - gs > min_ns)[0]
+        count += len(long)
+        total += int((ge[long] - gs[long]).sum())
+        top = long[np.argsort(gs[long] - ge[long], kind="stable")[:named]]
+        found.extend((int(ge[i] - gs[i]), int(gs[i]), act.artifact_id, act.device)
+                     for i in top.tolist())
+    found.sort(key=lambda g: (-g[0], g[1]))
+    out: list[Gap] = []
+    for dur, s, aid, dev in found[:named]:
+        e = s + dur
+        row = store.sql(
+            "SELECT name, kind FROM f_host WHERE artifact_id = $a AND start_ns < $e"
+            " AND start_ns + dur_ns > $s ORDER BY least(start_ns + dur_ns, $e)"
+            " - greatest(start_ns, $s) DESC, depth DESC LIMIT 1",
+            {"a": aid, "s": s, "e": e}).fetchall()
+        out.append(Gap(paths[aid], dev, s, dur, row[0][0] if row else None,
+                       row[0][1] if row else None))
+    return Gaps(count, total, out)
 
 
 def chunks(store: Store, acts: list[DeviceActivity], n: int) -> list[Chunks]:

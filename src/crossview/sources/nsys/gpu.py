@@ -6,6 +6,9 @@ the runtime/driver call that launched it by correlationId *within its process* (
 correlations per process: two processes in one capture reuse ids); when several host calls of a
 process share one id, the outermost wins. Kernels replayed by a CUDA graph carry a
 graphNodeId; they are `via_graph`, as are ops whose launch call is a graph launch.
+
+Memory: the staged tables hold integers only; names (kernel names run to kilobytes) are joined
+once, by a view, straight into gpu_ops; families are classified per distinct name id.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from crossview.store.store import Store
 
 _GPID = "CAST((gpid >> 24) & 16777215 AS VARCHAR)"
 _STREAM = f"CASE WHEN stream = {enums.NO_STREAM} THEN NULL ELSE stream END"
+_STAGED = ("_nsys_k", "_nsys_cp", "_nsys_ms", "_nsys_sy")
+# 2^44: min(depth · 2^44 + op_id) picks the outermost launch call, then the first
+_DEPTH_KEY = 17592186044416
 
 
 @dataclass
@@ -32,6 +38,10 @@ class GpuCounts:
     memset: int = 0
     sync: int = 0
 
+    @property
+    def total(self) -> int:
+        return self.kernels + self.memcpy + self.memset + self.sync
+
 
 def _common(p: Probe, table: str) -> dict[str, str]:
     return {"s": "start", "e": "end", "dev": "deviceId", "stream": "streamId",
@@ -39,31 +49,46 @@ def _common(p: Probe, table: str) -> dict[str, str]:
             "gnode": p.col(table, "graphNodeId") or "NULL"}
 
 
-_NULLS = ("NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
-          " NULL::VARCHAR AS grid, NULL::VARCHAR AS block, NULL::BIGINT AS regs")
+def _kernel_ints(p: Probe) -> dict[str, str]:
+    ints = _common(p, KERNEL)
+    names = [c for c in ("demangledName", "name", "shortName", "mangledName")
+             if p.col(KERNEL, c)]
+    ints["nm"] = (f"coalesce({', '.join(names)})" if len(names) > 1
+                  else names[0] if names else "NULL")
+    # launch geometry packed into two integers in SQLite (a third of the values to move
+    # through Python): gridX 31 bits, gridY/Z 16; blockX/Y/Z 16 bits, registers 15
+    col = {k: p.col(KERNEL, k) or "NULL" for k in (
+        "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread")}
+    ints["grid"] = (f"({col['gridX']} & 2147483647) | (({col['gridY']} & 65535) << 31)"
+                    f" | (({col['gridZ']} & 65535) << 47)")
+    ints["blk"] = (f"({col['blockX']} & 65535) | (({col['blockY']} & 65535) << 16)"
+                   f" | (({col['blockZ']} & 65535) << 32)"
+                   f" | (({col['registersPerThread']} & 32767) << 48)")
+    return ints
 
 
 def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) -> GpuCounts:
-    """Stage every GPU op into temp table `_nsys_gpu`; needs `_nsys_str`."""
+    """Stage every GPU op (integers) and define view `_nsys_gpu`; needs `_nsys_str`."""
     c = GpuCounts()
     parts: list[str] = []
-    base = f"{_STREAM} AS stream, s, e, corr, {_GPID} AS pid, gnode, dev"
+
+    def base(alias: str, offset: int) -> str:
+        return (f"{offset} + {alias}.rowid AS rid, {_STREAM} AS stream, {alias}.s, {alias}.e,"
+                f" corr, {_GPID} AS pid, gnode, dev")
+
     if p.has(KERNEL):
-        ints = _common(p, KERNEL)
-        ints["nm"] = p.col(KERNEL, "demangledName", "name", "shortName", "mangledName") or "NULL"
-        ints["short"] = p.col(KERNEL, "shortName") or "NULL"
-        for k, col in (("gx", "gridX"), ("gy", "gridY"), ("gz", "gridZ"), ("bx", "blockX"),
-                       ("bly", "blockY"), ("bz", "blockZ"), ("regs", "registersPerThread")):
-            ints[k] = p.col(KERNEL, col) or "NULL"
-        c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", ints)
-        grid = "'[' || k.gx || ',' || k.gy || ',' || k.gz || ']'"
-        block = "'[' || k.bx || ',' || k.bly || ',' || k.bz || ']'"
+        c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", _kernel_ints(p))
+        _families(duck)
+        grid = ("'[' || (k.grid & 2147483647) || ',' || ((k.grid >> 31) & 65535) || ','"
+                " || ((k.grid >> 47) & 65535) || ']'")
+        block = ("'[' || (k.blk & 65535) || ',' || ((k.blk >> 16) & 65535) || ','"
+                 " || ((k.blk >> 32) & 65535) || ']'")
         parts.append(
-            f"SELECT 'kernel' AS kind, coalesce(n.value, sn.value, '(name id ' || k.nm || ')')"
-            f" AS name, {base.replace('s, e', 'k.s, k.e')}, NULL::BIGINT AS bytes,"
-            f" NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds, {grid} AS grid,"
-            f" {block} AS block, k.regs FROM _nsys_k k LEFT JOIN _nsys_str n ON n.id = k.nm"
-            " LEFT JOIN _nsys_str sn ON sn.id = k.short")
+            f"SELECT 'kernel' AS kind, f.name, f.family, {base('k', 0)},"
+            " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
+            f" {grid} AS grid, {block} AS block, (k.blk >> 48) & 32767 AS regs"
+            " FROM _nsys_k k LEFT JOIN _nsys_kfam f ON f.nm IS NOT DISTINCT FROM k.nm")
+    nulls = ("NULL::VARCHAR AS grid, NULL::VARCHAR AS block, NULL::BIGINT AS regs")
     if p.has(MEMCPY):
         ints = _common(p, MEMCPY)
         ints.update(bytes="bytes", ck="copyKind", sk=p.col(MEMCPY, "srcKind") or "NULL",
@@ -74,66 +99,76 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
               f"{enums.case_sql('dk', enums.MEM_KIND)}")
         parts.append(
             f"SELECT 'memcpy' AS kind, 'Memcpy ' || {ck} || ' (' || {mk} || ')' AS name,"
-            f" {base}, bytes, {ck} AS copy_kind, {mk} AS mem_kinds, NULL::VARCHAR AS grid,"
-            " NULL::VARCHAR AS block, NULL::BIGINT AS regs FROM _nsys_cp")
+            f" 'memory' AS family, {base('c', c.kernels)}, bytes, {ck} AS copy_kind,"
+            f" {mk} AS mem_kinds, {nulls} FROM _nsys_cp c")
     if p.has(MEMSET):
         ints = _common(p, MEMSET)
         ints.update(bytes="bytes", mk=p.col(MEMSET, "memKind") or "NULL")
         c.memset = fetch.stage(src, duck, MEMSET, "_nsys_ms", ints)
         mk = enums.case_sql("mk", enums.MEM_KIND)
-        parts.append(f"SELECT 'memset' AS kind, 'Memset (' || {mk} || ')' AS name, {base},"
-                     f" bytes, NULL::VARCHAR AS copy_kind, {mk} AS mem_kinds,"
-                     " NULL::VARCHAR AS grid, NULL::VARCHAR AS block, NULL::BIGINT AS regs"
-                     " FROM _nsys_ms")
+        parts.append(
+            f"SELECT 'memset' AS kind, 'Memset (' || {mk} || ')' AS name, 'memory' AS family,"
+            f" {base('m', c.kernels + c.memcpy)}, bytes, NULL::VARCHAR AS copy_kind,"
+            f" {mk} AS mem_kinds, {nulls} FROM _nsys_ms m")
     if p.has(SYNC):
         ints = _common(p, SYNC)
         ints["st"] = p.col(SYNC, "syncType", "deprecatedSyncType") or "NULL"
         c.sync = fetch.stage(src, duck, SYNC, "_nsys_sy", ints)
-        parts.append(f"SELECT 'sync' AS kind,"
-                     f" {enums.case_sql('st', enums.SYNC_TYPE, 'Unknown sync')} AS name,"
-                     f" {base}, {_NULLS} FROM _nsys_sy")
-    if not parts:
-        return c
-    duck.execute("CREATE OR REPLACE TEMP TABLE _nsys_gpu AS " + " UNION ALL ".join(parts))
-    for t in ("_nsys_k", "_nsys_cp", "_nsys_ms", "_nsys_sy"):
-        duck.execute(f"DROP TABLE IF EXISTS {t}")
+        parts.append(
+            f"SELECT 'sync' AS kind, {enums.case_sql('st', enums.SYNC_TYPE, 'Unknown sync')}"
+            f" AS name, 'sync' AS family, {base('y', c.kernels + c.memcpy + c.memset)},"
+            " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
+            f" {nulls} FROM _nsys_sy y")
+    if parts:
+        duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpu AS " + " UNION ALL ".join(parts))
     return c
 
 
-def ingest(store: Store, artifact_id: int) -> None:
+def _families(duck: duckdb.DuckDBPyConnection) -> None:
+    """`_nsys_kfam(nm, name, family)`: one row per distinct kernel name id."""
+    rows = duck.execute(
+        "SELECT k.nm, coalesce(n.value, '(name id ' || k.nm || ')', '')"
+        " FROM (SELECT DISTINCT nm FROM _nsys_k) k LEFT JOIN _nsys_str n ON n.id = k.nm"
+    ).fetchall()
+    names = [r[1] for r in rows]
+    duck.register("_kfam_src", pa.table({
+        "nm": pa.array([r[0] for r in rows], pa.int64()), "name": pa.array(names, pa.string()),
+        "family": pa.array(kernel_families.classify_many(names), pa.string())}))
+    duck.execute("CREATE OR REPLACE TEMP TABLE _nsys_kfam AS SELECT * FROM _kfam_src")
+    duck.unregister("_kfam_src")
+
+
+def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
     """`_nsys_gpu` → gpu_ops, linked to host_ops by (process, correlationId)."""
     con = store.con
-    names = [r[0] for r in con.execute(
-        "SELECT DISTINCT name FROM _nsys_gpu WHERE kind = 'kernel'").fetchall()]
-    con.register("_families", pa.table({
-        "fname": pa.array(names, pa.string()),
-        "family": pa.array(kernel_families.classify_many(names), pa.string())}))
-    n = con.execute("SELECT count(*) FROM _nsys_gpu").fetchall()[0][0]
-    gpu_base = store.reserve_ops(n + 1)
+    gpu_base = store.reserve_ops(counts.total + 1)
     con.execute(
         f"""
         INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
             start_ns, dur_ns, correlation, launch_op_id, via_graph, bytes, copy_kind, mem_kinds,
             grid, block, regs)
         WITH launch AS (
-            SELECT pid, correlation, first(op_id ORDER BY depth, op_id) AS op_id,
+            SELECT pid, correlation,
+                   min(CAST(depth AS BIGINT) * {_DEPTH_KEY} + op_id) % {_DEPTH_KEY} AS op_id,
                    bool_or(name IN (SELECT unnest($graph))) AS graph
             FROM host_ops
             WHERE artifact_id = $a AND kind = 'runtime' AND correlation IS NOT NULL
             GROUP BY pid, correlation
-        ), g AS (SELECT {gpu_base} + rowid AS gpu_op_id, * FROM _nsys_gpu)
-        SELECT $a, g.gpu_op_id, CAST(g.dev AS INTEGER), g.stream, g.kind, g.name,
-               CASE WHEN g.kind = 'kernel' THEN f.family WHEN g.kind = 'sync' THEN 'sync'
-                    ELSE 'memory' END,
-               g.s, greatest(coalesce(g.e - g.s, 0), 0), g.corr, l.op_id,
+        )
+        SELECT $a, {gpu_base} + g.rid, CAST(g.dev AS INTEGER), g.stream, g.kind, g.name,
+               g.family, g.s, greatest(coalesce(g.e - g.s, 0), 0), g.corr, l.op_id,
                coalesce(l.graph, false) OR coalesce(g.gnode, 0) <> 0,
                g.bytes, g.copy_kind, g.mem_kinds, g.grid, g.block, CAST(g.regs AS INTEGER)
-        FROM g
-        LEFT JOIN _families f ON f.fname = g.name
+        FROM _nsys_gpu g
         LEFT JOIN launch l ON l.correlation = g.corr AND l.pid = g.pid
         WHERE g.s IS NOT NULL
         """,
         {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
     )
-    con.unregister("_families")
-    con.execute("DROP TABLE _nsys_gpu")
+    drop(con)
+
+
+def drop(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("DROP VIEW IF EXISTS _nsys_gpu")
+    for t in (*_STAGED, "_nsys_kfam"):
+        con.execute(f"DROP TABLE IF EXISTS {t}")

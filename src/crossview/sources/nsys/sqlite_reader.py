@@ -54,8 +54,9 @@ def read(path: Path, store: Store) -> ArtifactReport:
 
 def _cleanup(store: Store, artifact_id: int) -> None:
     store.discard(artifact_id)
-    for t in ("_nsys_str", "_nsys_cc", "_nsys_host", "_nsys_gpu", "_nsys_samp", "_host",
-              "_labels", "_threads"):
+    gpu.drop(store.con)
+    for t in ("_nsys_str", "_nsys_cc", "_nsys_host", "_nsys_samp", "_host", "_labels",
+              "_threads"):
         store.con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
@@ -72,7 +73,7 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     n_host = host.ingest(store, artifact_id)
     gc = gpu.stage(src, duck, p)
     if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
-        gpu.ingest(store, artifact_id)
+        gpu.ingest(store, artifact_id, gc)
     n_samples = 0
     if p.has(sp.SAMPLES):
         staged = sampling.stage(src, duck, p)
