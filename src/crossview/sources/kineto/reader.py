@@ -42,7 +42,8 @@ def sniff(head: bytes, path: Path) -> bool:
 
 
 _EVENTS_SQL = (
-    "CREATE OR REPLACE TEMP TABLE ev AS SELECT * FROM read_json("
+    # a regular (not TEMP) table: the GPU insert reads it from a second connection
+    "CREATE OR REPLACE TABLE ev AS SELECT * FROM read_json("
     f"$files, format='array', columns={C.COLUMNS}, maximum_object_size=16777216"
     "__EXTRA__) WHERE ph = 'X' AND ts IS NOT NULL"
 )
@@ -168,11 +169,37 @@ def _devices(store: Store, artifact_id: int, top: staging.TraceMeta) -> None:
 
 
 def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
+    """ev → host_ops, frames, gpu_ops. The GPU insert runs on a second DuckDB connection
+    while numpy nests the host events (DuckDB drops the GIL), overlapping the two."""
     con = store.con
     ns = f"CAST({int(base_us)} AS BIGINT) * 1000 + CAST(round((ts - {base_us!r}) * 1000) AS BIGINT)"
     dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
-    # Host events stay in DuckDB (strings never become Python objects); only four integer
-    # columns go to numpy for nesting, and the results come back joined by position.
+    n = _host_table(con, ns, dur)
+    op_base = store.reserve_ops(max(n, 1))
+    gpu_base = store.reserve_ops(con.execute("SELECT count(*) FROM ev").fetchall()[0][0] + 1)
+    errors: list[BaseException] = []
+
+    def gpu() -> None:
+        try:
+            _insert_gpu_ops(con.cursor(), artifact_id, op_base, gpu_base, ns, dur)
+        except BaseException as e:  # re-raised on the calling thread
+            errors.append(e)
+
+    worker = threading.Thread(target=gpu)
+    worker.start()
+    try:
+        _nest_host(store, artifact_id, op_base, n)
+    finally:
+        worker.join()
+    if errors:
+        raise errors[0]
+    for t in ("_host", "_labels", "_threads"):
+        con.execute(f"DROP TABLE {t}")
+
+
+def _host_table(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> int:
+    """Host events, sorted (thread, start, longest first), with integer thread and label ids.
+    Strings stay in DuckDB; only integer columns go to numpy. Returns the row count."""
     host = f"""
         SELECT coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
                {C.HOST_KIND_SQL} AS kind, coalesce(name, '') AS name,
@@ -183,25 +210,31 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     """
     # small dictionaries first, so the big sort is on integers, not strings
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _threads AS SELECT pid, tid,"
+        "CREATE OR REPLACE TABLE _threads AS SELECT pid, tid,"
         " CAST(row_number() OVER (ORDER BY pid, tid) - 1 AS BIGINT) AS thread"
         f" FROM (SELECT DISTINCT coalesce(pid, '') AS pid, coalesce(tid, '') AS tid"
         f" FROM ev WHERE cat IN {C.HOST_CATS})"
     )
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _labels AS SELECT kind, name,"
+        "CREATE OR REPLACE TABLE _labels AS SELECT kind, name,"
         " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
         f" FROM (SELECT DISTINCT {C.HOST_KIND_SQL} AS kind, coalesce(name, '') AS name"
         f" FROM ev WHERE cat IN {C.HOST_CATS})"
     )
     con.execute(
         f"""
-        CREATE OR REPLACE TEMP TABLE _host AS
+        CREATE OR REPLACE TABLE _host AS
         SELECT t.thread, l.label, h.*
         FROM ({host}) h JOIN _threads t USING (pid, tid) JOIN _labels l USING (kind, name)
         ORDER BY t.thread, h.start_ns, h.dur_ns DESC
         """
     )
+    return int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
+
+
+def _nest_host(store: Store, artifact_id: int, op_base: int, n: int) -> None:
+    """Nesting and call-tree nodes in numpy; host_ops rows joined back by position."""
+    con = store.con
     # insertion order is preserved (DuckDB's default), so rows come back in sorted order
     cols = con.execute("SELECT thread, start_ns, dur_ns, label FROM _host").fetchnumpy()
     thread = np.asarray(cols["thread"], dtype=np.int64)
@@ -209,9 +242,8 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     durs = np.asarray(cols["dur_ns"], dtype=np.int64)
     labels = np.asarray(cols["label"], dtype=np.int64)
     del cols
-    n = len(start)
     nested = nest(thread, start, durs)
-    del thread, start
+    del thread, start, durs
 
     label_rows = con.execute("SELECT kind, name FROM _labels ORDER BY label").fetchall()
     stacks = con.execute(
@@ -226,14 +258,13 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     store.reserve_nodes(len(node_parent))
     append_frames(store, prefix, node_parent, node_label, label_rows, first_node)
 
-    op_base = store.reserve_ops(max(n, 1))
     parent = np.where(nested.parent >= 0, nested.parent + op_base, -1)
     res = pa.table({
         "depth": pa.array(nested.depth),
         "parent": pa.array(parent, mask=parent < 0),
         "node_id": pa.array(node), "self_ns": pa.array(nested.self_ns),
     })
-    del nested, parent, node, durs, labels
+    del nested, parent, node, labels
     con.register("_nest", res)
     con.execute(
         f"""
@@ -245,29 +276,29 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
         """
     )
     con.unregister("_nest")
-    del res
-    for t in ("_host", "_labels", "_threads"):
-        con.execute(f"DROP TABLE {t}")
+    assert n == res.num_rows
 
-    # GPU ops: one SQL pass; kernel families from the (few) distinct names; ids from rowid
-    names = [r[0] for r in con.execute(
+
+def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int,
+                    gpu_base: int, ns: str, dur: str) -> None:
+    """GPU ops in one SQL pass: kernel families from the (few) distinct names; ids from
+    rowid; the launching call by correlation (op id = op_base + its row in _host)."""
+    names = [r[0] for r in cur.execute(
         f"SELECT DISTINCT coalesce(name, '') FROM ev WHERE cat IN {C.GPU_CATS}"
     ).fetchall()]
     fam = pa.table({"fname": pa.array(names, pa.string()),
                     "family": pa.array(kernel_families.classify_many(names), pa.string())})
-    con.register("_families", fam)
-    n_ev = con.execute("SELECT count(*) FROM ev").fetchall()[0][0]
-    gpu_base = store.reserve_ops(n_ev + 1)
-    con.execute(
+    cur.register("_families", fam)
+    cur.execute(
         f"""
         INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
             start_ns, dur_ns, correlation, launch_op_id, via_graph, bytes, copy_kind, mem_kinds,
             grid, block, regs, collective)
         WITH launch AS (
-            SELECT correlation, min(op_id) AS op_id,
+            SELECT correlation, {op_base} + min(rowid) AS op_id,
                    bool_or(name IN (SELECT unnest($graph))) AS graph
-            FROM host_ops
-            WHERE artifact_id = $a AND kind = 'runtime' AND correlation IS NOT NULL
+            FROM _host
+            WHERE kind = 'runtime' AND correlation IS NOT NULL
             GROUP BY correlation
         ), g AS (
             SELECT {gpu_base} + rowid AS gpu_op_id, *,
@@ -291,4 +322,5 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
         """,
         {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
     )
-    con.unregister("_families")
+    cur.unregister("_families")
+    cur.close()
