@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from crossview.detectors.common import artifact_kinds, evidence, ms, pct
-from crossview.knowledge import api_roles
+from crossview.detectors.common import artifact_kinds, evidence, ms, pct, short
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.views import Views
@@ -25,21 +24,19 @@ def detect(v: Views) -> list[Finding]:
             fix=fix_for("capture-no-cuda", "nsys" if nsys else None),
             share=0.0, evidence=evidence(v, "no kernel / memcpy / memset events"),
         )]
-    startup = api_roles.names_with_role("startup")
-    row = v.store.sql(
-        "SELECT count(*), coalesce(sum(dur_ns), 0) FROM f_host WHERE kind = 'runtime'"
-        " AND name IN (SELECT unnest($n))", {"n": startup},
-    ).fetchall()[0]
-    n, t = int(row[0]), int(row[1])
+    t, n, top = v.startup_ns
     span = m.host_span_ns or 1
     share = t / span
     if n == 0 or share < lim.startup_yellow_share:
         return []
+    names = "; ".join(f"`{short(name, 70)}` {ms(ns)}" for name, ns in top)
     return [Finding(
         pattern=PATTERN, severity="yellow",
-        title=f"Start-up work inside the capture ({pct(share)} of host time span)",
-        observation=(f"{n:,} start-up calls (module loading, allocation) took {ms(t)}; "
-                     "they are warm-up, not steady state."),
+        title=f"Start-up work inside the capture ({pct(share)} of the host time span)",
+        observation=(f"The host spent {ms(t)} (wall, union over threads) in start-up frames "
+                     f"— JIT compilation, module loading, autotuning — {n:,} distinct frames, "
+                     f"longest in total: {names}. That is warm-up, not steady state; GPU idle "
+                     "during it is not a lever."),
         fix=fix_for(PATTERN, v.engine), share=share,
-        evidence=evidence(v, "start-up API calls (api_roles.yaml: startup)"),
+        evidence=evidence(v, "host frames matching frames.yaml: startup"),
     )]

@@ -35,6 +35,20 @@ def detect(v: Views) -> list[Finding]:
         f"{ms(idle.kernel_wait_ns)} ({pct(idle.kernel_wait_ns / parts)}), other "
         f"{ms(idle.other_ns)} ({pct(idle.other_ns / parts)}). Mostly {cause[0]}: {side}."
     )
+    startup_ns = v.startup_ns[0]
+    if startup_ns >= lim.startup_dominates_idle_share * idle.total_ns:
+        # conventions §1: start-up inside the capture is a capture note, not a GPU-idle lever
+        return [Finding(
+            pattern=PATTERN, severity="yellow",
+            title=f"GPU idle {pct(share)} of the kernel span, mostly during start-up work",
+            observation=obs + (f" The host spent {ms(startup_ns)} in start-up frames (JIT "
+                               "compilation, module loading, autotuning) inside this span: "
+                               "the idle is warm-up, not steady state."),
+            fix=fix_for("capture-window", v.engine), share=share,
+            evidence=evidence(v, "kernel intervals and host start-up frames (frames.yaml)"),
+            details={"idle_ns": idle.total_ns, "cause": "start-up",
+                     "startup_ns": startup_ns},
+        )]
     return [Finding(
         pattern=PATTERN, severity=sev,
         title=f"GPU idle {pct(share)} of the kernel span (mostly {cause[0]})",

@@ -43,9 +43,14 @@ def detect(v: Views) -> list[Finding]:
     if not flagged:
         return []
     share = idle / span
+    m = v.metrics
+    # when the whole span is already judged by gpu-idle, the chunks only say *when*: keep
+    # them as info (in JSON) rather than spend a yellow slot on the same idle time twice
+    span_idle = m.idle.total_ns / m.kernel_span_ns if m.kernel_span_ns else 0.0
+    duplicate = span_idle >= lim.gpu_idle_yellow_share
     return [Finding(
         pattern=PATTERN,
-        severity="yellow" if share >= lim.nsys_rule_yellow_share else "info",
+        severity="yellow" if share >= lim.nsys_rule_yellow_share and not duplicate else "info",
         title=f"Low GPU utilization in {flagged} of {sum(len(c.busy) for c in per_device)} "
               f"time chunks ({ms(idle)} idle in them, {pct(share)} of the GPU-op span)",
         observation="GPU ops (kernels, copies, memsets) per time chunk: " + "; ".join(parts)

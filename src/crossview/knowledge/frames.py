@@ -40,3 +40,9 @@ def engine_of(frame_names: list[str]) -> str | None:
 
 def dataloader_pattern() -> str:
     return _rules()[2].pattern
+
+
+@cache
+def startup_pattern() -> str:
+    """One regex (DuckDB/RE2 syntax) matching start-up frames (frames.yaml: startup)."""
+    return "|".join(f"(?:{p})" for p in load_yaml("frames.yaml")["startup"])

@@ -29,6 +29,7 @@ class Thresholds:
     pageable_red_share: float
     pageable_yellow_share: float
     startup_yellow_share: float
+    startup_dominates_idle_share: float
     # nsys expert-rule equivalents: gpu-gap, low-gpu-utilization, sync-memcpy, sync-memset
     gpu_gap_min_ns: int
     gpu_util_chunks: int

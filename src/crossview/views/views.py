@@ -155,6 +155,27 @@ class Views:
 
     # -- timeline facts (lazy: only the detectors that need them pay) -----------------
     @cached_property
+    def startup_ns(self) -> tuple[int, int, list[tuple[str, int]]]:
+        """Wall time the host spent in start-up work (JIT compile, module load, autotune:
+        frames.yaml startup, and start-up API calls) inside the kernel span, as the union of
+        those frames' intervals over all threads: (ns, frames matched, top 3 (name, ns))."""
+        where = ("regexp_matches(name, $p) OR (kind = 'runtime' AND name IN"
+                 " (SELECT unnest($r)))")
+        params = {"p": frames.startup_pattern(), "r": api_roles.names_with_role("startup")}
+        rows = self.store.sql(
+            f"SELECT name, sum(dur_ns) FROM f_host WHERE {where} GROUP BY name ORDER BY 2 DESC",
+            params,
+        ).fetchall()
+        if not rows:
+            return 0, 0, []
+        hs, he, _ = timeline.host_intervals(self.store, where, params)
+        if self.filter.window_ns:
+            lo, hi = self.filter.window_ns
+            hs, he = hs.clip(lo, hi), he.clip(lo, hi)
+        us, ue = timeline.merge(hs, he)
+        return int((ue - us).sum()), len(rows), [(n, int(t)) for n, t in rows[:3]]
+
+    @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:
         return timeline.kernel_union(self.store)
 
