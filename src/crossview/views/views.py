@@ -159,7 +159,9 @@ class Views:
         """Wall time the host spent in start-up work (JIT compile, module load, autotune:
         frames.yaml startup, and start-up API calls) inside the kernel span, as the union of
         those frames' intervals over all threads: (ns, frames matched, top 3 (name, ns))."""
-        where = ("regexp_matches(name, $p) OR (kind = 'runtime' AND name IN"
+        # the regex runs on the distinct names (thousands), not on every event (millions)
+        where = ("name IN (SELECT name FROM (SELECT DISTINCT name FROM f_host)"
+                 " WHERE regexp_matches(name, $p)) OR (kind = 'runtime' AND name IN"
                  " (SELECT unnest($r)))")
         params = {"p": frames.startup_pattern(), "r": api_roles.names_with_role("startup")}
         rows = self.store.sql(
