@@ -11,6 +11,7 @@ from crossview.views.gpu_metrics import DeviceCounters, util
 from crossview.views.histogram import HistStat
 from crossview.views.serving import ServingSummary
 from crossview.views.views import Views
+from crossview.views.workload_sol import DeviceSol
 
 _NAMES = {"gpu_util": "util", "sm_active": "SM active", "sm_occupancy": "SM occupancy",
           "tensor_active": "tensor active", "dram_active": "DRAM active",
@@ -172,6 +173,7 @@ def block(v: Views) -> list[str]:
     for u in gm.unmapped:
         lines.append(f"- {u}: no GPU counter or serving metric crossview knows "
                      "(knowledge/*_metrics.yaml) — stored, not interpreted.")
+    lines += sol_lines(v.workload_sol)
     for note in gm.notes:
         lines.append(f"- Note: {note}.")
     if v.has_trace and v.metrics.kernel_count and gm.devices:
@@ -198,3 +200,16 @@ def metrics_only_key_findings(v: Views, findings: list[Finding]) -> str:
         return base + ("Nothing to judge: the recorded GPUs/engines were idle or the capture "
                        "is incomplete (see Notes) — re-capture under load.")
     return base + "No bottleneck pattern in these metrics."
+
+
+def sol_lines(sols: list[DeviceSol]) -> list[str]:
+    """Workload speed-of-light per device: % of each ceiling, evidence, verdicts."""
+    out: list[str] = []
+    for s in sols:
+        parts = [f"{r.what.replace('_', ' ')} {qty(r.achieved, r.unit)} = **{r.pct:.1f}%** of "
+                 f"{qty(r.ceiling, r.unit)} ({r.evidence})" if r.ceiling else
+                 f"{r.what.replace('_', ' ')} {r.pct:.1f}% ({r.evidence})" for r in s.rows]
+        text = " · ".join(parts + s.verdicts + s.notes)
+        if text:
+            out.append(f"- Speed-of-light {s.device} ({Path(s.artifact).name}): {text}.")
+    return out
