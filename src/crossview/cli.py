@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from crossview.errors import CrossviewError, UsageError
+
+if TYPE_CHECKING:
+    from crossview.analysis import Analysis
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Cross-view GPU performance analysis of profiler captures.")
@@ -33,6 +37,32 @@ def _window(text: str | None) -> tuple[int, int] | None:
         return int(a), int(b)
     except ValueError:
         raise UsageError(f"--window {text!r}: expected START_NS:END_NS (integers)") from None
+
+
+def _run(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysis:
+    """Run an analysis; one error line per rejected input; exit 2 when nothing was read."""
+    try:
+        result = analysis()
+    except CrossviewError as e:
+        _error(str(e))
+        raise typer.Exit(2) from None
+    for r in result.rejected:
+        _error(f"{r.path}: {'; '.join(r.problems)}")
+    if result.views is None:
+        if not result.rejected:
+            _error("no input files found in " + ", ".join(map(str, paths)))
+        raise typer.Exit(2)  # nothing was analyzed: the error lines above say why
+    return result
+
+
+def _emit(text: str, output: Path | None, result: Analysis) -> None:
+    """Write the output; exit 2 after it when some input was rejected."""
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if result.rejected:
+        raise typer.Exit(2)
 
 
 @app.command()
@@ -58,26 +88,11 @@ def analyze(
     from crossview.render import json as json_out
     from crossview.render import markdown
 
-    try:
-        flt = Filter(device=device, stream=stream, pid=pid, tid=tid, window_ns=_window(window),
-                     annotation=annotation, artifact=artifact)
-        result = run(paths, flt, gpu=gpu)
-    except CrossviewError as e:
-        _error(str(e))
-        raise typer.Exit(2) from None
-    for r in result.rejected:
-        _error(f"{r.path}: {'; '.join(r.problems)}")
-    if result.views is None:
-        if not result.rejected:
-            _error("no input files found in " + ", ".join(map(str, paths)))
-        raise typer.Exit(2)  # nothing was analyzed: the error lines above say why
+    result = _run(lambda: run(paths, Filter(
+        device=device, stream=stream, pid=pid, tid=tid, window_ns=_window(window),
+        annotation=annotation, artifact=artifact), gpu=gpu), paths)
     text = json_out.render(result) if fmt is Fmt.json else markdown.render(result)
-    if output:
-        output.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    if result.rejected:
-        raise typer.Exit(2)
+    _emit(text, output, result)
 
 
 @app.command()
@@ -93,28 +108,14 @@ def kernels(
     from crossview.analysis import analyze as run
     from crossview.render import kernels as table
 
-    try:
-        result = run(paths, gpu=gpu)
-    except CrossviewError as e:
-        _error(str(e))
-        raise typer.Exit(2) from None
-    for r in result.rejected:
-        _error(f"{r.path}: {'; '.join(r.problems)}")
-    if result.views is None:
-        if not result.rejected:
-            _error("no input files found in " + ", ".join(map(str, paths)))
-        raise typer.Exit(2)
+    result = _run(lambda: run(paths, gpu=gpu), paths)
+    assert result.views is not None
     if not result.views.kernels:
         _error(", ".join(map(str, paths)) + ": no per-kernel counters (ncu) in this input: "
                "profile with `ncu -o report …` (or export `ncu --csv`) and pass that file")
         raise typer.Exit(2)
     text = table.render_json(result) if fmt is Fmt.json else table.render(result)
-    if output:
-        output.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    if result.rejected:
-        raise typer.Exit(2)
+    _emit(text, output, result)
 
 
 @app.command()

@@ -139,20 +139,8 @@ def cpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
     rows = store.sql(
         "SELECT node_id, sum(self_ns), count(*) FROM f_host GROUP BY node_id"
     ).fetchall()
-    nodes: dict[int, TreeNode] = {}
-    roots: list[TreeNode] = []
-
-    def get(n: int) -> TreeNode:
-        tn = nodes.get(n)
-        if tn is None:
-            parent, name, kind = frames.info[n]
-            tn = _node(name, kind)
-            nodes[n] = tn
-            if parent is None or parent < 0:
-                roots.append(tn)
-            else:
-                get(parent).children.append(tn)
-        return tn
+    forest = Forest(frames)
+    nodes, roots, get = forest.nodes, forest.roots, forest.get
 
     total = 0
     for n, s, c in rows:
@@ -165,6 +153,27 @@ def cpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
             nodes[anc].time_ns += s
     _sort(roots)
     return CallTree(total, roots)
+
+
+class Forest:
+    """TreeNodes made on demand for frame node ids, each hung under its parent's node."""
+
+    def __init__(self, frames: _Frames) -> None:
+        self.frames = frames
+        self.nodes: dict[int, TreeNode] = {}
+        self.roots: list[TreeNode] = []
+
+    def get(self, n: int) -> TreeNode:
+        tn = self.nodes.get(n)
+        if tn is None:
+            parent, name, kind = self.frames.info[n]
+            tn = _node(name, kind)
+            self.nodes[n] = tn
+            if parent is None or parent < 0:
+                self.roots.append(tn)
+            else:
+                self.get(parent).children.append(tn)
+        return tn
 
 
 def frames_of(store: Store) -> _Frames:

@@ -9,7 +9,7 @@ self time the samples that ended in it.
 from __future__ import annotations
 
 from crossview.store.store import Store
-from crossview.views.calltree import CallTree, TreeNode, _Frames, _node, _sort
+from crossview.views.calltree import CallTree, Forest, _Frames, _sort
 from crossview.views.sample_scope import sampled_totals
 
 
@@ -21,20 +21,8 @@ def cpu_view(store: Store, fr: _Frames) -> CallTree:
     rows = store.sql(
         "SELECT node_id, sum(weight_ns), sum(count) FROM f_samples GROUP BY node_id"
     ).fetchall()
-    nodes: dict[int, TreeNode] = {}
-    roots: list[TreeNode] = []
-
-    def get(n: int) -> TreeNode:
-        tn = nodes.get(n)
-        if tn is None:
-            parent, name, kind = fr.info[n]
-            tn = _node(name, kind)
-            nodes[n] = tn
-            if parent is None or parent < 0:
-                roots.append(tn)
-            else:
-                get(parent).children.append(tn)
-        return tn
+    forest = Forest(fr)
+    nodes, roots, get = forest.nodes, forest.roots, forest.get
 
     total = samples = 0
     for n, w, c in rows:
