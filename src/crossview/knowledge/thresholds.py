@@ -60,6 +60,12 @@ class Thresholds:
     itl_spike_ratio: float
     long_prompt_tokens: float
     serving_min_requests: int
+    # A/B of benchmark trials (experiments/ab.py): decision rule documented in architecture.md
+    ab_noise_pct: float
+    ab_alpha: float
+    ab_min_trials: int
+    ab_ci_level: float
+    ab_bootstrap_resamples: int
 
 
 @cache

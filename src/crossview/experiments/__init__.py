@@ -1,0 +1,1 @@
+"""Experiments on benchmark trials: A/B comparison, ledger updates."""

@@ -1,0 +1,88 @@
+"""Format a `Diff` (experiments/diff.py) as Markdown or JSON. Computes nothing."""
+
+from __future__ import annotations
+
+import msgspec
+
+from crossview.experiments.diff import Change, Diff, Row
+from crossview.units import duration
+
+_MAX_KERNEL_ROWS = 25  # the Markdown table; JSON keeps every row
+
+
+def _signed(ns: float) -> str:
+    return ("+" if ns > 0 else "") + duration(ns) if ns else "0 ns"
+
+
+def _mean(ns: float | None) -> str:
+    return duration(ns) if ns is not None else "—"
+
+
+def _share(x: float | None) -> str:
+    return f"{100 * x:+.1f}%" if x is not None else "—"
+
+
+def _value(unit: str, x: float) -> str:
+    if unit == "ns":
+        return duration(x)
+    if unit == "%":
+        return f"{x:.1f}%"
+    return f"{int(x):,}"
+
+
+def _delta(c: Change) -> str:
+    if c.unit == "ns":
+        return _signed(c.delta)
+    if c.unit == "%":
+        return f"{c.delta:+.1f} pp"
+    return f"{int(c.delta):+,}"
+
+
+def _cell(text: str) -> str:
+    text = text.replace("|", "\\|")
+    return text if len(text) <= 70 else text[:67] + "…"
+
+
+def _row(r: Row, with_family: bool) -> str:
+    cells = [f"`{_cell(r.key)}`"] + ([r.family] if with_family else []) + [
+        duration(r.a_time_ns), f"{r.a_count:,}", _mean(r.a_mean_ns),
+        duration(r.b_time_ns), f"{r.b_count:,}", _mean(r.b_mean_ns),
+        _signed(r.delta_ns), _share(r.share_of_change),
+    ]
+    if r.presence != "both":
+        cells[0] += " (only in " + r.presence[-1].upper() + ")"
+    return "| " + " | ".join(cells) + " |"
+
+
+def _table(rows: list[Row], with_family: bool) -> list[str]:
+    head = "| kernel | family " if with_family else "| family "
+    cols = "| A time | A count | A mean | B time | B count | B mean | Δ time (B − A) | share of Δ |"
+    sep = "|---" * (9 + with_family) + "|"
+    return [head + cols, sep] + [_row(r, with_family) for r in rows]
+
+
+def render(d: Diff) -> str:
+    out = ["# crossview diff", "",
+           "A: " + ", ".join(f"`{p}`" for p in d.a_paths),
+           "B: " + ", ".join(f"`{p}`" for p in d.b_paths), "",
+           "Evidence: each side's `gpu_ops` kernel rows and its whole-capture metrics "
+           "(busy = union of kernel intervals, idle = its gaps by HTA's rule). Δ = B − A; "
+           "share of Δ = a row's Δ over the net change of kernel time "
+           f"({_signed(d.net_change_ns)}).", "",
+           "## Whole capture", "", "| metric | A | B | Δ (B − A) |", "|---|---|---|---|"]
+    out += [f"| {c.metric} | {_value(c.unit, c.a)} | {_value(c.unit, c.b)} | {_delta(c)} |"
+            for c in d.metrics]
+    out += ["", "## Kernel families", ""] + _table(d.families, with_family=False)
+    shown = d.kernels[:_MAX_KERNEL_ROWS]
+    out += ["", f"## Kernels (top {len(shown)} of {len(d.kernels)} by |Δ|)", "",
+            f"Matching: {d.matching}.", ""] + _table(shown, with_family=True)
+    for side, rows in (("A", d.only_a), ("B", d.only_b)):
+        total = sum(r.a_time_ns + r.b_time_ns for r in rows)
+        out += ["", f"Only in {side}: {len(rows)} kernels, {duration(total)}"
+                + (" — " + ", ".join(f"`{_cell(r.key)}`" for r in rows[:10]) if rows else "")
+                + (" …" if len(rows) > 10 else "")]
+    return "\n".join(out) + "\n"
+
+
+def render_json(d: Diff) -> str:
+    return msgspec.json.format(msgspec.json.encode(d.to_dict()), indent=2).decode() + "\n"
