@@ -95,7 +95,8 @@ def load_arm(name: str, paths: list[Path]) -> Arm:
             raise InputError(rep.path, "not a benchmark result crossview reads (a `vllm bench "
                              "serve --save-result` JSON or a metric,value CSV/JSONL)"
                              + (f": {rep.problems[0]}" if rep.problems else ""))
-        if rep.status != "ok":
+        if rep.status != "ok" or rep.problems:
+            # an A/B trial with a skipped row (NaN, a malformed line) is not a trial to trust
             raise InputError(rep.path, "; ".join(rep.problems) or rep.status)
     rows = store.sql("SELECT artifact_id, arm, trial, metric, value, unit FROM trials"
                      " ORDER BY artifact_id, arm, trial, metric").fetchall()

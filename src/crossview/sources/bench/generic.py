@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,9 @@ def _read_csv(text: str, t: TrialRows, bad: list[tuple[int, str]]) -> None:
         except ValueError:
             bad.append((lineno, f"value {row.get('value')!r} is not a number"))
             continue
+        if not math.isfinite(value):  # NaN / inf: never averaged in silently
+            bad.append((lineno, f"value {row.get('value')!r} is not a finite number"))
+            continue
         if not metric:
             bad.append((lineno, "empty metric name"))
             continue
@@ -122,8 +126,8 @@ def _read_jsonl(data: bytes, t: TrialRows, bad: list[tuple[int, str]]) -> None:
         for name, m in metrics.items():
             value, unit = (m.get("value"), m.get("unit")) if isinstance(m, dict) else (m, None)
             v = scalar(value)
-            if not isinstance(v, int | float) or isinstance(v, bool):
-                bad.append((lineno, f"metric {name!r}: value is not a number"))
+            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
+                bad.append((lineno, f"metric {name!r}: value is not a finite number"))
                 continue
             t.add(arm, trial, str(name), float(v), str(unit) if unit else _unit_for(name))
 
