@@ -26,13 +26,12 @@ import math
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from crossview.errors import InputError
 from crossview.model.context import Context
 from crossview.sources.bench.trials import TrialRows, apply, commit, scalar
 from crossview.sources.metrics.rows import problem_lines
 from crossview.sources.report import ArtifactReport
+from crossview.sources.textfile import json_objects
 from crossview.store.store import Store
 
 KIND = "bench-generic"
@@ -98,17 +97,7 @@ def _read_csv(text: str, t: TrialRows, bad: list[tuple[int, str]]) -> None:
 
 def _read_jsonl(data: bytes, t: TrialRows, bad: list[tuple[int, str]]) -> None:
     shared: dict[str, Any] = {}
-    for lineno, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = msgspec.json.decode(line)
-        except msgspec.DecodeError as e:
-            bad.append((lineno, f"not JSON ({str(e)[:60]})"))
-            continue
-        if not isinstance(obj, dict):
-            bad.append((lineno, "not a JSON object"))
-            continue
+    for lineno, obj in json_objects(data, bad):
         if obj.get("format") == FORMAT:
             shared = obj.get("context") if isinstance(obj.get("context"), dict) else {}
             continue

@@ -15,6 +15,7 @@ from crossview.errors import InputError
 from crossview.knowledge import metric_names
 from crossview.sources.metrics.rows import MetricRows, commit, labels_json, problem_lines
 from crossview.sources.report import ArtifactReport
+from crossview.sources.textfile import read_text
 from crossview.store.store import Store
 
 KIND = "dcgmi-dmon"
@@ -27,10 +28,7 @@ def sniff(head: bytes, path: Path) -> bool:
 
 def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as e:
-        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    text = read_text(path)
     rows = MetricRows()
     bad: list[tuple[int, str]] = []
     tags: list[str] | None = None

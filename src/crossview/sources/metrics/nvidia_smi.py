@@ -15,12 +15,12 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from crossview.errors import InputError
 from crossview.knowledge import metric_names
 from crossview.knowledge.loader import load_yaml
 from crossview.sources.metrics.promtext import epoch_ns
 from crossview.sources.metrics.rows import MetricRows, commit, labels_json, problem_lines
 from crossview.sources.report import ArtifactReport
+from crossview.sources.textfile import read_text
 from crossview.store.store import Store
 
 KIND = "nvidia-smi"
@@ -194,10 +194,7 @@ class _Reader:
 
 def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as e:
-        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    text = read_text(path)
     r = _Reader()
     r.run(text)
     kind = KIND + (" dmon" if r.rows.source and set(r.rows.source) == {"nvidia-smi-dmon"}

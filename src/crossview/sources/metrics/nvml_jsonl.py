@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import msgspec
-
 from crossview.errors import InputError
 from crossview.knowledge import metric_names
 from crossview.sources.metrics.rows import MetricRows, commit, labels_json, problem_lines
 from crossview.sources.report import ArtifactReport
+from crossview.sources.textfile import json_objects
 from crossview.store.store import Store
 
 KIND = "nvml-jsonl"
@@ -43,17 +42,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
     host = ""
     names: dict[int, str] = {}
     seq = 0
-    for lineno, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = msgspec.json.decode(line)
-        except msgspec.DecodeError as e:
-            bad.append((lineno, f"not JSON ({str(e)[:60]})"))
-            continue
-        if not isinstance(obj, dict):
-            bad.append((lineno, "not a JSON object"))
-            continue
+    for lineno, obj in json_objects(data, bad):
         if obj.get("format") == FORMAT:
             host = str(obj.get("hostname") or "")
             for d in obj.get("devices") or []:
