@@ -232,6 +232,32 @@ def ab(
         raise typer.Exit(1)
 
 
+@app.command("mcp")
+def mcp_server(
+    root: Annotated[list[Path], typer.Option(
+        help="Folder whose captures the server may open (repeatable; nothing outside).")],
+    http: Annotated[bool, typer.Option(help="Streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="HTTP bind address (beyond loopback: --token).")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    token: Annotated[str | None, typer.Option(
+        envvar="CROSSVIEW_MCP_TOKEN", help="Bearer token HTTP clients must send.")] = None,
+) -> None:
+    """MCP server: crossview's views as tools for an agent (stdio by default)."""
+    try:
+        import mcp  # noqa: F401  (the SDK is an optional extra)
+    except ImportError:
+        _error("the MCP server needs the `mcp` extra: pip install 'crossview[mcp]'")
+        raise typer.Exit(2) from None
+    from crossview.mcp.server import run as serve
+
+    try:
+        serve(root, http, host, port, token)
+    except CrossviewError as e:
+        _error(str(e))
+        raise typer.Exit(2) from None
+
+
 @app.callback()
 def _root() -> None:
     """crossview: why is my GPU workload slow, and what exactly do we change?"""

@@ -1,0 +1,96 @@
+"""Analyses kept in memory per (paths, filter, gpu): an agent's follow-up calls on the same
+scope (hot_traces gpu then cpu, topfunctions, query…) reuse one store instead of re-reading."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from crossview.analysis import Analysis, analyze
+from crossview.errors import CrossviewError
+from crossview.mcp.safety import Refused, Roots
+from crossview.model.filter import Filter
+
+
+class FilterArg(BaseModel):
+    """The scope of a call; every field optional (None = all). Echoed back as `filter`."""
+
+    device: int | None = Field(None, description="Only this GPU (device id).")
+    stream: int | None = Field(None, description="Only this CUDA/HIP stream.")
+    pid: str | None = Field(None, description="Only this host process id.")
+    tid: str | None = Field(None, description="Only this host thread id.")
+    window_ns: list[int] | None = Field(
+        None, description="[start_ns, end_ns) on the trace clock.", min_length=2, max_length=2)
+    annotation: str | None = Field(None, description="Only work under this annotation/NVTX.")
+    artifact: str | None = Field(None, description="Only this input file (path or name).")
+
+    def to_filter(self) -> Filter:
+        w = self.window_ns
+        return Filter(device=self.device, stream=self.stream, pid=self.pid, tid=self.tid,
+                      window_ns=(int(w[0]), int(w[1])) if w else None,
+                      annotation=self.annotation, artifact=self.artifact)
+
+
+def filter_echo(f: Filter) -> dict[str, Any]:
+    d = asdict(f)
+    if d["window_ns"] is not None:
+        d["window_ns"] = list(d["window_ns"])
+    return d
+
+
+class Entry:
+    def __init__(self, analysis: Analysis, paths: list[Path], flt: Filter) -> None:
+        self.analysis = analysis
+        self.paths = paths
+        self.filter = flt
+        # one DuckDB connection: one call at a time; re-entrant so `diff A A` takes it twice
+        self.lock = threading.RLock()
+
+    def scope(self) -> dict[str, Any]:
+        """What every tool result starts with: pass `paths` + `filter` back to reuse it."""
+        v = self.analysis.views
+        return {
+            "paths": [str(p) for p in self.paths],
+            "filter": filter_echo(self.filter),
+            "resolved": v.filter.to_dict() if v else None,
+            "rejected": [{"path": r.path, "problems": r.problems}
+                         for r in self.analysis.rejected],
+        }
+
+
+class AnalysisCache:
+    def __init__(self, roots: Roots, size: int = 8) -> None:
+        self.roots = roots
+        self.size = size
+        self._entries: OrderedDict[tuple[Any, ...], Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, paths: list[str], flt: FilterArg | None, gpu: str | None = None) -> Entry:
+        real = self.roots.check_all(paths)
+        f = (flt or FilterArg()).to_filter()
+        key = (tuple(map(str, real)), f, gpu)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit
+        try:
+            result = analyze(real, f, gpu=gpu)
+        except CrossviewError as e:
+            raise Refused(str(e)) from None
+        if result.views is None:
+            why = "; ".join(f"{r.path}: {'; '.join(r.problems)}" for r in result.rejected)
+            raise Refused(why or "no input files found in " + ", ".join(paths))
+        entry = Entry(result, real, f)
+        with self._lock:
+            self._entries[key] = entry
+            while len(self._entries) > self.size:
+                _, old = self._entries.popitem(last=False)
+                with old.lock:
+                    old.analysis.views.store.close()  # type: ignore[union-attr]
+        return entry

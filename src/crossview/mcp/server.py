@@ -1,0 +1,61 @@
+"""The MCP server: tool, resource and prompt registration only (the work is in tools_*.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from crossview.mcp import resources
+from crossview.mcp.cache import AnalysisCache
+from crossview.mcp.safety import Roots
+from crossview.mcp.tools_other import OtherTools
+from crossview.mcp.tools_views import ViewTools
+
+INSTRUCTIONS = (
+    "crossview: why is this GPU workload slow and what do we change. Tools read profiler "
+    "captures (Kineto, nsys, ncu, metrics, benchmarks) under the server's root folders. "
+    "Every result echoes `paths` and `filter`: pass them back to stay on the same scope. "
+    "Order: topentities → gpu_metrics → hot_traces gpu → hot_traces cpu → analyze "
+    "(prompt `cross_view`). Times are integer ns."
+)
+
+
+def build(roots: list[Path]) -> Any:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    cache = AnalysisCache(Roots(roots))
+    views, other = ViewTools(cache), OtherTools(cache)
+    server = MCPServer("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
+    ro = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    for fn in (views.topentities, views.gpu_metrics, views.hot_traces, views.flamegraph,
+               views.topfunctions, views.kernels, views.analyze, other.ab_compare,
+               other.diff, other.sol_bounds, other.query):
+        server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
+
+    @server.resource("crossview://bundles", mime_type="application/json")
+    def bundles() -> str:
+        """The root folders and their bundles (folders) and captures (files)."""
+        return resources.list_bundles(cache)
+
+    @server.resource("crossview://bundle/{name}", mime_type="application/json")
+    def bundle(name: str) -> str:
+        """One bundle's artifacts: format read, status, problems, events."""
+        return resources.bundle_artifacts(cache, name)
+
+    @server.prompt("cross_view")
+    def cross_view(paths: str) -> str:
+        """Walk the cross-view protocol (metrics first, GPU view, CPU cross-check, recap)."""
+        return resources.cross_view(paths)
+
+    return server
+
+
+def run(roots: list[Path], http: bool, host: str, port: int, token: str | None) -> None:
+    server = build(roots)
+    if http:
+        from crossview.mcp.http import serve
+
+        serve(server, host, port, token)
+    else:
+        server.run("stdio")

@@ -1,0 +1,169 @@
+"""Tools over one analysis scope: entities, metrics, call trees, frames, kernels, recap.
+
+Each returns compact JSON text that starts with the scope (`paths`, `filter`, `resolved`):
+pass `paths` and `filter` back unchanged and the next call covers exactly the same data."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from crossview.mcp import trees
+from crossview.mcp.cache import AnalysisCache, Entry, FilterArg
+from crossview.mcp.jsonout import dumps
+from crossview.mcp.safety import Refused
+
+Paths = Annotated[list[str], Field(
+    description="Capture files or folders (a bundle), inside the server's --root folders.",
+    min_length=1)]
+Flt = Annotated[FilterArg | None, Field(
+    description="Scope: device, stream, pid, tid, window_ns, annotation, artifact. Reuse the "
+    "`filter` a previous result echoed to stay on the same scope.")]
+Gpu = Annotated[str | None, Field(
+    description="GPU name for ncu captures that do not name it (e.g. 'RTX 5090').")]
+Top = Annotated[int, Field(ge=1, le=200)]
+
+
+def _out(e: Entry, **body: Any) -> str:
+    return dumps({**e.scope(), **body})
+
+
+class ViewTools:
+    def __init__(self, cache: AnalysisCache) -> None:
+        self.cache = cache
+
+    def topentities(self, paths: Paths, filter: Flt = None, top: Top = 20) -> str:
+        """Processes, ranks, devices and streams ranked by GPU time (kernel ns, from the
+        GPU timeline) and CPU time (host self ns, from the host events). Start here on a
+        multi-process / multi-GPU bundle to pick the `filter` for the other tools."""
+        e = self.cache.get(paths, filter)
+        with e.lock:
+            s = e.analysis.views.store  # type: ignore[union-attr]
+
+            def rows(sql: str) -> list[dict[str, Any]]:
+                cur = s.sql(sql + f" LIMIT {int(top)}")
+                cols = [d[0] for d in cur.description]
+                return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+            gpu = ("sum(g.dur_ns) FILTER (g.kind = 'kernel') AS gpu_kernel_ns,"
+                   " count(*) FILTER (g.kind = 'kernel') AS kernels")
+            body = {
+                "devices": rows(f"SELECT a.path, a.rank, g.device, {gpu}, sum(g.dur_ns) AS"
+                                " gpu_all_ops_ns FROM f_gpu g JOIN artifacts a USING"
+                                " (artifact_id) GROUP BY ALL ORDER BY 4 DESC NULLS LAST"),
+                "streams": rows(f"SELECT a.path, g.device, g.stream, {gpu} FROM f_gpu g JOIN"
+                                " artifacts a USING (artifact_id) GROUP BY ALL"
+                                " ORDER BY 4 DESC NULLS LAST"),
+                "processes": rows(
+                    "WITH c AS (SELECT artifact_id, pid, sum(self_ns) AS cpu_self_ns,"
+                    " count(DISTINCT tid) AS threads FROM f_host GROUP BY ALL),"
+                    " k AS (SELECT h.artifact_id, h.pid, sum(g.dur_ns) AS gpu_kernel_ns FROM"
+                    " f_gpu g JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id ="
+                    " g.artifact_id WHERE g.kind = 'kernel' GROUP BY ALL)"
+                    " SELECT a.path, c.pid, c.threads, c.cpu_self_ns, k.gpu_kernel_ns FROM c"
+                    " JOIN artifacts a USING (artifact_id) LEFT JOIN k USING (artifact_id, pid)"
+                    " ORDER BY k.gpu_kernel_ns DESC NULLS LAST, c.cpu_self_ns DESC"),
+                "ranks": rows(
+                    "SELECT a.path, a.rank, a.world_size, (SELECT sum(dur_ns) FROM f_gpu g"
+                    " WHERE g.artifact_id = a.artifact_id AND g.kind = 'kernel') AS"
+                    " gpu_kernel_ns, (SELECT sum(self_ns) FROM f_host h WHERE h.artifact_id"
+                    " = a.artifact_id) AS cpu_self_ns FROM artifacts a WHERE a.status = 'ok'"
+                    " ORDER BY 4 DESC NULLS LAST"),
+                "units": "ns; gpu_kernel_ns = sum of kernel durations (f_gpu), cpu_self_ns ="
+                         " sum of host event self time (f_host); launches link a kernel to"
+                         " the process that launched it",
+            }
+        return _out(e, **body)
+
+    def gpu_metrics(self, paths: Paths, filter: Flt = None, gpu: Gpu = None) -> str:
+        """Metrics first: GPU busy/idle, kernel time, launch counts, kernel families, top
+        kernels, hardware counters (DCGM/NVML/ncu), serving and benchmark metrics, and the
+        workload's % of speed-of-light. All times in ns, shares as fractions."""
+        e = self.cache.get(paths, filter, gpu)
+        with e.lock:
+            v = e.analysis.views
+            assert v is not None
+            body = {"metrics": v.metrics.to_dict(),
+                    "kernel_families": [f.to_dict() for f in v.families],
+                    "top_kernels": [k.to_dict() for k in v.top_kernels],
+                    "gpu_metrics": v.gpu_metrics.to_dict(),
+                    "workload_sol": [s.to_dict() for s in v.workload_sol],
+                    "engine": v.engine,
+                    "artifacts": [i.__dict__ for i in v.artifact_info]}
+        return _out(e, **body)
+
+    def hot_traces(self, paths: Paths, view: Literal["gpu", "cpu"] = "gpu", filter: Flt = None,
+                   top: Top = 5, max_depth: Annotated[int, Field(ge=1, le=64)] = 16,
+                   min_share: Annotated[float, Field(ge=0, le=1)] = 0.01) -> str:
+        """The call tree of one view. gpu: kernel time under the host stack that launched it
+        (python → op → launch API → `→ kernel` leaf). cpu: host time by stack with self time.
+        Keeps the `top` hottest children per node above `min_share` of the total."""
+        e = self.cache.get(paths, filter)
+        with e.lock:
+            v = e.analysis.views
+            assert v is not None
+            tree = v.gpu if view == "gpu" else v.cpu
+            body = trees.pruned(tree, top, max_depth, min_share)
+        return _out(e, view=view, units="ns; share = fraction of the view's total_ns",
+                    tree=body)
+
+    def flamegraph(self, paths: Paths, view: Literal["gpu", "cpu"] = "gpu", filter: Flt = None,
+                   limit: Annotated[int, Field(ge=1, le=5000)] = 500) -> str:
+        """The same call tree as folded stacks (`frame;frame;→ kernel <self ns>`), hottest
+        first, ready for flamegraph.pl or speedscope. `left_out_ns` is what the limit cut."""
+        e = self.cache.get(paths, filter)
+        with e.lock:
+            v = e.analysis.views
+            assert v is not None
+            tree = v.gpu if view == "gpu" else v.cpu
+            lines, n, left = trees.folded(tree, limit)
+        return _out(e, view=view, total_ns=tree.total_ns, stacks=n, left_out_ns=left,
+                    units="ns (self time per stack)", folded="\n".join(lines))
+
+    def topfunctions(self, paths: Paths, view: Literal["cpu", "gpu"] = "cpu",
+                     filter: Flt = None, top: Top = 25) -> str:
+        """Hottest frames (python functions, operators, runtime calls; kernels in the gpu
+        view) by self time and by total (inclusive) time, with shares of the view's total.
+        `user` marks frames in the user's own code (where a change can go)."""
+        from crossview.knowledge.frames import is_user_frame
+
+        e = self.cache.get(paths, filter)
+        with e.lock:
+            v = e.analysis.views
+            assert v is not None
+            tree = v.gpu if view == "gpu" else v.cpu
+            rows = trees.hottest_frames(tree, top)
+        for r in rows:
+            r["user"] = is_user_frame(r["frame"])
+        return _out(e, view=view, total_ns=tree.total_ns, units="ns", functions=rows)
+
+    def kernels(self, paths: Paths, gpu: Gpu = None) -> str:
+        """Per-kernel roofline from Nsight Compute data (.ncu-rep or ncu --csv): FLOP/s,
+        bytes, % of the GPU's ceilings, bound. Refused when the input has no ncu counters."""
+        from crossview.render.kernels import as_list
+
+        e = self.cache.get(paths, None, gpu)
+        with e.lock:
+            if not e.analysis.views or not e.analysis.views.kernels:
+                raise Refused(", ".join(paths) + ": no per-kernel counters (ncu) in this "
+                              "input: profile with `ncu -o report …` and pass that file")
+            rows = as_list(e.analysis)
+        return _out(e, kernels=rows)
+
+    def analyze(self, paths: Paths, filter: Flt = None, gpu: Gpu = None,
+                include_markdown: bool = True) -> str:
+        """The recap, as `crossview analyze`: ranked findings (id, severity, evidence,
+        fix) as JSON, the headline metrics, and the Markdown report for a human."""
+        from crossview.render import markdown
+        from crossview.render.json import as_dict
+
+        e = self.cache.get(paths, filter, gpu)
+        with e.lock:
+            d = as_dict(e.analysis)
+            md = markdown.render(e.analysis) if include_markdown else None
+        body: dict[str, Any] = {"metrics": d["metrics"], "findings": d["findings"],
+                                "artifacts": d["artifacts"]}
+        if md is not None:
+            body["markdown"] = md
+        return _out(e, **body)

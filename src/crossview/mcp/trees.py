@@ -1,0 +1,92 @@
+"""Call trees cut for an agent: top-N pruned trees, folded stacks, hottest frames.
+
+Reads views/calltree.py CallTree only; shares are of the tree's total time in scope."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from crossview.views.calltree import CallTree, TreeNode
+
+
+def _label(n: TreeNode) -> str:
+    return f"→ {n.frame}" if n.kind == "kernel" else n.frame  # kernel leaves read as arrows
+
+
+def pruned(tree: CallTree, top: int, max_depth: int, min_share: float) -> dict[str, Any]:
+    """The `top` hottest children per node, down to max_depth, above min_share of total."""
+    total = tree.total_ns or 1
+    shown = 0
+
+    def walk(nodes: list[TreeNode], depth: int) -> tuple[list[dict[str, Any]], int]:
+        nonlocal shown
+        keep = [n for n in sorted(nodes, key=lambda n: -n.time_ns)[:top]
+                if n.time_ns / total >= min_share]
+        out = []
+        for n in keep:
+            shown += 1
+            d: dict[str, Any] = {"frame": _label(n), "kind": n.kind, "time_ns": n.time_ns,
+                                 "share": round(n.time_ns / total, 4), "count": n.count}
+            if n.self_ns:
+                d["self_ns"] = n.self_ns
+            if n.family:
+                d["family"] = n.family
+            if n.sync:
+                d["sync"] = True
+            if n.children:
+                if depth + 1 < max_depth:
+                    d["children"], hidden = walk(n.children, depth + 1)
+                    if hidden:
+                        d["hidden_children"] = hidden
+                else:
+                    d["hidden_children"] = len(n.children)
+            out.append(d)
+        return out, len(nodes) - len(keep)
+
+    roots, hidden = walk(tree.roots, 0)
+    d: dict[str, Any] = {"total_ns": tree.total_ns, "roots": roots, "hidden_roots": hidden,
+                         "nodes_shown": shown}
+    if tree.samples:
+        d.update(samples=tree.samples, rigor="L1")  # counts are samples, times estimated
+    return d
+
+
+def folded(tree: CallTree, limit: int) -> tuple[list[str], int, int]:
+    """Folded stacks `a;b;→ kernel <ns>` (self time per stack, flamegraph.pl / speedscope
+    input), hottest first; returns (lines, stacks in all, ns left out by the limit)."""
+    acc: dict[str, int] = defaultdict(int)
+    stack: list[tuple[TreeNode, str]] = [(n, _label(n).replace(";", ",")) for n in tree.roots]
+    while stack:
+        n, path = stack.pop()
+        own = n.time_ns - sum(c.time_ns for c in n.children)
+        if own > 0:
+            acc[path] += own
+        stack.extend((c, f"{path};{_label(c).replace(';', ',')}") for c in n.children)
+    ranked = sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
+    left = sum(v for _, v in ranked[limit:])
+    return [f"{k} {v}" for k, v in ranked[:limit]], len(ranked), left
+
+
+def hottest_frames(tree: CallTree, limit: int) -> list[dict[str, Any]]:
+    """Frames by self and by total time; total counts a recursive frame once per stack."""
+    self_ns: dict[tuple[str, str], int] = defaultdict(int)
+    total_ns: dict[tuple[str, str], int] = defaultdict(int)
+    calls: dict[tuple[str, str], int] = defaultdict(int)
+    stack: list[tuple[TreeNode, frozenset[tuple[str, str]]]] = [
+        (n, frozenset()) for n in tree.roots]
+    while stack:
+        n, above = stack.pop()
+        key = (n.frame, n.kind)
+        own = n.self_ns if n.self_ns else n.time_ns - sum(c.time_ns for c in n.children)
+        self_ns[key] += max(own, 0)
+        calls[key] += n.count
+        if key not in above:
+            total_ns[key] += n.time_ns
+        stack.extend((c, above | {key}) for c in n.children)
+    all_ns = tree.total_ns or 1
+    keys = sorted(total_ns, key=lambda k: (-self_ns[k], -total_ns[k], k))[:limit]
+    return [{"frame": f, "kind": k, "self_ns": self_ns[(f, k)], "total_ns": total_ns[(f, k)],
+             "self_share": round(self_ns[(f, k)] / all_ns, 4),
+             "total_share": round(total_ns[(f, k)] / all_ns, 4), "count": calls[(f, k)]}
+            for f, k in keys]
