@@ -31,7 +31,7 @@ from crossview.model.context import Context
 from crossview.sources.bench.trials import TrialRows, apply, commit, scalar
 from crossview.sources.metrics.rows import problem_lines
 from crossview.sources.report import ArtifactReport
-from crossview.sources.textfile import json_objects
+from crossview.sources.textfile import json_objects, read_bytes
 from crossview.store.store import Store
 
 KIND = "bench-generic"
@@ -123,10 +123,7 @@ def _read_jsonl(data: bytes, t: TrialRows, bad: list[tuple[int, str]]) -> None:
 
 def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    data = read_bytes(path)
     t = TrialRows()
     bad: list[tuple[int, str]] = []
     if data.lstrip()[:1] == b"{":

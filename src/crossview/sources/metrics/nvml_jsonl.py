@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crossview.errors import InputError
 from crossview.knowledge import metric_names
 from crossview.sources.metrics.rows import MetricRows, commit, labels_json, problem_lines
 from crossview.sources.report import ArtifactReport
-from crossview.sources.textfile import json_objects
+from crossview.sources.textfile import json_objects, read_bytes
 from crossview.store.store import Store
 
 KIND = "nvml-jsonl"
@@ -33,10 +32,7 @@ def sniff(head: bytes, path: Path) -> bool:
 
 def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    data = read_bytes(path)
     rows = MetricRows()
     bad: list[tuple[int, str]] = []
     host = ""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from crossview.errors import InputError
 from crossview.sources.ncu.record import KernelRecord, as_int, launch_key
+from crossview.sources.textfile import read_bytes
 
 HEADER = re.compile(r'^\ufeff?"?ID"?\s*,\s*"?Process ID"?\s*,', re.MULTILINE)
 # launch-identity columns of both layouts; in the raw layout every other column is a metric
@@ -43,10 +44,7 @@ def header_line(text: str) -> str | None:
 
 
 def load(path: Path) -> Table:
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+    raw = read_bytes(path)
     if not raw.strip():
         raise InputError(path, "empty file", "empty")
     try:
