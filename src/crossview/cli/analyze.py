@@ -1,0 +1,63 @@
+"""`crossview analyze` and `crossview kernels`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crossview.cli.app import Fmt, app, emit, error_line, parse_window, run_analysis
+
+
+@app.command()
+def analyze(
+    paths: Annotated[list[Path], typer.Argument(help="Trace files or folders of them.")],
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    device: Annotated[int | None, typer.Option(help="Only this GPU (device id).")] = None,
+    stream: Annotated[int | None, typer.Option(help="Only this CUDA stream.")] = None,
+    pid: Annotated[str | None, typer.Option(help="Only this host process.")] = None,
+    tid: Annotated[str | None, typer.Option(help="Only this host thread.")] = None,
+    window: Annotated[str | None, typer.Option(help="START_NS:END_NS (trace clock).")] = None,
+    annotation: Annotated[str | None, typer.Option(
+        help="Only work under this user annotation / NVTX range.")] = None,
+    artifact: Annotated[str | None, typer.Option(help="Only this input file.")] = None,
+    gpu: Annotated[str | None, typer.Option(
+        help="GPU of ncu captures that do not name it (e.g. 'RTX 5090'): its ceilings apply."
+    )] = None,
+) -> None:
+    """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
+    from crossview.analysis import analyze as run
+    from crossview.model.filter import Filter
+    from crossview.render import json as json_out
+    from crossview.render import markdown
+
+    result = run_analysis(lambda: run(paths, Filter(
+        device=device, stream=stream, pid=pid, tid=tid, window_ns=parse_window(window),
+        annotation=annotation, artifact=artifact), gpu=gpu), paths)
+    text = json_out.render(result) if fmt is Fmt.json else markdown.render(result)
+    emit(text, output, result)
+
+
+@app.command()
+def kernels(
+    paths: Annotated[list[Path], typer.Argument(help="ncu exports (.ncu-rep, --csv) or folders.")],
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    gpu: Annotated[str | None, typer.Option(
+        help="GPU of captures that do not name it (e.g. 'RTX 5090'): its ceilings apply."
+    )] = None,
+) -> None:
+    """Per-kernel roofline from Nsight Compute: FLOP/s, bytes, % of ceilings, bound."""
+    from crossview.analysis import analyze as run
+    from crossview.render import kernels as table
+
+    result = run_analysis(lambda: run(paths, gpu=gpu), paths)
+    assert result.views is not None
+    if not result.views.kernels:
+        error_line(", ".join(map(str, paths)) + ": no per-kernel counters (ncu) in this input: "
+               "profile with `ncu -o report …` (or export `ncu --csv`) and pass that file")
+        raise typer.Exit(2)
+    text = table.render_json(result) if fmt is Fmt.json else table.render(result)
+    emit(text, output, result)

@@ -1,0 +1,84 @@
+"""The Typer app and the helpers every command shares (error lines, exit codes, output)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from crossview.errors import CrossviewError, UsageError
+
+if TYPE_CHECKING:
+    from crossview.analysis import Analysis
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Cross-view GPU performance analysis of profiler captures.")
+
+
+class Fmt(StrEnum):
+    md = "md"
+    json = "json"
+
+
+def error_line(msg: str) -> None:
+    print(f"crossview: error: {msg}", file=sys.stderr)
+
+
+def parse_window(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    try:
+        a, b = text.split(":")
+        return int(a), int(b)
+    except ValueError:
+        raise UsageError(f"--window {text!r}: expected START_NS:END_NS (integers)") from None
+
+
+def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysis:
+    """Run an analysis; one error line per rejected input; exit 2 when nothing was read."""
+    try:
+        result = analysis()
+    except CrossviewError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
+    for r in result.rejected:
+        error_line(f"{r.path}: {'; '.join(r.problems)}")
+    if result.views is None:
+        if not result.rejected:
+            error_line("no input files found in " + ", ".join(map(str, paths)))
+        raise typer.Exit(2)  # nothing was analyzed: the error lines above say why
+    return result
+
+
+def emit(text: str, output: Path | None, result: Analysis) -> None:
+    """Write the output; exit 2 after it when some input was rejected."""
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if result.rejected:
+        raise typer.Exit(2)
+
+
+@app.callback()
+def _root() -> None:
+    """crossview: why is my GPU workload slow, and what exactly do we change?"""
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        sys.exit(130)
+    except Exception as e:  # a bug, not a user error: one line unless debugging
+        if os.environ.get("CROSSVIEW_DEBUG"):
+            raise
+        print(f"crossview: internal error: {type(e).__name__}: {e} "
+              "(set CROSSVIEW_DEBUG=1 for the traceback)", file=sys.stderr)
+        sys.exit(3)

@@ -1,0 +1,37 @@
+"""`crossview mcp`: the MCP server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crossview.cli.app import app, error_line
+from crossview.errors import CrossviewError
+
+
+@app.command("mcp")
+def mcp_server(
+    root: Annotated[list[Path], typer.Option(
+        help="Folder whose captures the server may open (repeatable; nothing outside).")],
+    http: Annotated[bool, typer.Option(help="Streamable HTTP instead of stdio.")] = False,
+    host: Annotated[str, typer.Option(help="HTTP bind address (beyond loopback: --token).")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    token: Annotated[str | None, typer.Option(
+        envvar="CROSSVIEW_MCP_TOKEN", help="Bearer token HTTP clients must send.")] = None,
+) -> None:
+    """MCP server: crossview's views as tools for an agent (stdio by default)."""
+    try:
+        import mcp  # noqa: F401  (the SDK is an optional extra)
+    except ImportError:
+        error_line("the MCP server needs the `mcp` extra: pip install 'crossview[mcp]'")
+        raise typer.Exit(2) from None
+    from crossview.mcp.server import run as serve
+
+    try:
+        serve(root, http, host, port, token)
+    except CrossviewError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
