@@ -1,0 +1,64 @@
+"""`crossview inventory BUNDLE` and `crossview synthesize BUNDLE` (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crossview.cli.app import Fmt, app, error_line
+from crossview.errors import CrossviewError
+
+
+@app.command()
+def inventory(
+    bundle: Annotated[Path, typer.Argument(help="Evidence bundle folder (+ bundle.yaml).")],
+    fmt: Annotated[Fmt, typer.Option("--format", help="md or json.")] = Fmt.md,
+    gpu: Annotated[str | None, typer.Option(help="GPU of captures that name none.")] = None,
+) -> None:
+    """Every artifact of a bundle: kind, capture validation (with the fix), rigor tier."""
+    from crossview.render import inventory_md
+    from crossview.synthesis import bundle as bundle_mod
+    from crossview.synthesis import inventory as inv_mod
+    try:
+        inv = inv_mod.take(bundle_mod.load(bundle), gpu)
+    except CrossviewError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
+    sys.stdout.write(json.dumps(inv.to_dict(), indent=2) + "\n" if fmt == Fmt.json
+                     else inventory_md.render(inv))
+    for e in inv.entries:
+        for p in e.problems:
+            error_line(f"{bundle / e.path}: {p.problem}: {p.detail} (fix: {p.fix})")
+    if any(e.problems for e in inv.entries):
+        raise typer.Exit(2)
+
+
+@app.command()
+def synthesize(
+    bundle: Annotated[Path, typer.Argument(help="Evidence bundle folder (+ bundle.yaml).")],
+    fmt: Annotated[Fmt, typer.Option("--format", help="md or json (printed).")] = Fmt.md,
+    gpu: Annotated[str | None, typer.Option(help="GPU of captures that name none.")] = None,
+) -> None:
+    """Fuse ≥ 2 sources into reconciliation, contradictions, a ranked ledger, experiments
+    and the frontier; writes BUNDLE/findings/synthesis-<UTC>.md and .json."""
+    from crossview.render import synthesis_md
+    from crossview.synthesis import persist
+    from crossview.synthesis import synthesize as syn_mod
+    try:
+        syn = syn_mod.run(bundle, gpu)
+    except CrossviewError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
+    md = synthesis_md.render(syn)
+    md_path, js_path = persist.write(syn, md)
+    sys.stdout.write(json.dumps(syn.to_dict(), indent=2) + "\n" if fmt == Fmt.json else md)
+    print(f"crossview: wrote {md_path} and {js_path}", file=sys.stderr)
+    for e in syn.inv.entries:
+        for p in e.problems:  # the rest of the bundle was synthesized; say what was not
+            error_line(f"{bundle / e.path}: {p.problem}: {p.detail} (fix: {p.fix})")
+    if any(e.problems for e in syn.inv.entries):
+        raise typer.Exit(2)

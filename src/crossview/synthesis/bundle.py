@@ -1,0 +1,184 @@
+"""An evidence bundle: a folder of artifacts plus an optional `bundle.yaml` (the shared
+convention in docs/architecture.md "Synthesis"). `findings/` is crossview's output folder and
+is never read as input."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crossview.errors import InputError
+from crossview.model.context import UNKNOWN, Context
+from crossview.sources.registry import discover
+
+BUNDLE_FILE = "bundle.yaml"
+OUTPUT_DIR = "findings"
+TOP_KEYS = ("context", "capture", "artifacts", "source_refs")
+PHASES = ("prefill", "decode", "all")
+# a phase the file name says when bundle.yaml does not (nsys-stats per-stage exports)
+_PHASE_IN_NAME = (("prefill", re.compile(r"prefill", re.I)),
+                  ("decode", re.compile(r"decode", re.I)),
+                  ("all", re.compile(r"all[-_]?stages?|\ball\b", re.I)))
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    lever: str
+    repository: str
+    commit: str
+    file: str
+    delivery: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"lever": self.lever, "repository": self.repository, "commit": self.commit,
+                "file": self.file, "delivery": self.delivery}
+
+
+@dataclass(frozen=True)
+class ArtifactFacts:
+    """What bundle.yaml says about one file (facts a file cannot say about itself)."""
+
+    phase: str | None = None
+    rank: int | None = None
+    note: str | None = None
+    phase_from: str = "unknown"  # bundle.yaml | file name | unknown
+
+
+@dataclass
+class Bundle:
+    root: Path
+    context: Context
+    extra: dict[str, str]
+    capture: dict[str, Any]
+    facts: dict[str, ArtifactFacts]  # relative path → facts from bundle.yaml
+    source_refs: list[SourceRef]
+    files: list[Path]
+    warnings: list[str] = field(default_factory=list)
+    has_yaml: bool = False
+
+    def rel(self, path: str | Path) -> str:
+        p = Path(path)
+        try:
+            return p.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+    def facts_of(self, path: str | Path) -> ArtifactFacts:
+        rel = self.rel(path)
+        f = self.facts.get(rel)
+        if f and f.phase:
+            return f
+        name = Path(rel).name
+        for phase, rx in _PHASE_IN_NAME:
+            if rx.search(name):
+                return ArtifactFacts(phase, f.rank if f else None, f.note if f else None,
+                                     "file name")
+        return f or ArtifactFacts()
+
+    def context_dict(self) -> dict[str, Any]:
+        d = self.context.to_dict()
+        d["extra"] = dict(sorted(self.extra.items()))
+        return d
+
+    def unknowns(self) -> list[str]:
+        return [k for k, v in self.context.to_dict().items() if v == UNKNOWN]
+
+
+def _mapping(path: Path, data: Any, key: str) -> dict[str, Any]:
+    v = data.get(key)
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise InputError(path, f"`{key}:` must be a mapping, got {type(v).__name__}")
+    return v
+
+
+def _context(path: Path, raw: dict[str, Any], warnings: list[str]) -> tuple[Context,
+                                                                             dict[str, str]]:
+    names = {f.name for f in fields(Context)}
+    kwargs: dict[str, Any] = {}
+    extra: dict[str, str] = {}
+    for k, v in raw.items():
+        if k == "extra":
+            if not isinstance(v, dict):
+                raise InputError(path, "`context.extra:` must be a mapping")
+            extra = {str(a): str(b) for a, b in v.items() if b is not None
+                     and str(b) != UNKNOWN}
+        elif k == "metadata":
+            kwargs[k] = {str(a): str(b) for a, b in (v or {}).items()}
+        elif k in names:
+            if v is not None and str(v) != UNKNOWN:
+                kwargs[k] = v if isinstance(v, (str, int, float, bool)) else str(v)
+        else:
+            warnings.append(f"{path.name}: unknown context key `{k}` (ignored; put it under "
+                            "`context.extra`)")
+    return Context(**kwargs), extra
+
+
+def _refs(path: Path, raw: Any) -> list[SourceRef]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise InputError(path, "`source_refs:` must be a list of mappings")
+    out = []
+    for i, r in enumerate(raw):
+        if not isinstance(r, dict) or not r.get("lever"):
+            raise InputError(path, f"source_refs[{i}]: needs at least `lever:`")
+        out.append(SourceRef(*(str(r.get(k) or UNKNOWN) for k in
+                               ("lever", "repository", "commit", "file", "delivery"))))
+    return out
+
+
+def _facts(path: Path, raw: dict[str, Any], warnings: list[str]) -> dict[str, ArtifactFacts]:
+    out: dict[str, ArtifactFacts] = {}
+    for rel, v in raw.items():
+        v = v or {}
+        if not isinstance(v, dict):
+            raise InputError(path, f"artifacts[{rel}]: must be a mapping (phase, rank, note)")
+        phase = v.get("phase")
+        if phase is not None and phase not in PHASES:
+            warnings.append(f"{path.name}: artifacts[{rel}]: phase {phase!r} is not one of "
+                            f"{', '.join(PHASES)} (ignored)")
+            phase = None
+        rank = v.get("rank")
+        out[str(rel)] = ArtifactFacts(phase, int(rank) if isinstance(rank, int) else None,
+                                      str(v["note"]) if v.get("note") else None,
+                                      "bundle.yaml" if phase else "unknown")
+    return out
+
+
+def load(root: Path) -> Bundle:
+    """Read the bundle folder; a broken bundle.yaml is an InputError naming it."""
+    if not root.is_dir():
+        raise InputError(root, "not a bundle: expected a folder of artifacts")
+    yml = root / BUNDLE_FILE
+    data: dict[str, Any] = {}
+    warnings: list[str] = []
+    if yml.is_file():
+        try:
+            data = yaml.safe_load(yml.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            raise InputError(yml, f"not valid YAML: {' '.join(str(e).split())}") from None
+        if not isinstance(data, dict):
+            raise InputError(yml, "must be a mapping (context, capture, artifacts, "
+                             "source_refs)")
+        warnings += [f"{yml.name}: unknown top-level key `{k}` (ignored)"
+                     for k in data if k not in TOP_KEYS]
+    context, extra = _context(yml, _mapping(yml, data, "context"), warnings)
+    out_dir = (root / OUTPUT_DIR).resolve()
+    files = [f for f in discover([root])
+             if out_dir not in f.resolve().parents and f.name != BUNDLE_FILE]
+    # an empty file has no suffix-independent content: discover() skips generic extensions
+    # it cannot sniff, so list zero-byte files too (they are capture problems, not silence)
+    seen = {f.resolve() for f in files}
+    files += sorted(f for f in root.rglob("*") if f.is_file() and f.stat().st_size == 0
+                    and f.resolve() not in seen and out_dir not in f.resolve().parents
+                    and f.name != BUNDLE_FILE)
+    return Bundle(root, context, extra, _mapping(yml, data, "capture"),
+                  _facts(yml, _mapping(yml, data, "artifacts"), warnings),
+                  _refs(yml, data.get("source_refs")), sorted(files), warnings,
+                  yml.is_file())

@@ -1,0 +1,92 @@
+"""Experiment plan per top lever: the two arms and their exact difference, the isolating
+metric, ≥ 3 trials per arm on one node, the command lines, and the `crossview ab` line that
+records the verdict in the ledger. Commands and flags are data (synthesis.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crossview.knowledge import synthesis as kb
+from crossview.synthesis.bundle import Bundle
+from crossview.synthesis.ledger import Lever
+
+
+@dataclass
+class Plan:
+    lever_id: str
+    rank: int
+    baseline: str
+    variant: str
+    diff: str
+    metric: str
+    metric_why: str
+    trials: int
+    commands: list[str]
+    record: str
+    notes: list[str]
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+class _Keep(dict):  # leave unknown {placeholders} visible instead of failing
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    return kb.one_line(text).format_map(_Keep(values))
+
+
+def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
+    cfg = kb.table("experiments")
+    engine = str(b.context.engine or "unknown").lower()
+    regime = b.extra.get("regime", "")
+    focus = cfg["focus_by_regime"].get(regime, cfg["default_focus"])
+    metric = cfg["metric"][focus]
+    arms = kb.table("experiments")["arms"][lever.template]
+    arm = arms.get(engine) or arms["default"]
+    cmds = cfg["commands"].get(engine) or cfg["commands"]["default"]
+    ctx = b.context.to_dict()
+    notes = []
+    values = {**{k: str(v) for k, v in ctx.items() if k != "metadata"}, **lever.subject,
+              "lever_id": lever.id, "ledger": ledger_path,
+              "node": str(b.context.hostname or b.extra.get("node") or "unknown"),
+              "tokenizer": str(b.context.tokenizer or b.context.model or "unknown"),
+              "command": kb.one_line(b.capture.get("command") or
+                                     "<the workload's launch command: not in bundle.yaml "
+                                     "capture.command>")}
+    values["result"] = str(cmds.get("result", "json"))
+    if values["result"] == "csv":
+        notes.append("write each trial's metrics (e.g. median_tpot_ms) as a `metric,value` "
+                     "CSV named <arm>-t<N>.csv; those files are what `crossview ab` compares")
+    missing = sorted(k for k in ("model", "isl", "osl", "concurrency", "num_prompts")
+                     if values.get(k) in (None, "unknown"))
+    if missing and engine in cfg["commands"]:
+        notes.append("fill from the production config (unknown in bundle.yaml): "
+                     + ", ".join(missing))
+    if engine not in cfg["commands"]:
+        notes.append(f"engine {engine!r}: no serving template in synthesis.yaml — each "
+                     "trial re-runs the captured command (bundle.yaml capture.command) with "
+                     "the arm's change applied")
+    commands = []
+    trials = int(cfg["trials"])
+    for name in ("baseline", "variant"):
+        args = _fill(arm[name], values)
+        v = {**values, "arm": name, "arm_args": args}
+        commands.append(_fill(cmds["serve"], v))
+        # one loop line per arm: the trials differ only in their number
+        commands.append(f"for t in $(seq 1 {trials}); do "
+                        + _fill(cmds["bench"], {**v, "trial": "$t"}) + "; done")
+    notes.append(f"all {2 * trials} trials on the same node, arms interleaved, nothing else "
+                 "changed")
+    return Plan(lever.id, lever.rank, _fill(arm["baseline"], values),
+                _fill(arm["variant"], values), _fill(arm["diff"], values), metric["name"],
+                kb.one_line(metric["why"]), trials, commands,
+                _fill(cfg["ab"], values), notes)
+
+
+def plans(b: Bundle, levers: list[Lever], ledger_path: str) -> list[Plan]:
+    top = int(kb.table("ledger")["experiments_top"])
+    return [plan(b, lv, ledger_path) for lv in levers
+            if lv.confidence == "DRAFT"][:top]

@@ -1,0 +1,83 @@
+"""Next-lever frontier: candidates ranked by value × cost (cost levels in synthesis.yaml), each
+with its expected unlock and the test that would prove or refute it. Never empty without a
+documented wall."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crossview.knowledge import synthesis as kb
+from crossview.synthesis.inventory import Inventory
+from crossview.synthesis.ledger import Lever
+from crossview.synthesis.reconcile import Reconciliation
+
+
+@dataclass
+class Candidate:
+    id: str
+    what: str
+    type: str  # config | engine-src | kernel | capture
+    value: str  # expected unlock: direction and rough size, with its basis
+    value_pct: float  # % of its window (0 when unknown: capture candidates)
+    cost: int
+    test: str  # the experiment or capture that proves or refutes it
+    evidence_artifacts: list[str]
+    score: float = 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def build(inv: Inventory, rec: Reconciliation, levers: list[Lever],
+          planned: set[str]) -> tuple[list[Candidate], str | None]:
+    costs = kb.table("costs")
+    cfg = kb.table("ledger")
+    out: list[Candidate] = []
+    for lv in levers:
+        if lv.id in planned or lv.confidence != "DRAFT":
+            continue
+        out.append(Candidate(lv.id, lv.lever, lv.type, lv.expected_effect(),
+                             lv.window_share.value, int(costs[lv.type]),
+                             f"A/B per the experiment template `{lv.template}`, then "
+                             f"`crossview ab --ledger … --lever {lv.id}`",
+                             lv.evidence_artifacts))
+    tiers = set(inv.tiers())
+    anchor = sorted(e.path for e in inv.valid())[:1]
+    short = int(cfg["short_kernel_ns"])
+    for (phase, art), _win in sorted(rec.phase_totals.items()):
+        rows = [k for k in rec.kernels if k.artifact == art]
+        n = sum(k.count for k in rows) or 1
+        n_short = sum(k.count for k in rows if k.avg.value < short)
+        if rows and not rows[0].timeline and 100 * n_short / n >= cfg["launch_min_share_pct"]:
+            out.append(Candidate(
+                f"cuda-graphs:{phase}", f"CUDA graphs for the {phase} step: "
+                f"{100 * n_short / n:.0f}% of its {n:,} launches are < {short / 1e3:.0f} µs",
+                "config", "unknown size: up to the host gaps between those launches (not "
+                "measurable from a summary)", 0.0, int(costs["config"]),
+                f"capture an nsys timeline of {phase} (`nsys profile --trace=cuda,nvtx "
+                "--cuda-graph-trace=node`, export SQLite) and re-synthesize: the host gap "
+                "column gives the recoverable time", [art]))
+    for tier, what, test in (
+            ("L3", "workload counters: bytes- vs compute-bound over the run",
+             "capture DCGM (DRAM_ACTIVE, PIPE_TENSOR_ACTIVE, SM_ACTIVE) over the benchmark "
+             "window with dcgm-exporter or `dcgmi dmon -e 1002,1004,1005`"),
+            ("L2", "a traced timeline (durations, host gaps, CUDA graphs)",
+             "capture `nsys profile --trace=cuda,nvtx,osrt` of the same run"),
+            ("L4", "per-kernel roofline of the hot kernels",
+             "capture `ncu --set full -k regex:<top kernel> --launch-count 1` for the top "
+             "kernels of the reconciliation table"),
+            ("L1", "sampled stacks: CPU-side share and the Python frames behind the launches",
+             "record `py-spy record --format raw` (or speedscope) during the benchmark")):
+        if tier not in tiers:
+            out.append(Candidate(f"capture:{tier}", f"missing {tier}: {what}", "capture",
+                                 "unlocks the levers this tier can see (not sized)", 0.0,
+                                 int(costs["capture"]), test, anchor))
+    for c in out:
+        c.score = round(c.value_pct / c.cost, 4)
+    out.sort(key=lambda c: (-c.score, c.cost, c.type == "capture", c.id))
+    wall = None
+    if not out:
+        wall = ("documented wall: every hot kernel of the bundle is at its roofline and "
+                "every tier L1–L4 is present — the remaining levers change the work itself "
+                "(precision, batch size, model), outside this bundle")
+    return out, wall

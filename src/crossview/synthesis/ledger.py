@@ -1,0 +1,199 @@
+"""The ranked lever ledger (conventions.md §6): one row per addressable lever, ranked by the
+recoverable time the data supports. Every row cites artifacts of the bundle; engine-src and
+kernel rows without `source_refs` in bundle.yaml are kept but marked non-actionable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from crossview.knowledge import synthesis as kb
+from crossview.model.finding import Finding
+from crossview.model.measurement import Measurement
+from crossview.synthesis.bundle import SourceRef
+from crossview.synthesis.inventory import Inventory
+from crossview.synthesis.reconcile import KernelJoin, Reconciliation
+
+TYPES = ("config", "engine-src", "kernel")
+
+
+@dataclass
+class Lever:
+    id: str  # stable across re-synthesis (persist.py keeps VERDICT / tried-null by id)
+    lever: str
+    type: str  # config | engine-src | kernel
+    template: str  # kernel | fusion | copies | finding (experiment arms, synthesis.yaml)
+    subject: dict[str, str]  # kernel / family / phase / fix, for the experiment templates
+    recoverable: Measurement  # ns
+    window_share: Measurement  # % of the window it is taken from
+    basis: str  # how the number was derived
+    evidence_artifacts: list[str]
+    sol_rigor: str
+    source_refs: list[SourceRef] = field(default_factory=list)
+    rubric: dict[str, dict[str, str]] | None = None
+    confidence: str = "DRAFT"
+    ab: dict[str, object] | None = None
+    rank: int = 0
+
+    @property
+    def actionable(self) -> bool:
+        return self.type == "config" or bool(self.source_refs)
+
+    def expected_effect(self) -> str:
+        return (f"≤ {self.recoverable.text()} recoverable ({self.window_share.text()} of "
+                f"{self.subject.get('window', 'the window')})")
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.id, "rank": self.rank, "lever": self.lever, "type": self.type,
+                "expected_effect": self.expected_effect(),
+                "recoverable": self.recoverable.to_dict(),
+                "window_share": self.window_share.to_dict(), "basis": self.basis,
+                "evidence_artifacts": self.evidence_artifacts,
+                "source_refs": [r.to_dict() for r in self.source_refs],
+                "actionable": self.actionable,
+                "non_actionable_reason": None if self.actionable else (
+                    "source_refs missing: add `source_refs: [{lever: " + self.id +
+                    ", repository, commit, file, delivery}]` to bundle.yaml"),
+                "sol_rigor": self.sol_rigor, "confidence": self.confidence,
+                "rubric": self.rubric, "ab": self.ab, "subject": self.subject}
+
+
+def _refs(inv: Inventory, *keys: str) -> list[SourceRef]:
+    return [r for r in inv.bundle.source_refs if r.lever in keys]
+
+
+def _window(rec: Reconciliation, phase: str, artifact: str) -> Measurement:
+    return rec.phase_totals[(phase, artifact)]
+
+
+def _roof_ns(j: KernelJoin) -> tuple[float, str] | None:
+    """Per-launch time at the roofline: max(bytes ÷ peak BW, FLOP ÷ peak FLOP/s)."""
+    k = j.ncu
+    parts = []
+    if k.dram_bytes and k.peak_dram_bytes_per_s:
+        parts.append((1e9 * k.dram_bytes / k.peak_dram_bytes_per_s,
+                      f"{k.dram_bytes / 1e6:.3g} MB ÷ {k.peak_dram_bytes_per_s / 1e12:.3g} TB/s"))
+    if k.achieved_flops_per_s and k.duration_ns and k.peak_flops_per_s:
+        flop = k.achieved_flops_per_s * k.duration_ns / 1e9
+        parts.append((1e9 * flop / k.peak_flops_per_s,
+                      f"{flop / 1e9:.3g} GFLOP ÷ {k.peak_flops_per_s / 1e12:.3g} TFLOP/s "
+                      f"({k.peak_flops_basis})"))
+    return max(parts) if parts else None
+
+
+def _rubric(inv: Inventory, j: KernelJoin) -> dict[str, dict[str, str]]:
+    k = j.ncu
+    regime = inv.bundle.extra.get("regime", "unknown")
+    r = "R3 production engine serving" if regime == "serving" else (
+        "R2 production engine offline (the profiled run)")
+    h = {True: "H1 tensor cores (H2 not separable from these counters)",
+         False: "H0 CUDA cores (tensor counters 0)", None: "unknown (no tensor counter)"}
+    pr = j.pct_roofline()
+    return {"baseline": {"K": k.family, "R": r, "H": h[k.tensor_cores],
+                         "P": (f"{pr.text()} of roofline under ncu replay [{pr.evidence}]"
+                               if pr else "unknown"), "A": "baseline",
+                         "name": f"`{j.kernel}` as captured"},
+            "candidate": {"K": k.family, "R": "to be measured at ≥ the baseline's R",
+                          "H": "≥ the baseline's H (a win over a lower H/R stays DRAFT)",
+                          "P": "to be measured with ncu", "A": "not run"}}
+
+
+def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> list[Lever]:
+    out = []
+    for j in rec.joins:
+        t = j.trace
+        if t is None or j.ncu.at_roofline or t.share.value < min_share or j.ratio is None:
+            continue
+        roof = _roof_ns(j)
+        if roof is None:
+            continue
+        per, how = roof
+        rec_ns = max(t.time.value - t.count * per, 0.0)
+        win = _window(rec, t.phase, t.artifact)
+        ctx = t.time.context
+        ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
+        lid = f"kernel:{j.kernel}:{t.phase}"
+        out.append(Lever(
+            lid, f"faster `{j.kernel}` ({j.family}, {t.phase}): reach its roofline "
+            f"(now {j.ncu.bound}, tensor cores {'on' if j.ncu.tensor_cores else 'off'})",
+            "kernel", "kernel", {"kernel": j.kernel, "family": j.family, "phase": t.phase,
+                                 "window": f"{t.phase} kernel time ({win.text()})"},
+            Measurement(rec_ns, "ns", ev, ctx),
+            Measurement(100 * rec_ns / win.value, "%", ev, ctx),
+            f"trace {t.time.text()} over {t.count:,} launches − {t.count:,} × {per / 1e3:.2f} µs "
+            f"at the roofline ({how}, bytes/FLOPs of the ncu launch, assumed equal for every "
+            "launch)", sorted({t.artifact, *j.ncu_artifacts}), "L4",
+            _refs(inv, lid, j.kernel, j.family), _rubric(inv, j)))
+    return out
+
+
+def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
+    cfg = kb.table("ledger")
+    fams = cfg["fusion_families"]
+    phased = {f.artifact for f in rec.families if f.phase in ("prefill", "decode")}
+    out = []
+    for f in rec.families:
+        if f.family not in fams or f.share.value < cfg["fusion_min_share_pct"]:
+            continue
+        if phased and f.artifact not in phased:
+            continue  # per-phase exports exist: levers from them, the all-stage is context
+        tpl = fams[f.family]
+        win = _window(rec, f.phase, f.artifact)
+        lid = f"{tpl}:{f.family}:{f.phase}"
+        kind = "engine-src" if tpl == "copies" else "config"
+        what = ("remove the dtype/layout copies" if tpl == "copies"
+                else "fuse the kernels into their producers (compile)")
+        out.append(Lever(
+            lid, f"{f.family} in {f.phase}: {what} — {f.count:,} launches, top "
+            f"`{f.top_kernel}`", kind, tpl,
+            {"family": f.family, "phase": f.phase, "kernel": f.top_kernel,
+             "window": f"{f.phase} kernel time ({win.text()})"},
+            Measurement(f.time.value, "ns", f.time.evidence, f.time.context),
+            Measurement(f.share.value, "%", f.share.evidence, f.share.context),
+            f"upper bound: the family's whole kernel time ({f.time.text()}); "
+            + ("removing a copy removes its launch and its bytes" if tpl == "copies" else
+               "fusion removes DRAM round trips and launches, not the arithmetic"),
+            [f.artifact], "L2",
+            _refs(inv, lid, f.family)))
+    return out
+
+
+def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
+    v = inv.views
+    if v is None or not v.metrics.devices:
+        return []
+    span = v.metrics.kernel_span_ns
+    out = []
+    for f in findings:
+        if f.severity == "info" or f.share <= 0 or not f.fix:
+            continue
+        arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
+                       if inv.entry(e.artifact) is not None})
+        if not arts:
+            continue
+        ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
+               "tool": "trace"}
+        lid = f"finding:{f.pattern}"
+        out.append(Lever(
+            lid, f"{f.title} — {f.fix}", "config", "finding",
+            {"fix": f.fix, "pattern": f.pattern, "phase": "all",
+             "window": f"the trace's kernel span ({span / 1e6:,.2f} ms)"},
+            Measurement(f.share * span, "ns", arts[0], ctx),
+            Measurement(100 * f.share, "%", arts[0], ctx),
+            f"the {f.pattern} finding's share of the span × the span ({f.observation})",
+            arts, f.rigor, _refs(inv, lid, f.pattern)))
+    return out
+
+
+def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
+    cfg = kb.table("ledger")
+    rows = (_kernel_levers(inv, rec, float(cfg["kernel_min_share_pct"]))
+            + _family_levers(inv, rec) + _finding_levers(inv, inv.findings))
+    # every cited artifact must be a file of the bundle (the explainability contract)
+    files = {e.path for e in inv.entries}
+    rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
+    # windows of different phases are different runs: rank by the share of each lever's own
+    # window (comparable), then by time; absolute ms are never compared across windows
+    rows.sort(key=lambda r: (-round(r.window_share.value, 6), -r.recoverable.value, r.id))
+    for i, r in enumerate(rows, 1):
+        r.rank = i
+    return rows

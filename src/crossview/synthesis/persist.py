@@ -1,0 +1,53 @@
+"""Persistence: findings/synthesis-<UTC timestamp>.{md,json} inside the bundle, and the A/B
+outcomes (VERDICT / tried-null, set by `crossview ab --ledger`) carried into a re-synthesis
+by lever id."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from crossview.synthesis.bundle import OUTPUT_DIR
+
+if TYPE_CHECKING:
+    from crossview.synthesis.ledger import Lever
+    from crossview.synthesis.synthesize import Synthesis
+
+KEEP = ("VERDICT", "tried-null")
+
+
+def _earlier(root: Path) -> list[Path]:
+    return sorted((root / OUTPUT_DIR).glob("synthesis-*.json"))
+
+
+def keep_outcomes(root: Path, levers: list[Lever]) -> list[str]:
+    """Rows already VERDICT / tried-null keep that status and their `ab` record (newest
+    synthesis first). Returns the ids kept."""
+    outcome: dict[str, tuple[str, object]] = {}
+    for path in _earlier(root):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # an unreadable earlier output never blocks a new synthesis
+        for row in data.get("ledger", []) if isinstance(data, dict) else []:
+            if isinstance(row, dict) and row.get("confidence") in KEEP and "id" in row:
+                outcome[str(row["id"])] = (str(row["confidence"]), row.get("ab"))
+    kept = []
+    for lv in levers:
+        if lv.id in outcome:
+            lv.confidence, ab = outcome[lv.id]
+            lv.ab = ab if isinstance(ab, dict) else None
+            kept.append(lv.id)
+    return kept
+
+
+def write(syn: Synthesis, markdown: str) -> tuple[Path, Path]:
+    out = syn.inv.bundle.root / OUTPUT_DIR
+    out.mkdir(exist_ok=True)
+    md = out / f"synthesis-{syn.stamp}.md"
+    js = out / f"synthesis-{syn.stamp}.json"
+    md.write_text(markdown, encoding="utf-8")
+    js.write_text(json.dumps(syn.to_dict(), indent=2, sort_keys=False) + "\n",
+                  encoding="utf-8")
+    return md, js
