@@ -1,0 +1,109 @@
+"""`crossview export`: the analysis in the formats of other viewers (crossview/export/)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from crossview.cli.app import OPTIONS, app, error_line, parse_window, run_analysis
+from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
+
+if TYPE_CHECKING:
+    from crossview.views.calltree import CallTree
+    from crossview.views.views import Views
+
+
+class To(StrEnum):
+    folded = "folded"
+    speedscope = "speedscope"
+    perfetto = "perfetto"
+
+
+class View(StrEnum):
+    gpu = "gpu"
+    cpu = "cpu"
+    both = "both"
+
+
+def _trees(views: Views, view: View) -> list[tuple[str, CallTree]]:
+    out = []
+    if view in (View.gpu, View.both):
+        out.append(("GPU view", views.gpu))
+    if view in (View.cpu, View.both):
+        out.append(("CPU view (sampled)" if views.cpu.samples else "CPU view", views.cpu))
+    return [(n, t) for n, t in out if t.roots]
+
+
+@app.command()
+def export(
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Trace files or folders of them (or --lake).")] = None,
+    to: Annotated[To, typer.Option("--to", help="folded (flamegraph.pl / inferno), speedscope "
+                                   "JSON, or perfetto (Chrome trace-event JSON).")] = ...,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Write here.")] = ...,
+    view: Annotated[View | None, typer.Option(
+        help="Call tree(s) to export (folded: default gpu; speedscope: default both). "
+        "perfetto exports the timeline, which holds both.")] = None,
+    device: Annotated[int | None, typer.Option(help="Only this GPU (device id).")] = None,
+    stream: Annotated[int | None, typer.Option(help="Only this CUDA stream.")] = None,
+    pid: Annotated[str | None, typer.Option(help="Only this host process.")] = None,
+    tid: Annotated[str | None, typer.Option(help="Only this host thread.")] = None,
+    window: Annotated[str | None, typer.Option(help="START_NS:END_NS (trace clock).")] = None,
+    annotation: Annotated[str | None, typer.Option(
+        help="Only work under this user annotation / NVTX range.")] = None,
+    artifact: Annotated[str | None, typer.Option(help="Only this input file.")] = None,
+    lake: LakeOpt = None,
+    campaign: CampaignOpt = None,
+    run_id: RunOpt = None,
+) -> None:
+    """Export call trees (folded stacks, speedscope) or the timeline (Perfetto) of the input."""
+    from crossview.cli.lake import analysis_of as run
+    from crossview.export import folded, perfetto, speedscope
+    from crossview.model.filter import Filter
+    from crossview.units import duration
+
+    if to is To.perfetto and view is not None:
+        error_line("--view does not apply to --to perfetto: the timeline holds host and GPU")
+        raise typer.Exit(2)
+    flt = Filter(device=device, stream=stream, pid=pid, tid=tid,
+                 window_ns=parse_window(window), annotation=annotation, artifact=artifact)
+    paths = sources(paths, lake)
+    result = run_analysis(lambda: run(paths, flt, lake=lake, campaign=campaign, run=run_id),
+                          paths)
+    assert result.views is not None
+    views = result.views
+    if to is To.perfetto:
+        from crossview.errors import UsageError
+        try:
+            data, st = perfetto.render(views.store)
+        except UsageError as e:
+            error_line(", ".join(map(str, paths)) + f": {e}")
+            raise typer.Exit(2) from None
+        what = (f"{st.host_events:,} host events, {st.gpu_events:,} GPU ops "
+                f"({st.kernels:,} kernels, {duration(st.kernel_ns)} kernel time), "
+                f"{st.flows:,} launch→kernel flows; open in ui.perfetto.dev")
+    else:
+        chosen = view or (View.gpu if to is To.folded else View.both)
+        trees = _trees(views, chosen)
+        if not trees:
+            hint = {View.gpu: "no kernels; try --view cpu", View.cpu: "no host events or "
+                    "samples; try --view gpu", View.both: "no kernels, host events or samples"}
+            error_line(", ".join(map(str, paths)) + f": nothing to export for --view "
+                       f"{chosen.value} under this filter ({hint[chosen]})")
+            raise typer.Exit(2)
+        totals = ", ".join(f"{n} {duration(t.total_ns)}" for n, t in trees)
+        if to is To.folded:
+            data = folded.render(trees).encode()
+            n_stacks = data.count(b"\n")
+            what = f"{n_stacks:,} stacks, weights in ns; {totals}"
+        else:
+            data = speedscope.render(trees, ", ".join(Path(p).name for p in paths))
+            what = f"profiles {totals}; open in speedscope.app"
+    output.write_bytes(data)
+    if not OPTIONS.quiet:
+        typer.echo(f"crossview: wrote {to.value} export {output} ({what})", err=True)
+    if result.rejected:
+        raise typer.Exit(2)
