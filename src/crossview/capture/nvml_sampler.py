@@ -78,8 +78,9 @@ def sample(nv: Any, index: int, h: Any, ts_ns: int) -> dict[str, Any]:
 
 def run(out: IO[str], interval_ms: int, duration_s: float | None, nv: Any | None = None,
         clock: Callable[[], int] = time.time_ns, sleep: Callable[[float], None] = time.sleep,
-        max_ticks: int | None = None) -> int:
-    """Write the header, then one line per GPU per tick until the duration (or Ctrl-C)."""
+        max_ticks: int | None = None, stop: Callable[[], bool] | None = None) -> int:
+    """Write the header, then one line per GPU per tick until the duration, `stop()` turning
+    true (a capture's background thread), or Ctrl-C."""
     nv = nv or _nvml()
     nv.nvmlInit()
     try:
@@ -89,6 +90,8 @@ def run(out: IO[str], interval_ms: int, duration_s: float | None, nv: Any | None
         while True:
             now = clock()
             if duration_s is not None and now - start >= duration_s * 1e9:
+                break
+            if stop is not None and stop():
                 break
             for i, h in enumerate(handles):
                 out.write(json.dumps(sample(nv, i, h, now)) + "\n")

@@ -1,0 +1,76 @@
+"""The load generator's command line: make `vllm bench serve` save its result into the bundle,
+and read the Context it implies (model, concurrency, lengths, --metadata pairs)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RESULT_DIR = "bench"
+RESULT_FILE = "result.json"
+
+# bench option → Context field (vllm bench serve's flag names)
+_CONTEXT_FLAGS = {"--model": "model", "--tokenizer": "tokenizer",
+                  "--max-concurrency": "concurrency", "--num-prompts": "num_prompts",
+                  "--request-rate": "request_rate", "--burstiness": "burstiness",
+                  "--dataset-name": "dataset", "--random-input-len": "isl",
+                  "--random-output-len": "osl", "--backend": "backend"}
+
+
+@dataclass
+class BenchCommand:
+    argv: list[str]
+    result: Path  # where the result JSON will be
+    metadata: dict[str, str] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+def _value(argv: list[str], i: int) -> tuple[str, str | None]:
+    flag, _, inline = argv[i].partition("=")
+    if inline:
+        return flag, inline
+    return flag, argv[i + 1] if i + 1 < len(argv) else None
+
+
+def _num(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def prepare(command: str, bundle: Path) -> BenchCommand:
+    """Split the command; add --save-result/--result-dir/--result-filename unless given."""
+    argv = shlex.split(command)
+    result_dir, result_file = bundle / RESULT_DIR, RESULT_FILE
+    meta: dict[str, str] = {}
+    ctx: dict[str, Any] = {}
+    i = 0
+    while i < len(argv):
+        flag, val = _value(argv, i)
+        if flag == "--result-dir" and val:
+            result_dir = Path(val)
+        elif flag == "--result-filename" and val:
+            result_file = val
+        elif flag in _CONTEXT_FLAGS and val is not None:
+            ctx[_CONTEXT_FLAGS[flag]] = _num(val)
+        elif flag == "--metadata":
+            j = i + 1
+            while j < len(argv) and not argv[j].startswith("--"):  # KEY=VALUE …
+                k, _, v = argv[j].partition("=")
+                meta[k] = v
+                j += 1
+        i += 1
+    out = list(argv)
+    if "--save-result" not in out:
+        out.append("--save-result")
+    if not any(a.split("=")[0] == "--result-dir" for a in out):
+        out += ["--result-dir", str(result_dir)]
+    if not any(a.split("=")[0] == "--result-filename" for a in out):
+        out += ["--result-filename", result_file]
+    result_dir.mkdir(parents=True, exist_ok=True)
+    return BenchCommand(out, result_dir / result_file, meta, ctx)
