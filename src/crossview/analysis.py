@@ -17,6 +17,7 @@ from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
 from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
+from crossview.views.rank_job import Rejected
 from crossview.views.scope import resolve
 from crossview.views.views import Views
 
@@ -42,10 +43,38 @@ def analyze(
     """`gpu` names the GPU of ncu captures that do not (details CSV): its ceilings apply."""
     store = store or Store()
     reports = read_all([Path(p) for p in paths], store)
+    return analyze_store(store, reports, flt, limits, gpu)
+
+
+def analyze_lake(
+    lake: Path | str,
+    campaign: str | None = None,
+    run: str | None = None,
+    flt: Filter | None = None,
+    limits: Thresholds | None = None,
+    gpu: str | None = None,
+) -> Analysis:
+    """Analyze a perf-lake selection (crossview.lake): DuckDB views over its Parquet files."""
+    from crossview.lake.query import reports as lake_reports
+
+    store = Store.from_lake(lake, campaign, run)
+    return analyze_store(store, lake_reports(store), flt, limits, gpu)
+
+
+def analyze_store(
+    store: Store,
+    reports: list[ArtifactReport],
+    flt: Filter | None = None,
+    limits: Thresholds | None = None,
+    gpu: str | None = None,
+) -> Analysis:
+    """Resolve the filter, build the views and run the detectors over a filled store."""
     if not any(r.status == "ok" for r in reports):
         return Analysis(reports, None, [])
     if gpu:
         name_devices(store, gpu)
     resolved = resolve(store, flt or Filter())
     views = Views(store, resolved, limits or defaults())
+    views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
+                      for r in reports if r.status != "ok"]
     return Analysis(reports, views, run_all(views))

@@ -7,13 +7,24 @@ from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, emit, error_line, parse_window, run_analysis
+from crossview.cli.app import (
+    AnalyzeFmt,
+    Fmt,
+    app,
+    emit,
+    error_line,
+    parse_window,
+    run_analysis,
+)
+from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 
 
 @app.command()
 def analyze(
-    paths: Annotated[list[Path], typer.Argument(help="Trace files or folders of them.")],
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Trace files or folders of them (or --lake).")] = None,
+    fmt: Annotated[AnalyzeFmt, typer.Option("--format", "-f", help="Output format.")] = (
+        AnalyzeFmt.md),
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
     device: Annotated[int | None, typer.Option(help="Only this GPU (device id).")] = None,
     stream: Annotated[int | None, typer.Option(help="Only this CUDA stream.")] = None,
@@ -26,34 +37,51 @@ def analyze(
     gpu: Annotated[str | None, typer.Option(
         help="GPU of ncu captures that do not name it (e.g. 'RTX 5090'): its ceilings apply."
     )] = None,
+    lake: LakeOpt = None,
+    campaign: CampaignOpt = None,
+    run_id: RunOpt = None,
 ) -> None:
     """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
-    from crossview.analysis import analyze as run
+    from crossview.cli.lake import analysis_of as run
     from crossview.model.filter import Filter
     from crossview.render import json as json_out
     from crossview.render import markdown
 
+    paths = sources(paths, lake)
     result = run_analysis(lambda: run(paths, Filter(
         device=device, stream=stream, pid=pid, tid=tid, window_ns=parse_window(window),
-        annotation=annotation, artifact=artifact), gpu=gpu), paths)
-    text = json_out.render(result) if fmt is Fmt.json else markdown.render(result)
+        annotation=annotation, artifact=artifact), gpu=gpu, lake=lake, campaign=campaign,
+        run=run_id), paths)
+    if fmt is AnalyzeFmt.html:  # the same page as `crossview report`
+        from crossview.cli.report import html_report
+
+        text, bad = html_report(result, paths)
+        emit(text, output, result)
+        raise typer.Exit(2 if bad else 0)
+    text = json_out.render(result) if fmt is AnalyzeFmt.json else markdown.render(result)
     emit(text, output, result)
 
 
 @app.command()
 def kernels(
-    paths: Annotated[list[Path], typer.Argument(help="ncu exports (.ncu-rep, --csv) or folders.")],
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="ncu exports (.ncu-rep, --csv) or folders (or --lake).")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
     gpu: Annotated[str | None, typer.Option(
         help="GPU of captures that do not name it (e.g. 'RTX 5090'): its ceilings apply."
     )] = None,
+    lake: LakeOpt = None,
+    campaign: CampaignOpt = None,
+    run_id: RunOpt = None,
 ) -> None:
     """Per-kernel roofline from Nsight Compute: FLOP/s, bytes, % of ceilings, bound."""
-    from crossview.analysis import analyze as run
+    from crossview.cli.lake import analysis_of as run
     from crossview.render import kernels as table
 
-    result = run_analysis(lambda: run(paths, gpu=gpu), paths)
+    paths = sources(paths, lake)
+    result = run_analysis(lambda: run(paths, gpu=gpu, lake=lake, campaign=campaign,
+                                      run=run_id), paths)
     assert result.views is not None
     if not result.views.kernels:
         error_line(", ".join(map(str, paths)) + ": no per-kernel counters (ncu) in this input: "

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,6 +24,15 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 class Fmt(StrEnum):
     md = "md"
     json = "json"
+
+
+class AnalyzeFmt(StrEnum):
+    """`analyze` also writes the HTML report; a separate enum so other commands' --format
+    does not offer (and silently ignore) html."""
+
+    md = "md"
+    json = "json"
+    html = "html"
 
 
 def error_line(msg: str) -> None:
@@ -41,8 +51,12 @@ def parse_window(text: str | None) -> tuple[int, int] | None:
 
 def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysis:
     """Run an analysis; one error line per rejected input; exit 2 when nothing was read."""
+    from crossview.cli import progress_bar
+    from crossview.progress import reporting
+
     try:
-        result = analysis()
+        with reporting(progress_bar.make(OPTIONS.quiet)):  # a bar on a terminal, else silent
+            result = analysis()
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
@@ -65,9 +79,19 @@ def emit(text: str, output: Path | None, result: Analysis) -> None:
         raise typer.Exit(2)
 
 
+@dataclass
+class GlobalOptions:
+    quiet: bool = False  # --quiet: no progress bar
+
+
+OPTIONS = GlobalOptions()
+
+
 @app.callback()
-def _root() -> None:
+def _root(quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress bar while reading inputs.")] = False) -> None:
     """crossview: why is my GPU workload slow, and what exactly do we change?"""
+    OPTIONS.quiet = quiet
 
 
 def main() -> None:

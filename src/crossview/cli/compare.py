@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from crossview.cli.app import Fmt, app, error_line, run_analysis
+from crossview.cli.lake import lake_side
 from crossview.errors import CrossviewError, UsageError
 
 
@@ -19,13 +20,18 @@ def diff(
     b: Annotated[Path, typer.Argument(help="Capture B, compared against A.")],
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    lake: Annotated[Path | None, typer.Option(
+        "--lake", help="A and B are runs of this perf-lake ([CAMPAIGN/]RUN), not files.")] = None,
 ) -> None:
     """What changed from A to B: per family and kernel time/count/mean, busy, idle, launches."""
     from crossview.analysis import analyze as run
     from crossview.experiments.diff import compare
     from crossview.render import diff as table
 
-    sides = [run_analysis(lambda p=p: run([p]), [p]) for p in (a, b)]
+    if lake is not None:
+        sides = [run_analysis(lambda p=p: lake_side(lake, str(p)), [p]) for p in (a, b)]
+    else:
+        sides = [run_analysis(lambda p=p: run([p]), [p]) for p in (a, b)]
     for p, side in zip((a, b), sides, strict=True):
         assert side.views is not None
         if not side.views.metrics.kernel_count:

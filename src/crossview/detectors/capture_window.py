@@ -14,6 +14,7 @@ def detect(v: Views) -> list[Finding]:
     m, lim = v.metrics, v.limits
     if m.cpu_only:
         held = (f"{m.cpu_samples:,} CPU samples, ~{ms(m.cpu_sampled_ns)} of thread time, L1"
+                if m.cpu_sampled_ns else f"{m.cpu_samples:,} CPU samples, period unknown, L1"
                 if m.cpu_samples else f"{ms(m.host_time_ns)} of host time")
         nsys = "nsys" in artifact_kinds(v).values()
         return [Finding(

@@ -19,10 +19,17 @@ def read_ledger(path: Path) -> dict[str, Any]:
         raise InputError(path, f"cannot read ledger: {e.strerror or e}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(path, f"ledger is not valid JSON: {e}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("levers"), list) or not all(
-            isinstance(r, dict) and "id" in r for r in data["levers"]):
-        raise InputError(path, 'not a ledger: expected {"levers": [{"id": …, …}, …]}')
+    # a synthesis JSON (crossview synthesize) keeps its rows under "ledger"
+    key = "levers" if isinstance(data, dict) and "levers" in data else "ledger"
+    if not isinstance(data, dict) or not isinstance(data.get(key), list) or not all(
+            isinstance(r, dict) and "id" in r for r in data[key]):
+        raise InputError(path, 'not a ledger: expected {"levers": [{"id": …, …}, …]} or a '
+                         'synthesis JSON {"ledger": [{"id": …, …}, …]}')
     return data
+
+
+def rows_of(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return data["levers"] if "levers" in data else data["ledger"]
 
 
 def lever_outcome(res: ABResult) -> tuple[str, str, str]:
@@ -44,9 +51,9 @@ def lever_outcome(res: ABResult) -> tuple[str, str, str]:
 def update_ledger(path: Path, lever_id: str, res: ABResult, ab_json: dict[str, Any]) -> str:
     """Record the A/B on lever `lever_id`; returns the new confidence."""
     data = read_ledger(path)
-    row = next((r for r in data["levers"] if str(r["id"]) == lever_id), None)
+    row = next((r for r in rows_of(data) if str(r["id"]) == lever_id), None)
     if row is None:
-        ids = ", ".join(str(r["id"]) for r in data["levers"]) or "none"
+        ids = ", ".join(str(r["id"]) for r in rows_of(data)) or "none"
         raise UsageError(f"--lever {lever_id!r}: no such lever in {path} (ids: {ids})")
     confidence, verdict, reason = lever_outcome(res)
     row["confidence"] = confidence

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from crossview.knowledge.loader import load_yaml
 
@@ -25,6 +25,7 @@ def names_with_role(role: str) -> list[str]:
     return sorted(roles()[role])
 
 
+@lru_cache(maxsize=1 << 16)  # called once per call-tree node; names repeat across paths
 def role_of(name: str) -> str | None:
     """The role of one API name, or None for an API with no role here."""
     base = _VERSION_SUFFIX.sub("", name)

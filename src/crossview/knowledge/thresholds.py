@@ -66,6 +66,10 @@ class Thresholds:
     ab_min_trials: int
     ab_ci_level: float
     ab_bootstrap_resamples: int
+    # cross-rank analysis (views/crossrank.py): straggler rank per collective
+    straggler_min_skew_ns: int
+    straggler_min_late_share: float
+    straggler_gpu_busy_share: float
 
 
 @cache

@@ -9,6 +9,7 @@ from crossview.mcp import resources
 from crossview.mcp.cache import AnalysisCache
 from crossview.mcp.safety import Roots
 from crossview.mcp.tools_other import OtherTools
+from crossview.mcp.tools_synthesis import SynthesisTools
 from crossview.mcp.tools_views import ViewTools
 
 INSTRUCTIONS = (
@@ -31,6 +32,9 @@ def build(roots: list[Path]) -> Any:
     for fn in (views.topentities, views.gpu_metrics, views.hot_traces, views.flamegraph,
                views.topfunctions, views.kernels, views.analyze, other.ab_compare,
                other.diff, other.sol_bounds, other.query):
+        server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
+    syn = SynthesisTools(cache)
+    for fn in (syn.inventory, syn.synthesize):
         server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
 
     @server.resource("crossview://bundles", mime_type="application/json")

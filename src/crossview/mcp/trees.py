@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from crossview.export import folded as folded_export
 from crossview.views.calltree import CallTree, TreeNode
 
-
-def _label(n: TreeNode) -> str:
-    return f"→ {n.frame}" if n.kind == "kernel" else n.frame  # kernel leaves read as arrows
+_label = folded_export.label  # kernel leaves read as arrows
 
 
 def pruned(tree: CallTree, top: int, max_depth: int, min_share: float) -> dict[str, Any]:
@@ -54,16 +53,9 @@ def pruned(tree: CallTree, top: int, max_depth: int, min_share: float) -> dict[s
 
 def folded(tree: CallTree, limit: int) -> tuple[list[str], int, int]:
     """Folded stacks `a;b;→ kernel <ns>` (self time per stack, flamegraph.pl / speedscope
-    input), hottest first; returns (lines, stacks in all, ns left out by the limit)."""
-    acc: dict[str, int] = defaultdict(int)
-    stack: list[tuple[TreeNode, str]] = [(n, _label(n).replace(";", ",")) for n in tree.roots]
-    while stack:
-        n, path = stack.pop()
-        own = n.time_ns - sum(c.time_ns for c in n.children)
-        if own > 0:
-            acc[path] += own
-        stack.extend((c, f"{path};{_label(c).replace(';', ',')}") for c in n.children)
-    ranked = sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
+    input), hottest first; returns (lines, stacks in all, ns left out by the limit).
+    The stacks are export/folded.py's, the same as `crossview export --to folded`."""
+    ranked = folded_export.ranked(tree)
     left = sum(v for _, v in ranked[limit:])
     return [f"{k} {v}" for k, v in ranked[:limit]], len(ranked), left
 

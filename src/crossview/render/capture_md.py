@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crossview.units import duration as _ms
+from crossview.views.sample_scope import untimed_samples
 from crossview.views.views import Views
 
 SUMMARY_ROWS = 8
@@ -28,6 +29,9 @@ def notes_lines(v: Views) -> list[str]:
 
 def host_recorded(v: Views) -> str:
     m = v.metrics
+    if m.cpu_samples and not m.cpu_sampled_ns:  # the file gave no sampling period
+        return (f"Host side: {m.cpu_samples:,} CPU samples (L1 sampled; sampling period "
+                "unknown, so shares are of samples, no time).")
     if m.cpu_samples:
         return (f"Host side: {m.cpu_samples:,} CPU samples (L1 sampled, ~{_ms(m.cpu_sampled_ns)}"
                 " of sampled thread time).")
@@ -38,10 +42,17 @@ def sampled_cpu_check(v: Views) -> str:
     top = [f for f in v.top_self if f.share >= 0.01][:5]
     head = (f"L1 sampled: {v.cpu.samples:,} CPU samples (~{_ms(v.cpu.total_ns)} of thread "
             "time; time = samples × the sampling period)")
+    if v.cpu.counts_only:
+        head = (f"L1 sampled: {v.cpu.samples:,} CPU samples (sampling period unknown: shares "
+                "of samples, no time)")
+    elif untimed := untimed_samples(v.store):  # mixed: some stack files gave no period
+        head += (f"; {untimed:,} of the samples come from files with no sampling period and "
+                 "carry no time, so the time shares below leave them out")
     if not top:
         return head + "; no frame holds 1% of the samples."
-    parts = [f"{_code(_cut(f.frame))} {f.samples or 0:,} samples ({100 * f.share:.1f}%, "
-             f"~{_ms(f.self_ns)}){' (your code)' if f.user else ''}" for f in top]
+    parts = [f"{_code(_cut(f.frame))} {f.samples or 0:,} samples ({100 * f.share:.1f}%"
+             + ("" if v.cpu.counts_only else f", ~{_ms(f.self_ns)}")
+             + f"){' (your code)' if f.user else ''}" for f in top]
     return head + "; innermost frames: " + "; ".join(parts) + "."
 
 

@@ -36,6 +36,11 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         # per-device counters as % of sol_ceilings.yaml ceilings + verdicts (workload_sol.py)
         "workload_sol": [s.to_dict() for s in v.workload_sol] if v else [],
         "engine": v.engine if v else None,
+        # multi-rank jobs (views/crossrank.py): per-rank GPU/communication summary, the
+        # straggler ranks with the cause, and how ranks were aligned (clock, partial, missing)
+        "ranks": [r.to_dict() for r in v.ranks.ranks] if v and v.ranks else [],
+        "stragglers": [s.to_dict() for s in v.ranks.stragglers] if v and v.ranks else [],
+        "rank_analysis": v.ranks.to_dict() if v and v.ranks else None,
         "findings": [f.to_dict() for f in a.findings],
     }
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from crossview.analysis import Analysis
 from crossview.model.finding import Finding
-from crossview.render import capture_md, metrics_md
+from crossview.render import capture_md, metrics_md, ranks_md, sampled_md
 from crossview.render import kernels as kernels_md
 from crossview.units import duration
 from crossview.views.calltree import CallTree, TreeNode
@@ -31,10 +31,11 @@ def _code(name: str, cell: bool = False) -> str:
     return text.replace("|", "\\|") if cell else text
 
 
-def _label(n: TreeNode, total: int) -> str:
+def _label(n: TreeNode, total: int, counts: bool = False) -> str:
     share = f"{100 * n.time_ns / total:.1f}%" if total else "–"
     warn = "  ⚠️" if n.sync else ""
-    return f"{_cut(n.frame)}  [{_ms(n.time_ns)}, {share}]{warn}"
+    amount = f"{n.time_ns:,} samples" if counts else _ms(n.time_ns)  # counts: no period known
+    return f"{_cut(n.frame)}  [{amount}, {share}]{warn}"
 
 
 def _visible(children: list[TreeNode], total: int) -> list[TreeNode]:
@@ -53,38 +54,40 @@ def _chain(n: TreeNode, total: int) -> tuple[list[TreeNode], TreeNode]:
             return chain, chain[-1]
 
 
-def _chain_text(chain: list[TreeNode], total: int) -> str:
+def _chain_text(chain: list[TreeNode], total: int, counts: bool = False) -> str:
     if len(chain) <= CHAIN_KEEP:
         return " › ".join(_cut(c.frame, 60) for c in chain[:-1]) + (
-            " › " if len(chain) > 1 else "") + _label(chain[-1], total)
+            " › " if len(chain) > 1 else "") + _label(chain[-1], total, counts)
     return (f"{_cut(chain[0].frame, 60)} › … {len(chain) - 2} frames … › "
-            f"{_label(chain[-1], total)}")
+            f"{_label(chain[-1], total, counts)}")
 
 
-def _tree_lines(nodes: list[TreeNode], total: int, prefix: str, out: list[str]) -> None:
+def _tree_lines(nodes: list[TreeNode], total: int, prefix: str, out: list[str],
+                counts: bool = False) -> None:
     vis = _visible(nodes, total)
     for i, n in enumerate(vis):
         last = i == len(vis) - 1
         branch = "└── " if last else "├── "
         if n.kind == "kernel":
-            out.append(f"{prefix}{branch}→ {_label(n, total)}  ×{n.count:,}")
+            out.append(f"{prefix}{branch}→ {_label(n, total, counts)}  ×{n.count:,}")
             continue
         chain, end = _chain(n, total)
         kids = _visible(end.children, total)
         if len(kids) == 1 and kids[0].kind == "kernel":
             k = kids[0]
-            out.append(f"{prefix}{branch}{_chain_text(chain, total)}  → {_cut(k.frame)}"
+            out.append(f"{prefix}{branch}{_chain_text(chain, total, counts)}  → {_cut(k.frame)}"
                        f"  ×{k.count:,}")
             continue
-        out.append(prefix + branch + _chain_text(chain, total))
-        _tree_lines(end.children, total, prefix + ("    " if last else "│   "), out)
+        out.append(prefix + branch + _chain_text(chain, total, counts))
+        _tree_lines(end.children, total, prefix + ("    " if last else "│   "), out, counts)
 
 
 def render_tree(tree: CallTree, sync_lines: list[str] | None = None) -> list[str]:
     """The tree, then sync points (host calls that block on the GPU) as last siblings."""
     out: list[str] = []
     extra = sync_lines or []
-    _tree_lines(tree.roots, tree.total_ns, "", out)
+    total = tree.samples if tree.counts_only else tree.total_ns  # shares of samples then
+    _tree_lines(tree.roots, total, "", out, tree.counts_only)
     if extra and out:
         # the tree's last root is no longer last: turn its └── into ├── and its
         # continuation prefix into │
@@ -122,6 +125,8 @@ def _metrics_block(v: Views) -> list[str]:
                 "metrics in this input."]
     if kernels_md.kernels_only(v):  # ncu counters, no timeline
         return kernels_md.metrics_lines(v)
+    if m.gpu_samples and not m.devices:  # sampled GPU stacks only: no timeline
+        return sampled_md.metrics_lines(v)
     idle = m.idle
     lines = [
         f"**GPU metrics** {src}",
@@ -186,6 +191,8 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
                 "shows where host time goes; re-capture with CUDA activity for the GPU side.")
     if kernels_md.kernels_only(v):
         return kernels_md.key_findings(v, findings)
+    if m.gpu_samples and not m.devices:
+        return sampled_md.key_findings(v)
     reds = [f for f in findings if f.severity == "red"]
     if reds:
         head = reds[0]
@@ -230,10 +237,12 @@ def render(a: Analysis) -> str:
                    "view).")
     else:
         out.extend(_metrics_block(v))
+        out.extend(ranks_md.section(v))  # multi-rank jobs: per-rank table, straggler
     if not v.metrics.cpu_only and not v.metrics.summary_only and not kernels_md.kernels_only(v) \
             and not metrics_only:
-        out.append("\n**Observed call tree — GPU view** (kernel time under the launching stack; "
-                   "same filter)\n")
+        out.append("\n**Observed call tree — GPU view** (" + (
+            "L1 sampled: GPU time by stack" if v.gpu.samples and not v.metrics.devices
+            else "kernel time under the launching stack") + "; same filter)\n")
         out.append("```text")
         how = {"async_memcpy": "host time; blocks when the host side is pageable"}
         sync = [f"{api.name} ×{api.count:,}  [{_ms(api.time_ns)} "

@@ -8,17 +8,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from crossview import progress
 from crossview.errors import InputError
+from crossview.sources import archive
 from crossview.sources.bench import generic as bench_generic
 from crossview.sources.bench import vllm_bench
 from crossview.sources.kineto import reader as kineto
-from crossview.sources.metrics import dcgmi, nvidia_smi, nvml_jsonl, prometheus
+from crossview.sources.metrics import dcgmi, host_jsonl, nvidia_smi, nvml_jsonl, prometheus
 from crossview.sources.ncu import csv_reader as ncu_csv
 from crossview.sources.ncu import rep as ncu_rep
 from crossview.sources.nsys import rep as nsys_rep
 from crossview.sources.nsys import sqlite_reader as nsys_sqlite
 from crossview.sources.nsys import stats_csv as nsys_stats
 from crossview.sources.report import ArtifactReport
+from crossview.sources.stacks import folded, pprof, speedscope
 from crossview.store.store import Store
 
 _HEAD = 65536
@@ -53,6 +56,8 @@ READERS: tuple[Reader, ...] = (
            what="vllm bench result JSON"),
     Reader(nvml_jsonl.KIND, nvml_jsonl.sniff, nvml_jsonl.read, (), (".jsonl",),
            what="NVML JSONL"),
+    Reader(host_jsonl.KIND, host_jsonl.sniff, host_jsonl.read, (), (".jsonl",),
+           what="host CPU JSONL"),
     Reader(bench_generic.KIND, bench_generic.sniff, bench_generic.read, (), (".csv", ".jsonl"),
            what="benchmark CSV/JSONL (metric,value)"),
     Reader(dcgmi.KIND, dcgmi.sniff, dcgmi.read, (), (".txt", ".log"), what="dcgmi dmon log"),
@@ -60,6 +65,14 @@ READERS: tuple[Reader, ...] = (
            what="nvidia-smi query CSV / dmon log"),
     Reader(prometheus.KIND, prometheus.sniff, prometheus.read, (".prom",),
            (".txt", ".metrics", ".log"), what="Prometheus /metrics scrape"),
+    # sampled stacks (L1): after the JSON/text formats above, whose sniffs are stricter
+    Reader(speedscope.KIND, speedscope.sniff, speedscope.read, (".speedscope.json",),
+           what="speedscope JSON"),
+    Reader(pprof.KIND, pprof.sniff, pprof.read, (".pb.gz", ".pprof", ".pprof.gz"),
+           (".pb", ".prof"), what="pprof profile (.pb.gz)"),
+    Reader(folded.KIND, folded.sniff, folded.read,
+           (".folded", ".collapsed", ".folded.gz", ".collapsed.gz"), (".txt", ".stacks"),
+           what="folded stacks (a;b;c 123)"),
 )
 
 
@@ -101,6 +114,12 @@ def pick_reader(path: Path) -> Reader:
     )
 
 
+def _own_output(f: Path) -> bool:
+    """crossview's own outputs in a bundle (`findings/synthesis-*.json|md`, written by
+    `crossview synthesize`) are not captures: a folder walk skips them."""
+    return f.parent.name == "findings" and f.name.startswith("synthesis-")
+
+
 def discover(paths: Iterable[Path]) -> list[Path]:
     """Expand folders (recursively) to the files crossview can try; keep files as given."""
     out: list[Path] = []
@@ -108,8 +127,8 @@ def discover(paths: Iterable[Path]) -> list[Path]:
         if p.is_dir():
             suffixes = tuple(s for r in READERS for s in r.suffixes)
             maybe = tuple(s for r in READERS for s in r.sniff_only)
-            out.extend(sorted(f for f in p.rglob("*") if f.is_file() and (
-                f.name.lower().endswith(suffixes)
+            out.extend(sorted(f for f in p.rglob("*") if f.is_file() and not _own_output(f)
+                and (f.name.lower().endswith(suffixes)
                 or (f.name.lower().endswith(maybe) and _sniffs(f)))))
         else:
             out.append(p)
@@ -118,18 +137,39 @@ def discover(paths: Iterable[Path]) -> list[Path]:
 
 def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
     """Read every input; a bad one is reported and skipped, the rest still read."""
-    reports: list[ArtifactReport] = []
-    for path in discover(paths):
-        if not path.exists():
-            reports.append(ArtifactReport(str(path), "unknown", "invalid", ["no such file"]))
-            continue
-        reader: Reader | None = None
-        try:
-            reader = pick_reader(path)
-            reports.append(reader.read(path, store))
-        except InputError as e:
-            kind = reader.kind if reader is not None else "unknown"
-            reports.append(ArtifactReport(e.path, kind, e.status, [e.problem]))
-        except (gzip.BadGzipFile, EOFError) as e:
-            reports.append(ArtifactReport(str(path), "unknown", "invalid", [str(e)]))
+    # .tar/.tar.gz/.zip bundles are read as the folder they extract to (sources/archive.py)
+    paths, bad = archive.expand(paths)
+    reports = [ArtifactReport(e.path, "archive", e.status, [e.problem]) for e in bad]
+    files = discover(paths)
+    sizes = [_size(f) for f in files]
+    bar = progress.current()  # silent unless the CLI installed a bar (crossview.progress)
+    bar.begin(len(files), sum(sizes))
+    try:
+        for path, size in zip(files, sizes, strict=True):
+            bar.file(str(path), size)
+            reports.append(_read_one(path, store))
+            bar.file_done()
+    finally:
+        bar.end()
     return reports
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _read_one(path: Path, store: Store) -> ArtifactReport:
+    if not path.exists():
+        return ArtifactReport(str(path), "unknown", "invalid", ["no such file"])
+    reader: Reader | None = None
+    try:
+        reader = pick_reader(path)
+        return reader.read(path, store)
+    except InputError as e:
+        kind = reader.kind if reader is not None else "unknown"
+        return ArtifactReport(e.path, kind, e.status, [e.problem])
+    except (gzip.BadGzipFile, EOFError) as e:
+        return ArtifactReport(str(path), "unknown", "invalid", [str(e)])

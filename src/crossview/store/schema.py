@@ -22,7 +22,8 @@ TABLES: dict[str, str] = {
         artifact_id INTEGER, gpu_op_id BIGINT, device INTEGER, stream BIGINT, kind VARCHAR,
         name VARCHAR, family VARCHAR, start_ns BIGINT, dur_ns BIGINT, correlation BIGINT,
         launch_op_id BIGINT, via_graph BOOLEAN, bytes BIGINT, copy_kind VARCHAR,
-        mem_kinds VARCHAR, grid VARCHAR, block VARCHAR, regs INTEGER, collective VARCHAR
+        mem_kinds VARCHAR, grid VARCHAR, block VARCHAR, regs INTEGER, collective VARCHAR,
+        process_group VARCHAR, coll_seq BIGINT
     """,
     # kind: runtime | op | python | annotation | other; depth/parent from time containment
     "host_ops": """
@@ -34,8 +35,10 @@ TABLES: dict[str, str] = {
     "frames": """
         node_id BIGINT, parent_node BIGINT, name VARCHAR, kind VARCHAR, depth INTEGER
     """,
-    # sampled stacks (nsys CPU sampling, rigor L1): one row per sample; the stack is the
-    # frames path ending at node_id (its leaf, innermost frame). view: cpu. weight_ns: the
+    # sampled stacks (nsys CPU sampling, folded / speedscope / pprof files: rigor L1): one row
+    # per sample (stack files: per distinct stack, count = its samples; ts_ns NULL); the stack
+    # is the frames path ending at node_id (its leaf, innermost frame). view: cpu | gpu (stacks
+    # whose leaves are kernels, sources/stacks/leaves.py). weight_ns: the
     # time one sample stands for (the capture's sampling period, estimated); state: thread
     # state label when recorded (Running, …)
     "samples": """

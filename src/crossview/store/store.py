@@ -19,6 +19,9 @@ class Store:
 
     def __init__(self, path: Path | str | None = None, threads: int | None = None) -> None:
         self.con = duckdb.connect(str(path) if path else ":memory:")
+        # DuckDB prints its own progress bar to stdout on queries > 2 s, even when stdout
+        # is a pipe: it would corrupt `--format json` output and ingest reports
+        self.con.execute("SET enable_progress_bar=false")
         if threads:
             self.con.execute(f"SET threads={int(threads)}")
         for name, cols in TABLES.items():
@@ -26,6 +29,16 @@ class Store:
         self._next_artifact = 0
         self._next_node = 0
         self._next_op = 0
+
+    @classmethod
+    def from_lake(cls, lake: Path | str, campaign: str | None = None,
+                  run: str | None = None) -> Store:
+        """Views over a Parquet perf-lake (crossview.lake) instead of loaded tables."""
+        from crossview.lake.query import attach
+
+        store = cls()
+        attach(store, Path(lake), campaign, run)
+        return store
 
     # id allocation keeps ids unique across artifacts in one store
     def new_artifact_id(self) -> int:

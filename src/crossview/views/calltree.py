@@ -50,12 +50,16 @@ class CallTree:
     total_ns: int
     roots: list[TreeNode]
     samples: int = 0  # > 0: built from sampled stacks (L1): counts are samples (views/sampled.py)
+    # sampled stacks with no known sampling period: every time_ns holds a sample count instead
+    counts_only: bool = False
 
     def to_dict(self, with_self: bool = False) -> dict[str, object]:
         d: dict[str, object] = {"total_ns": self.total_ns,
                                 "roots": [r.to_dict(with_self) for r in self.roots]}
         if self.samples:
             d.update(samples=self.samples, rigor="L1")
+        if self.counts_only:
+            d["counts_only"] = True
         return d
 
 
@@ -91,6 +95,10 @@ def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
         " FROM f_gpu g LEFT JOIN host_ops h ON h.op_id = g.launch_op_id"
         " WHERE g.kind = 'kernel' GROUP BY ALL"
     ).fetchall()
+    from crossview.views import sampled  # late: sampled builds on this module
+
+    if not rows and sampled.gpu_present(store):  # no traced kernels: sampled GPU stacks (L1)
+        return sampled.gpu_view(store, frames)
     root = TreeNode("", "root")
     index: dict[tuple[int, ...], TreeNode] = {}
     missing: TreeNode | None = None

@@ -102,6 +102,9 @@ class Metrics:
     # capture's sampling period, an estimate)
     cpu_samples: int = 0
     cpu_sampled_ns: int = 0
+    # sampled GPU stacks (folded / speedscope / pprof whose leaves are kernels, L1): no timeline
+    gpu_samples: int = 0
+    gpu_sampled_ns: int = 0
     # no timeline at all in scope, only summary tables (nsys stats CSV): nothing to time
     summary_only: bool = False
 
@@ -174,7 +177,8 @@ def compute(store: Store, limits: Thresholds) -> Metrics:
         ),
         # host events but no GPU ops; a bundle with no trace at all (metrics only) is not
         # "CPU-only" (Views.has_trace tells that case)
-        cpu_only=not devices and (host_first is not None or sampled_totals(store)[0] > 0),
+        cpu_only=not devices and not sampled_totals(store, "gpu")[0]
+        and (host_first is not None or sampled_totals(store)[0] > 0),
         host_time_ns=int(host_time),
         host_span_ns=int(host_last - host_first) if host_first is not None else 0,
         devices=devices,
@@ -192,8 +196,10 @@ def _sampled(store: Store, has_host: bool) -> dict[str, object]:
     summaries = store.sql(
         "SELECT count(*) FROM summary_stats WHERE artifact_id IN"
         " (SELECT artifact_id FROM artifacts WHERE status = 'ok')").fetchall()[0][0]
-    return {"cpu_samples": int(n), "cpu_sampled_ns": int(t),
-            "summary_only": bool(summaries) and not (n or gpu_rows or has_host)}
+    gn, gt = sampled_totals(store, "gpu")
+    return {"cpu_samples": int(n), "cpu_sampled_ns": int(t), "gpu_samples": gn,
+            "gpu_sampled_ns": gt,
+            "summary_only": bool(summaries) and not (n or gn or gpu_rows or has_host)}
 
 
 def _copies(store: Store) -> list[CopyStats]:

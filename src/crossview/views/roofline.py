@@ -121,7 +121,7 @@ def _device(rows: list[tuple[object, ...]]) -> tuple[str | None, str | None, HwS
     else:
         spec = hardware.match(str(name), sm_count=sms, mem_bytes=mem,  # type: ignore[arg-type]
                               cc=str(cc) if cc else None)
-        by = " (named by --gpu)" if how == "--gpu" else ""
+        by = f" (named by {how})" if how and how != "capture" else ""
         note = f"{name} is not in {CEILINGS}" if spec is None else f"{spec.name}{by}"
     return (str(name) if name else None), (str(cc) if cc else None), spec, note
 

@@ -17,7 +17,9 @@ PIDS = "(SELECT pid FROM host_ops UNION SELECT pid FROM samples)"
 TIDS = "(SELECT tid FROM host_ops UNION SELECT tid FROM samples)"
 
 
-def resolve_samples(store: Store, id_list: str, flt: Filter) -> None:
+def resolve_samples(store: Store, id_list: str, flt: Filter) -> list[str]:
+    """Create f_samples; returns filter notes. Stack files (folded / speedscope / pprof) carry
+    no timestamps: a --window or --annotation leaves their samples out, and says so."""
     where = [f"s.artifact_id IN ({id_list})"]
     params: dict[str, object] = {}
     if flt.pid is not None:
@@ -42,14 +44,31 @@ def resolve_samples(store: Store, id_list: str, flt: Filter) -> None:
         store.sql(f"CREATE TEMP TABLE f_samples AS {sql}", params)
     else:
         store.sql(f"CREATE TEMP VIEW f_samples AS {sql}")
+    if flt.window_ns is None and flt.annotation is None:
+        return []
+    untimed = store.sql(f"SELECT coalesce(sum(count), 0) FROM samples WHERE artifact_id IN"
+                        f" ({id_list}) AND ts_ns IS NULL").fetchall()[0][0]
+    return [f"{int(untimed):,} stack samples from files without timestamps (folded / "
+            "speedscope / pprof) left out: a window or annotation cannot place them"
+            ] if untimed else []
 
 
-def sampled_totals(store: Store) -> tuple[int, int]:
-    """(samples, weighted ns) in f_samples; (0, 0) where no slice was resolved with samples
-    (a caller that built f_gpu / f_host itself)."""
+def untimed_samples(store: Store, view: str = "cpu") -> int:
+    """Samples in scope that carry no time (a stack file with no sampling period)."""
+    try:
+        return int(store.sql("SELECT coalesce(sum(count), 0) FROM f_samples WHERE view = $v"
+                             " AND weight_ns = 0", {"v": view}).fetchall()[0][0])
+    except duckdb.CatalogException:
+        return 0
+
+
+def sampled_totals(store: Store, view: str = "cpu") -> tuple[int, int]:
+    """(samples, weighted ns) of one view (cpu | gpu) in f_samples; (0, 0) where no slice was
+    resolved with samples (a caller that built f_gpu / f_host itself)."""
     try:
         n, t = store.sql(
-            "SELECT count(*), coalesce(sum(weight_ns), 0) FROM f_samples").fetchall()[0]
+            "SELECT coalesce(sum(count), 0), coalesce(sum(weight_ns), 0) FROM f_samples"
+            " WHERE view = $v", {"v": view}).fetchall()[0]
     except duckdb.CatalogException:
         return 0, 0
     return int(n), int(t)

@@ -88,7 +88,8 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         store.sql(f"CREATE TEMP TABLE f_host AS {host_sql}", params)
     else:
         store.sql(f"CREATE TEMP VIEW f_host AS {host_sql}")
-    sample_scope.resolve_samples(store, id_list, flt)  # f_samples: sampled stacks, same filter
+    # f_samples: sampled stacks, same filter (notes: untimed stack files a window leaves out)
+    notes.extend(sample_scope.resolve_samples(store, id_list, flt))
     host_scoped = flt.pid is not None or flt.tid is not None or flt.annotation is not None
     if host_scoped:
         # kernels follow the host slice: those launched from an op in scope

@@ -10,10 +10,13 @@ from crossview.knowledge.thresholds import Thresholds
 from crossview.model.filter import ResolvedFilter
 from crossview.store.store import Store
 from crossview.views import (
+    busy_lanes,
     calltree,
+    crossrank,
     gpu_activity,
     gpu_metrics,
     metrics,
+    rank_job,
     roofline,
     sampled,
     summary,
@@ -81,6 +84,9 @@ class Views:
         self.store = store
         self.filter = resolved
         self.limits = limits
+        # inputs no reader could take (set by analysis.analyze): a rejected rank file is a
+        # missing rank in the cross-rank analysis
+        self.rejected: list[rank_job.Rejected] = []
         self.metrics = metrics.compute(store, limits)
         self._frames = calltree.frames_of(store)
         self.gpu = calltree.gpu_view(store, self._frames)
@@ -100,7 +106,8 @@ class Views:
         self.engine = self.engine or self.gpu_metrics.engine
         self.has_trace = bool(self.metrics.devices) or self.metrics.host_span_ns > 0 or bool(
             self.store.sql("SELECT count(*) FROM f_host").fetchall()[0][0]
-        ) or self.metrics.cpu_samples > 0 or self.metrics.summary_only
+        ) or self.metrics.cpu_samples > 0 or self.metrics.summary_only \
+            or self.metrics.gpu_samples > 0
         # summary-only evidence (nsys stats CSV) and what each capture did not collect
         self.summaries = summary.summaries(store, resolved.artifacts)
         self.capture_notes = summary.artifact_notes(store, resolved.artifacts)
@@ -118,7 +125,8 @@ class Views:
         rows = self.store.sql(
             "SELECT a.path, a.events, a.rank, a.world_size, a.backend,"
             " list(DISTINCT d.name ORDER BY d.name) FILTER (d.name IS NOT NULL AND d.name <> ''),"
-            " CASE any_value(a.rigor) WHEN 'L3' THEN 'metric samples' WHEN 'bench' THEN"
+            " CASE any_value(a.rigor) WHEN 'L3' THEN 'metric samples' WHEN 'L1' THEN"
+            " 'stack samples' WHEN 'bench' THEN"
             " 'trial values' ELSE 'timed events' END"
             " FROM artifacts a LEFT JOIN devices d ON d.artifact_id = a.artifact_id AND"
             " d.device IN (SELECT device FROM f_gpu g WHERE g.artifact_id = a.artifact_id)"
@@ -183,6 +191,17 @@ class Views:
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:
         return timeline.kernel_union(self.store)
+
+    @cached_property
+    def busy_lanes(self) -> busy_lanes.BusyLanes:
+        """Kernel busy per device and stream in equal time slices (the HTML timeline)."""
+        return busy_lanes.compute(self.store)
+
+    @cached_property
+    def ranks(self) -> crossrank.RankAnalysis | None:
+        """Cross-rank analysis when the input holds more than one rank (views/rank_job.py)."""
+        return rank_job.analyze_ranks(self.store, list(self.filter.artifacts), self.rejected,
+                                      self.limits)
 
     @cached_property
     def comm(self) -> list[timeline.CommExposure]:

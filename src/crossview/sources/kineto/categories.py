@@ -14,7 +14,7 @@ _ARGS = ", ".join(
     f'"{k}" VARCHAR'
     for k in (
         "correlation", "device", "stream", "Call stack", "bytes", "grid", "block",
-        "registers per thread", "Collective name",
+        "registers per thread", "Collective name", "Process Group Name", "Seq",
     )
 )
 COLUMNS = (

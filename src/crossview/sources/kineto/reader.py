@@ -20,6 +20,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from crossview import progress
 from crossview.errors import InputError
 from crossview.knowledge import api_roles, kernel_families
 from crossview.sources.kineto import categories as C
@@ -101,6 +102,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
     tmpdir = tempfile.mkdtemp(prefix="crossview-")
     cleanup: threading.Thread | None = None
     try:
+        progress.current().phase("parsing JSON")
         meta, problems = _parse_events(path, con, tmpdir, threads)
         # temp files can be hundreds of MB: free them while ingest runs
         cleanup = threading.Thread(target=shutil.rmtree, args=(tmpdir, True))
@@ -116,6 +118,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
         need_flows = con.execute(
             f"SELECT count(*) FROM ev WHERE cat IN {C.GPU_CATS} AND args.correlation IS NULL"
         ).fetchall()[0][0] > 0
+        progress.current().phase(f"nesting and linking {int(n_events):,} events")
         try:
             _ingest(store, artifact_id, float(base_us))
         except (duckdb.Error, OverflowError, ValueError) as e:
@@ -293,7 +296,7 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
         f"""
         INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
             start_ns, dur_ns, correlation, launch_op_id, via_graph, bytes, copy_kind, mem_kinds,
-            grid, block, regs, collective)
+            grid, block, regs, collective, process_group, coll_seq)
         WITH launch AS (
             SELECT correlation, {op_base} + min(rowid) AS op_id,
                    bool_or(name IN (SELECT unnest($graph))) AS graph
@@ -315,7 +318,8 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
                CASE WHEN g.cat IN {C.COPY_CATS} THEN nullif(regexp_extract(
                    g.name, '\\(([^)]*)\\)', 1), '') END,
                args.grid, args.block, TRY_CAST(args."registers per thread" AS INTEGER),
-               args."Collective name"
+               args."Collective name", args."Process Group Name",
+               TRY_CAST(args."Seq" AS BIGINT)
         FROM g
         LEFT JOIN _families f ON f.fname = coalesce(g.name, '')
         LEFT JOIN launch l ON l.correlation = g.corr

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from crossview import progress
 from crossview.errors import InputError
 from crossview.sources.nsys import callchains, fetch, gpu, host, sampling
 from crossview.sources.nsys import schema_probe as sp
@@ -68,14 +69,18 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     need_chains = p.has(sp.SAMPLES) or bool(p.col(sp.RUNTIME, "callchainId")) or p.has(sp.OSRT)
     if need_chains:
         callchains.stage(src, duck, p)
+    bar = progress.current()  # phases of a large export (crossview.progress)
+    bar.phase("host events")
     hc = host.stage(src, duck, p)
     notes.extend(hc.notes)
     n_host = host.ingest(store, artifact_id)
+    bar.phase("GPU activity")
     gc = gpu.stage(src, duck, p)
     if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
         gpu.ingest(store, artifact_id, gc)
     n_samples = 0
     if p.has(sp.SAMPLES):
+        bar.phase("CPU samples")
         staged = sampling.stage(src, duck, p)
         n_samples = sampling.ingest(store, artifact_id, _enum(src, p, "ENUM_SAMPLING_THREAD_STATE"))
         if staged > n_samples:

@@ -1,0 +1,105 @@
+"""A .tar / .tar.gz / .tgz / .zip bundle (e.g. one trace per rank) → a temporary folder.
+
+Extraction is defensive: only regular files, no absolute paths, no `..`, no links or
+devices; the bytes actually written are counted against a limit (an archive's declared sizes
+are not trusted: a zip bomb lies about them). The folder lives until the process exits, so
+the extracted files are what the analysis and its error lines name (`crossview-<archive>-…`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from crossview.errors import InputError
+
+SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
+# uncompressed bytes one archive may expand to; CROSSVIEW_ARCHIVE_MAX_BYTES overrides it
+MAX_BYTES = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_BYTES", 64 << 30))
+MAX_MEMBERS = 100_000
+_CHUNK = 1 << 20
+
+
+def is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith(SUFFIXES)
+
+
+def _safe_name(path: Path, name: str) -> PurePosixPath:
+    p = PurePosixPath(name.replace("\\", "/"))
+    if p.is_absolute() or ".." in p.parts or not p.parts or ":" in p.parts[0]:
+        raise InputError(path, f"unsafe member path in archive: {name!r}")
+    return p
+
+
+def _copy(path: Path, src: IO[bytes], dest: Path, budget: list[int]) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest, "wb") as out:
+        while chunk := src.read(_CHUNK):
+            budget[0] -= len(chunk)
+            if budget[0] < 0:
+                raise InputError(path, f"archive expands past {MAX_BYTES:,} bytes "
+                                 "(CROSSVIEW_ARCHIVE_MAX_BYTES)")
+            out.write(chunk)
+
+
+def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
+    """(name, stream) of each regular file; links, devices and folders are skipped."""
+    if path.name.lower().endswith(".zip"):
+        with zipfile.ZipFile(path) as z:
+            infos = [i for i in z.infolist() if not i.is_dir()]
+            if len(infos) > MAX_MEMBERS:
+                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members")
+            for i in infos:
+                if (i.external_attr >> 16) & 0o170000 == 0o120000:  # a symlink entry
+                    continue
+                with z.open(i) as f:
+                    yield i.filename, f
+        return
+    with tarfile.open(path, "r:*") as t:
+        for n, m in enumerate(t):
+            if n >= MAX_MEMBERS:
+                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members")
+            if not m.isreg():
+                continue
+            f = t.extractfile(m)
+            if f is not None:
+                yield m.name, f
+
+
+def extract(path: Path) -> Path:
+    """Extract into a fresh temporary folder; the folder is removed at exit."""
+    dest = Path(tempfile.mkdtemp(prefix=f"crossview-{path.name}-"))
+    atexit.register(shutil.rmtree, dest, True)
+    budget = [MAX_BYTES]
+    try:
+        for name, stream in _members(path):
+            _copy(path, stream, dest / _safe_name(path, name), budget)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
+        shutil.rmtree(dest, True)
+        raise InputError(path, f"corrupt or unreadable archive: {e}") from None
+    except InputError:
+        shutil.rmtree(dest, True)
+        raise
+    return dest
+
+
+def expand(paths: Iterable[Path]) -> tuple[list[Path], list[InputError]]:
+    """Archives become their extracted folders; other paths pass through unchanged."""
+    out: list[Path] = []
+    bad: list[InputError] = []
+    for p in paths:
+        if is_archive(p):
+            try:
+                out.append(extract(p))
+            except InputError as e:
+                bad.append(e)
+        else:
+            out.append(p)
+    return out, bad
