@@ -19,6 +19,15 @@ BUNDLE_FILE = "bundle.yaml"
 OUTPUT_DIR = "findings"
 TOP_KEYS = ("context", "capture", "artifacts", "source_refs")
 PHASES = ("prefill", "decode", "all")
+
+
+def phase_words(phase: str) -> str:
+    """A phase as prose: "all" is the whole capture, not a phase called all."""
+    return "the whole capture" if phase == "all" else phase
+
+
+def window_words(phase: str) -> str:
+    return "whole-capture kernel time" if phase == "all" else f"{phase} kernel time"
 # a phase the file name says when bundle.yaml does not (nsys-stats per-stage exports)
 _PHASE_IN_NAME = (("prefill", re.compile(r"prefill", re.I)),
                   ("decode", re.compile(r"decode", re.I)),

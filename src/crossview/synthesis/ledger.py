@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from crossview.knowledge import synthesis as kb
 from crossview.model.finding import Finding
 from crossview.model.measurement import Measurement
-from crossview.synthesis.bundle import SourceRef
+from crossview.synthesis.bundle import SourceRef, phase_words, window_words
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.reconcile import KernelJoin, Reconciliation
 
@@ -113,10 +113,10 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
         ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
         lid = f"kernel:{j.kernel}:{t.phase}"
         out.append(Lever(
-            lid, f"faster `{j.kernel}` ({j.family}, {t.phase}): reach its roofline "
+            lid, f"faster `{j.kernel}` ({j.family}, {phase_words(t.phase)}): reach its roofline "
             f"(now {j.ncu.bound}, tensor cores {'on' if j.ncu.tensor_cores else 'off'})",
             "kernel", "kernel", {"kernel": j.kernel, "family": j.family, "phase": t.phase,
-                                 "window": f"{t.phase} kernel time ({win.text()})"},
+                                 "window": f"{window_words(t.phase)} ({win.text()})"},
             Measurement(rec_ns, "ns", ev, ctx),
             Measurement(100 * rec_ns / win.value, "%", ev, ctx),
             f"trace {t.time.text()} over {t.count:,} launches − {t.count:,} × {per / 1e3:.2f} µs "
@@ -143,10 +143,10 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
         what = ("remove the dtype/layout copies" if tpl == "copies"
                 else "fuse the kernels into their producers (compile)")
         out.append(Lever(
-            lid, f"{f.family} in {f.phase}: {what} — {f.count:,} launches, top "
+            lid, f"{f.family} in {phase_words(f.phase)}: {what} — {f.count:,} launches, top "
             f"`{f.top_kernel}`", kind, tpl,
             {"family": f.family, "phase": f.phase, "kernel": f.top_kernel,
-             "window": f"{f.phase} kernel time ({win.text()})"},
+             "window": f"{window_words(f.phase)} ({win.text()})"},
             Measurement(f.time.value, "ns", f.time.evidence, f.time.context),
             Measurement(f.share.value, "%", f.share.evidence, f.share.context),
             f"upper bound: the family's whole kernel time ({f.time.text()}); "
