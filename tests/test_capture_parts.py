@@ -61,8 +61,9 @@ def test_host_sampler_reads_back(tmp_path: Path) -> None:
     n = len(lines) - 1
     assert n >= 3
     got = dict(st.sql("SELECT metric, count(*) FROM metrics GROUP BY 1").fetchall())
-    assert got == {m: n for m in ("host_cpu_util", "host_cpu_user", "host_cpu_system",
-                                  "host_cpu_iowait", "host_mem_used")}
+    assert got == {**{m: n for m in ("host_cpu_util", "host_cpu_user", "host_cpu_system",
+                                     "host_cpu_iowait", "host_mem_used")},
+                   "host_core_util": n * (os.cpu_count() or 0)}  # one row per core per tick
     assert st.sql("SELECT DISTINCT unit, device FROM metrics WHERE metric = 'host_cpu_util'"
                   ).fetchall() == [("%", None)]
 

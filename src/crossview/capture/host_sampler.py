@@ -6,7 +6,9 @@ the format sources/metrics/host_jsonl.py reads (spec: docs/input-formats.md).
 Line 1: {"format": "crossview-host", "version": 1, "hostname": …, "interval_ms": …, "cpus": N}
 Then one object per tick (shares of all CPUs' time since the previous tick, %):
 {"ts_ns": …, "cpu_util_pct": …, "cpu_user_pct": …, "cpu_system_pct": …, "cpu_iowait_pct": …,
- "mem_used_mib": …}
+ "mem_used_mib": …, "core_util_pct": [busy % of cpu0, cpu1, …]}
+core_util_pct (per-core busy share, from the `cpuN` lines) lets a reader tell one pinned core
+(a single-threaded host loop) from all cores busy (oversubscription).
 """
 
 from __future__ import annotations
@@ -34,6 +36,24 @@ def cpu_times(text: str) -> list[int]:
         if line.startswith("cpu "):
             return [int(x) for x in line.split()[1:9]]
     raise ValueError("no aggregate `cpu` line in /proc/stat")
+
+
+def core_times(text: str) -> list[list[int]]:
+    """The per-core `cpuN` lines (same 8 fields), in the kernel's order."""
+    return [[int(x) for x in line.split()[1:9]] for line in text.splitlines()
+            if line.startswith("cpu") and line[3:4].isdigit()]
+
+
+def core_busy(prev: list[list[int]], cur: list[list[int]]) -> list[float] | None:
+    """Busy % per core between two readings; None when the core set changed (hotplug)."""
+    if len(prev) != len(cur) or not cur:
+        return None
+    out = []
+    for p, c in zip(prev, cur, strict=True):
+        d = [max(0, b - a) for a, b in zip(p, c, strict=False)]
+        total = sum(d)
+        out.append(round(100.0 * (total - d[3] - d[4]) / total, 1) if total else 0.0)
+    return out
 
 
 def shares(prev: list[int], cur: list[int]) -> dict[str, float] | None:
@@ -67,19 +87,25 @@ def run(out: IO[str], interval_ms: int, stop: threading.Event,
     """Write the header, then one line per tick until `stop` is set; returns ticks written."""
     out.write(json.dumps({"format": FORMAT, "version": 1, "hostname": socket.gethostname(),
                           "interval_ms": interval_ms, "cpus": os.cpu_count()}) + "\n")
-    prev = cpu_times(stat.read_text())
+    text = stat.read_text()
+    prev, prev_cores = cpu_times(text), core_times(text)
     ticks = 0
     stopped = False
     while not stopped:
         stopped = stop.wait(interval_ms / 1000)  # a last reading when stopped: short captures
-        cur = cpu_times(stat.read_text())
+        text = stat.read_text()
+        cur, cores = cpu_times(text), core_times(text)
         row = shares(prev, cur)
-        prev = cur
+        per_core = core_busy(prev_cores, cores)
+        prev, prev_cores = cur, cores
         if row is None:
             continue
         with contextlib.suppress(OSError):  # no /proc/meminfo: CPU shares only
             row["mem_used_mib"] = mem_used_mib(meminfo.read_text())  # type: ignore[assignment]
-        out.write(json.dumps({"ts_ns": clock(), **row}) + "\n")
+        line: dict[str, object] = {"ts_ns": clock(), **row}
+        if per_core is not None:
+            line["core_util_pct"] = per_core
+        out.write(json.dumps(line) + "\n")
         out.flush()
         ticks += 1
     return ticks

@@ -11,6 +11,7 @@ from crossview.detectors import (
     dataloader,
     gpu_gap,
     gpu_idle,
+    host_cpu,
     host_python,
     kv_cache_pressure,
     launch_bound,
@@ -57,6 +58,7 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     sync_memset.detect,
     gpu_gap.detect,
     low_gpu_util.detect,
+    host_cpu.detect,
 )
 
 MAX_RED = 3
@@ -90,4 +92,5 @@ def run_all(views: Views) -> list[Finding]:
     found: list[Finding] = []
     for detect in DETECTORS:
         found.extend(detect(views))
+    host_cpu.corroborate(views, found)  # host CPU samples as L3 evidence on host-side findings
     return rank(found)

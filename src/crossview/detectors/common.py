@@ -33,8 +33,9 @@ def artifact_kinds(v: Views) -> dict[str, str]:
 def evidence(v: Views, what: str) -> list[Evidence]:
     # a format with many tables (an nsys export) also names the tables that were read
     kinds = artifact_kinds(v)
+    # host CPU samples hold no trace rows: detectors/host_cpu.py cites them on their own
     return [Evidence(a, what + evidence_tables.cite(kinds.get(a), what))
-            for a in v.filter.artifacts]
+            for a in v.filter.artifacts if kinds.get(a) != "host-jsonl"]
 
 
 def short(name: str, limit: int = 90) -> str:

@@ -42,6 +42,9 @@ def render(inv: Inventory) -> str:
             + ("; ".join(f"{s}: {len(a)} file(s)" for s, a in srcs.items()) or "none")
             + f". Rigor tiers supplied: {', '.join(inv.tiers()) or 'none'}."
             + (" Synthesis needs 2." if len(srcs) < 2 else "")]
+    aside = sorted({e.source for e in inv.valid() if not e.counts and e.source not in srcs})
+    if aside:  # valid but not a profiler view of the GPU (host samples, bench results)
+        out[-1] += (f" Also valid, corroborating only (not counted): {', '.join(aside)}.")
     if inv.other_files:
         out += ["", "Not read (not a format crossview reads): "
                 + ", ".join(f"`{p}`" for p in inv.other_files)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crossview.model.finding import Finding
+from crossview.render import host_cpu_md
 from crossview.views.bench import BenchArm
 from crossview.views.gpu_metrics import DeviceCounters, util
 from crossview.views.histogram import HistStat
@@ -165,11 +166,15 @@ def block(v: Views) -> list[str]:
     if not gm.present:
         return []
     what = [w for w, have in (("GPU counters", gm.devices), ("serving metrics", gm.serving),
-                              ("benchmark results", gm.bench)) if have] or ["metrics"]
-    lines = [f"**GPU metrics** ({', '.join(what)}; workload level, rigor L3 — read first)"]
+                              ("benchmark results", gm.bench),
+                              ("host CPU samples", gm.host_cpu)) if have] or ["metrics"]
+    # host samples alone are not GPU metrics: a CPU-only bundle says "GPU metrics none" below
+    head = "GPU metrics" if gm.devices or gm.serving or gm.bench else "Host metrics"
+    lines = [f"**{head}** ({', '.join(what)}; workload level, rigor L3 — read first)"]
     lines += [_device_line(d) for d in gm.devices]
     lines += [_serving_line(s) for s in gm.serving]
     lines += [_bench_line(b) for b in gm.bench]
+    lines += host_cpu_md.lines(gm.host_cpu, v.limits)
     for u in gm.unmapped:
         lines.append(f"- {u}: no GPU counter or serving metric crossview knows "
                      "(knowledge/*_metrics.yaml) — stored, not interpreted.")

@@ -37,7 +37,8 @@ def _reconciliation(s: Synthesis) -> list[str]:
     out = ["## Reconciliation per phase and kernel family", "",
            f"{r.l1_note}. L3 (workload level): "
            + ("; ".join(f"{v} [`{a}`]" for a, v in r.l3) or f"{NOT_IN_BUNDLE} (no GPU "
-              "counters: bytes- vs compute-bound at workload level unknown)") + ".", ""]
+              "counters: bytes- vs compute-bound at workload level unknown)") + "."
+           + "".join(f" L3 host: {v} [`{a}`]." for a, v in r.l3_host), ""]
     for (phase, art), total in sorted(r.phase_totals.items(),
                                       key=lambda x: ({"decode": 0, "prefill": 1}
                                                      .get(x[0][0], 2), x[0][1])):

@@ -108,6 +108,15 @@ def _epoch_ns(text: object) -> int | None:
     return int(dt.timestamp() * 1e9)
 
 
+def _host_what(store: Store, aid: int) -> tuple[str, int]:
+    """('N host CPU samples (…)', cores) — ticks, not rows: a tick writes several metrics."""
+    ticks, cores = store.sql(
+        "SELECT count(DISTINCT seq), count(DISTINCT json_extract_string(labels, '$.core'))"
+        " FROM metrics WHERE artifact_id=$a", {"a": aid}).fetchall()[0]
+    return (f"{int(ticks or 0):,} host CPU samples"
+            + (f" ({int(cores)} cores)" if cores else " (all CPUs only)"), int(cores or 0))
+
+
 def _classify(store: Store, r: ArtifactReport) -> tuple[str, str, bool, str]:
     """(source, tier, counts, what) of one read artifact."""
     table = kb.table("sources")
@@ -177,10 +186,15 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
         e.what = f"{n:,} profiled kernel launch(es)"
         if not n:
             problem("no-kernels", "no kernel launch in this Nsight Compute capture")
-    elif e.source in ("gpu-counters", "serving-metrics"):
+    elif e.source in ("gpu-counters", "serving-metrics", "host-cpu"):
         n, lo, hi = store.sql("SELECT count(*), min(ts_ns), max(ts_ns) FROM metrics"
                               " WHERE artifact_id=$a", a).fetchall()[0]
         e.what = f"{int(n or 0):,} metric samples"
+        if e.source == "host-cpu":
+            e.what, cores = _host_what(store, aid)
+            if n and not cores:
+                e.notes.append("no per-core samples (sampler older than core_util_pct): a "
+                               "pinned single core cannot be told from spread load")
         start, end = (_epoch_ns(bundle.capture.get(k)) for k in ("started", "ended"))
         if not n:
             problem("empty", "no metric samples")

@@ -128,6 +128,7 @@ class Reconciliation:
     phase_totals: dict[tuple[str, str], Measurement]  # (phase, artifact) → kernel time
     l3: list[tuple[str, str]]  # (artifact, verdict) per device
     l1_note: str
+    l3_host: list[tuple[str, str]] = field(default_factory=list)  # (artifact, host CPU reading)
 
     def to_dict(self) -> dict[str, object]:
         return {"families": [f.to_dict() for f in self.families],
@@ -135,6 +136,7 @@ class Reconciliation:
                 "phase_totals": [{"phase": p, "artifact": a, "kernel_time": m.to_dict()}
                                  for (p, a), m in sorted(self.phase_totals.items())],
                 "l3_workload": [{"artifact": a, "verdict": v} for a, v in self.l3],
+                "l3_host": [{"artifact": a, "reading": v} for a, v in self.l3_host],
                 "l1": self.l1_note}
 
 
@@ -223,6 +225,27 @@ def _l3(inv: Inventory) -> list[tuple[str, str]]:
             if u is not None:
                 out.append((inv.bundle.rel(dc.artifact), f"{dc.label}: utilization {u:.1f}% "
                             "(no DCGM DRAM/tensor counters: bytes- vs compute-bound unknown)"))
+    return out
+
+
+def _l3_host(inv: Inventory) -> list[tuple[str, str]]:
+    """Host CPU samples (L3, host side): what the host CPU did in the bundle's window."""
+    v = inv.views
+    if v is None:
+        return []
+    lim = v.limits
+    out = []
+    for h in v.gpu_metrics.host_cpu:
+        w = h.whole
+        b = w.busiest
+        r = w.regime(lim.host_core_pinned_pct, lim.host_cpu_oversub_pct)
+        verdict = {"pinned": "one core pinned (single-threaded host loop)",
+                   "oversubscribed": "every CPU busy (oversubscribed)"}.get(
+            r or "", "spare CPU" if b else "no per-core samples")
+        out.append((inv.bundle.rel(h.artifact),
+                     f"host CPU {w.busy_mean_pct or 0:.1f}% busy (all CPUs, mean of "
+                     f"{w.samples} samples)" + (f", busiest core cpu{b.core} {b.mean_pct:.1f}%"
+                                               if b else "") + f": {verdict}"))
     return out
 
 
@@ -315,4 +338,4 @@ def build(inv: Inventory) -> Reconciliation:
                                   l1s, gap, graph, l3_text, l4, why))
     order = {"decode": 0, "prefill": 1, "all": 2}
     fams.sort(key=lambda f: (order.get(f.phase, 3), f.artifact, -f.time.value, f.family))
-    return Reconciliation(fams, rows, joins, totals, l3, l1_note)
+    return Reconciliation(fams, rows, joins, totals, l3, l1_note, _l3_host(inv))

@@ -60,7 +60,8 @@ def refusal(inv: inventory.Inventory) -> str | None:
     found = "; ".join(f"{s} ({len(a)} file{'s' if len(a) > 1 else ''}: {', '.join(a)})"
                       for s, a in srcs.items()) or "no valid source"
     why = [f"{e.path}: " + ("; ".join(f"{p.problem}: {p.detail}" for p in e.problems)
-                            if e.problems else f"{e.source} is not a profiler view")
+                            if e.problems else f"{e.source} is valid but corroborates only"
+                            " (not a profiler view of the GPU)")
            for e in inv.entries if not (e.valid and e.counts)]
     need = ("two files of one source are one source; add another profiler's capture "
             "(nsys / PyTorch profiler timeline L2, ncu L4, GPU counters L3, sampled stacks L1)")

@@ -15,6 +15,8 @@ from crossview.knowledge import metric_names
 from crossview.model.filter import ResolvedFilter
 from crossview.store.store import Store
 from crossview.views.bench import BenchArm, bench_arms
+from crossview.views.host_cpu import HostCpu
+from crossview.views.host_cpu import compute as host_cpu
 from crossview.views.metric_scope import resolve_metrics
 from crossview.views.serving import ServingSummary, serving_summaries
 
@@ -132,6 +134,7 @@ class GpuMetrics:
     notes: list[str] = field(default_factory=list)
     samples: int = 0  # metric samples in scope (recognized or not)
     unmapped: list[str] = field(default_factory=list)  # sources with no recognized metric
+    host_cpu: list[HostCpu] = field(default_factory=list)  # host sampler (views/host_cpu.py)
 
     @property
     def present(self) -> bool:
@@ -156,7 +159,8 @@ class GpuMetrics:
         return {"devices": [d.to_dict() for d in self.devices],
                 "serving": [s.to_dict() for s in self.serving],
                 "bench": [b.to_dict() for b in self.bench], "notes": list(self.notes),
-                "samples": self.samples, "unmapped": list(self.unmapped)}
+                "samples": self.samples, "unmapped": list(self.unmapped),
+                "host_cpu": [h.to_dict() for h in self.host_cpu]}
 
 
 def util(d: DeviceCounters) -> float | None:
@@ -170,7 +174,9 @@ def compute(store: Store, resolved: ResolvedFilter, spike_ratio: float) -> GpuMe
     gm = GpuMetrics(device_counters(store), serving_summaries(store),
                     bench_arms(store, spike_ratio), notes)
     gm.samples = int(store.sql("SELECT count(*) FROM f_metrics").fetchall()[0][0])
-    shown = {d.artifact for d in gm.devices} | {s.artifact for s in gm.serving}
+    gm.host_cpu = host_cpu(store, resolved)
+    shown = ({d.artifact for d in gm.devices} | {s.artifact for s in gm.serving}
+             | {h.artifact for h in gm.host_cpu})
     gm.unmapped = [f"{Path(p).name}: {n:,} samples ({', '.join(names)})" for p, n, names in
                    store.sql("SELECT a.path, count(*), list(DISTINCT f.metric ORDER BY f.metric)"
                              "[1:5] FROM f_metrics f JOIN artifacts a USING (artifact_id)"

@@ -3,7 +3,8 @@
 
 Line 1 (header): {"format": "crossview-host", "version": 1, "hostname": …, "interval_ms": …,
 "cpus": N}; then {"ts_ns": <epoch ns>, "cpu_util_pct": …, "cpu_user_pct": …,
-"cpu_system_pct": …, "cpu_iowait_pct": …, "mem_used_mib": …}. Rows belong to no GPU
+"cpu_system_pct": …, "cpu_iowait_pct": …, "mem_used_mib": …, "core_util_pct": [per core]}.
+Per-core values become one `host_core_util` row per core (label core=N). Rows belong to no GPU
 (device NULL, source "host"); names map through knowledge/host_metrics.yaml.
 """
 
@@ -31,6 +32,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
     rows = MetricRows()
     bad: list[tuple[int, str]] = []
     labels = labels_json({})
+    host: dict[str, str] = {}
     names: dict[str, dict[str, str]] = load_yaml("host_metrics.yaml")["host"]
     seq = 0
     for lineno, obj in json_objects(read_bytes(path), bad):
@@ -45,9 +47,15 @@ def read(path: Path, store: Store) -> ArtifactReport:
             bad.append((lineno, "sample lacks an integer ts_ns"))
             continue
         for key, value in obj.items():
+            canon = names.get(key)
+            if canon and canon.get("per_core") and isinstance(value, list):
+                for core, v in enumerate(value):
+                    if isinstance(v, int | float) and not isinstance(v, bool):
+                        rows.add("host", None, canon["metric"], ts, float(v), canon["unit"],
+                                 labels_json({**host, "core": str(core)}), key, "gauge", seq)
+                continue
             if key == "ts_ns" or isinstance(value, bool) or not isinstance(value, int | float):
                 continue
-            canon = names.get(key)
             metric, unit = (canon["metric"], canon["unit"]) if canon else (key, "")
             rows.add("host", None, metric, ts, float(value), unit, labels, key, "gauge", seq)
         seq += 1
