@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crossview.detectors import run_all
 from crossview.knowledge.thresholds import Thresholds, defaults
@@ -21,12 +22,18 @@ from crossview.views.rank_job import Rejected
 from crossview.views.scope import resolve
 from crossview.views.views import Views
 
+if TYPE_CHECKING:
+    from crossview.lake.rank_fanout import FanoutInfo
+
 
 @dataclass
 class Analysis:
     artifacts: list[ArtifactReport]
     views: Views | None  # None when no input could be read
     findings: list[Finding]
+    # `analyze --workers/--dask` on a multi-rank job (lake/rank_fanout.py): how it ran and
+    # which rank the single-rank parts of the recap describe
+    fanout: FanoutInfo | None = None
 
     @property
     def rejected(self) -> list[ArtifactReport]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +18,10 @@ from crossview.cli.app import (
     run_analysis,
 )
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
+
+if TYPE_CHECKING:
+    from crossview.analysis import Analysis
+    from crossview.model.filter import Filter
 
 
 @app.command()
@@ -40,6 +45,12 @@ def analyze(
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Multi-rank jobs: summarize each rank file in one of N worker processes (0 = "
+        "in this process, the default).")] = None,
+    dask: Annotated[str | None, typer.Option(
+        help="Multi-rank jobs: summarize rank files on Dask: a scheduler address "
+        "(tcp://host:8786) or 'local'.")] = None,
 ) -> None:
     """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
     from crossview.cli.lake import analysis_of as run
@@ -48,6 +59,12 @@ def analyze(
     from crossview.render import markdown
 
     paths = sources(paths, lake)
+    if (workers or dask) and lake is not None:
+        error_line("--workers/--dask fan out trace files; a lake is already read through "
+                   "DuckDB views in this process: drop them with --lake")
+        raise typer.Exit(2)
+    if workers or dask:  # one task per rank file (lake/rank_fanout.py)
+        run = fanned_out(workers, dask)
     result = run_analysis(lambda: run(paths, Filter(
         device=device, stream=stream, pid=pid, tid=tid, window_ns=parse_window(window),
         annotation=annotation, artifact=artifact), gpu=gpu, lake=lake, campaign=campaign,
@@ -60,6 +77,16 @@ def analyze(
         raise typer.Exit(2 if bad else 0)
     text = json_out.render(result) if fmt is AnalyzeFmt.json else markdown.render(result)
     emit(text, output, result)
+
+
+def fanned_out(workers: int | None, dask: str | None) -> Callable[..., Analysis]:
+    """`analysis_of`'s signature, fanned out per rank file over a pool or Dask."""
+    from crossview.lake.fanout import default_engine
+    from crossview.lake.rank_fanout import analyze_fanout
+
+    def run(paths: list[Path], flt: Filter, gpu: str | None = None, **_: object) -> Analysis:
+        return analyze_fanout(paths, flt, default_engine(workers, dask), gpu=gpu)
+    return run
 
 
 @app.command()

@@ -41,6 +41,8 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         "ranks": [r.to_dict() for r in v.ranks.ranks] if v and v.ranks else [],
         "stragglers": [s.to_dict() for s in v.ranks.stragglers] if v and v.ranks else [],
         "rank_analysis": v.ranks.to_dict() if v and v.ranks else None,
+        # analyze --workers/--dask: engine, the rank the single-rank parts describe, worker RSS
+        "fanout": a.fanout.to_dict() if a.fanout else None,
         "findings": [f.to_dict() for f in a.findings],
     }
 

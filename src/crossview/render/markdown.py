@@ -238,6 +238,8 @@ def render(a: Analysis) -> str:
     else:
         out.extend(_metrics_block(v))
         out.extend(ranks_md.section(v))  # multi-rank jobs: per-rank table, straggler
+        if a.fanout:  # analyze --workers/--dask: what the rest of this recap describes
+            out.append(f"\nFan-out: {a.fanout.describe()}.")
     if not v.metrics.cpu_only and not v.metrics.summary_only and not kernels_md.kernels_only(v) \
             and not metrics_only:
         out.append("\n**Observed call tree — GPU view** (" + (

@@ -1,0 +1,122 @@
+"""The per-rank tasks `analyze --workers/--dask` fans out (lake/rank_fanout.py).
+
+Round 1, `summarize_file`: read one rank file into the worker's own Store, resolve the
+filter there, return its `ArtifactReport` and `RankSummary` (small: busy/comm numbers and
+the ordered collective calls), never the store. Round 2, `explain_file`: re-read one
+straggler rank and say what it did in the wait windows (`straggler_cause.explain`). Both
+are top-level functions over picklable dataclasses, so a process pool and Dask run them
+alike (lake/fanout.py); bad input comes back in the result, it never raises.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from crossview.errors import UsageError
+from crossview.model.filter import Filter
+from crossview.sources.report import ArtifactReport
+from crossview.store.store import Store
+from crossview.views import ranks, straggler_cause
+
+# readers whose files carry one rank's timeline (as views/rank_job.py)
+TRACE_KINDS = ("kineto", "nsys")
+
+
+@dataclass(frozen=True)
+class RankTask:
+    path: str
+    flt: Filter
+    threads: int = 1  # DuckDB threads in this worker
+    memory_limit: str | None = None  # DuckDB memory_limit in this worker; spills past it
+
+
+@dataclass
+class RankResult:
+    report: ArtifactReport
+    summary: ranks.RankSummary | None  # None: not a rank trace, rejected, or no kernels
+    usage_error: str | None = None  # the filter does not apply to this rank (UsageError)
+    peak_rss_kib: int = 0  # the worker process's peak so far (ru_maxrss)
+    pid: int = 0
+
+
+@dataclass(frozen=True)
+class ExplainTask:
+    rank_task: RankTask
+    windows: tuple[tuple[int, int], ...]  # on the rank's own clock (crossrank.Straggler)
+    busy_share: float
+
+
+@dataclass
+class ExplainResult:
+    cause: straggler_cause.Cause | None
+    problem: str | None = None
+    peak_rss_kib: int = 0
+    pid: int = 0
+
+
+def _open(task: RankTask, tmp: str) -> tuple[Store, ArtifactReport, int | None]:
+    """The worker's store with this one file read and the filter resolved (f_gpu/f_host);
+    the artifact id when the file is an ok trace."""
+    from crossview.sources.registry import read_all
+    from crossview.views.scope import resolve
+
+    store = Store(threads=task.threads)
+    # spill instead of failing when a huge rank file outgrows memory (bounded memory)
+    store.sql("SET temp_directory='" + tmp.replace("'", "''") + "'")
+    if task.memory_limit:
+        store.sql(f"SET memory_limit='{task.memory_limit}'")
+    reps = read_all([Path(task.path)], store)
+    rep = reps[0] if reps else ArtifactReport(task.path, "unknown", "invalid", ["no input"])
+    if rep.status != "ok" or rep.kind not in TRACE_KINDS:
+        return store, rep, None
+    resolve(store, task.flt)
+    (aid,) = store.sql("SELECT min(artifact_id) FROM artifacts WHERE status = 'ok'"
+                       ).fetchall()[0]
+    return store, rep, aid
+
+
+def summarize_file(task: RankTask) -> RankResult:
+    res = RankResult(ArtifactReport(task.path, "unknown", "error", []), None, pid=os.getpid())
+    tmp = tempfile.mkdtemp(prefix="crossview-rank-")
+    store: Store | None = None
+    try:
+        store, res.report, aid = _open(task, tmp)
+        if aid is not None:
+            res.summary = ranks.summarize(store, int(aid), "f_gpu")
+    except UsageError as e:
+        res.usage_error = str(e)
+    except Exception as e:  # noqa: BLE001 — one rank's reader bug must not sink the job
+        res.report = ArtifactReport(task.path, res.report.kind, "error",
+                                    [f"internal error: {type(e).__name__}: {e}"])
+    finally:
+        if store is not None:
+            store.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return res
+
+
+def explain_file(task: ExplainTask) -> ExplainResult:
+    res = ExplainResult(None, pid=os.getpid())
+    tmp = tempfile.mkdtemp(prefix="crossview-rank-")
+    store: Store | None = None
+    try:
+        store, rep, aid = _open(task.rank_task, tmp)
+        if aid is None:
+            res.problem = "; ".join(rep.problems) or "not readable on the second read"
+        else:
+            res.cause = straggler_cause.explain(store, int(aid), list(task.windows),
+                                                task.busy_share)
+    except Exception as e:  # noqa: BLE001 — reported as the cause, the job still renders
+        res.problem = f"internal error: {type(e).__name__}: {e}"
+    finally:
+        if store is not None:
+            store.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return res
