@@ -70,6 +70,12 @@ class Thresholds:
     straggler_min_skew_ns: int
     straggler_min_late_share: float
     straggler_gpu_busy_share: float
+    # Kineto host-event nesting batch (sources/kineto/host_nesting.py): bounds its memory
+    kineto_nest_batch_rows: int
+    # host CPU samples (views/host_cpu.py, detectors/host_cpu.py)
+    host_core_pinned_pct: float
+    host_cpu_oversub_pct: float
+    host_iowait_high_pct: float
 
 
 @cache

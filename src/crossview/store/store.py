@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,10 @@ class Store:
         # DuckDB prints its own progress bar to stdout on queries > 2 s, even when stdout
         # is a pipe: it would corrupt `--format json` output and ingest reports
         self.con.execute("SET enable_progress_bar=false")
+        # spill files (past a memory_limit) go to the system temp folder, never to a `.tmp`
+        # folder in the user's working directory (DuckDB's default for in-memory databases)
+        tmp = os.path.join(tempfile.gettempdir(), f"crossview-duckdb-{os.getpid()}")
+        self.con.execute("SET temp_directory=" + "'" + tmp.replace("'", "''") + "'")
         if threads:
             self.con.execute(f"SET threads={int(threads)}")
         for name, cols in TABLES.items():

@@ -196,9 +196,11 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
                 e.notes.append("no per-core samples (sampler older than core_util_pct): a "
                                "pinned single core cannot be told from spread load")
         start, end = (_epoch_ns(bundle.capture.get(k)) for k in ("started", "ended"))
+        slack_ns = int(float(kb.table("capture_window_slack_s")) * 1e9)
         if not n:
             problem("empty", "no metric samples")
-        elif start and end and lo is not None and (hi < start or lo > end):
+        elif start and end and lo is not None and (
+                hi < start - slack_ns or lo > end + slack_ns):
             problem("outside-window",
                     f"samples span {datetime.fromtimestamp(lo / 1e9).isoformat()} … "
                     f"{datetime.fromtimestamp(hi / 1e9).isoformat()} (UTC epoch), none "

@@ -15,31 +15,46 @@ def call_stack_prefixes(
 ) -> tuple[np.ndarray | None, dict[str, list[Any]]]:
     """Legacy traces carry python frames as args["Call stack"] on operators (innermost
     first, ';'-separated). Root events with one hang under the chain of those frames."""
-    out: dict[str, list[Any]] = {"labels": [], "node": [], "parent": [], "label": []}
-    if not stacks:
-        return None, out
-    root_parent = np.full(len(depth), -1, dtype=np.int64)
-    chain_node: dict[tuple[str, ...], int] = {}
-    label_ids: dict[str, int] = {}
-    for i, s in stacks:
-        if depth[i] != 0:
-            continue
-        frames = tuple(f.strip() for f in reversed(s.split(";")) if f.strip())
-        parent = -1
-        for k in range(1, len(frames) + 1):
-            path = frames[:k]
-            if path not in chain_node:
-                if frames[k - 1] not in label_ids:
-                    label_ids[frames[k - 1]] = first_label + len(out["labels"])
-                    out["labels"].append(("python", frames[k - 1]))
-                nid = store.reserve_nodes(1)
-                chain_node[path] = nid
-                out["node"].append(nid)
-                out["parent"].append(parent)
-                out["label"].append(label_ids[frames[k - 1]])
-            parent = chain_node[path]
-        root_parent[i] = parent
-    return root_parent, out
+    prefixes = CallStackPrefixes(first_label, store)
+    return prefixes.add(stacks, depth), prefixes.out
+
+
+class CallStackPrefixes:
+    """`call_stack_prefixes` over batches of events: chains and labels are shared across
+    batches and node ids reserved in event order, as one pass over all events would."""
+
+    def __init__(self, first_label: int, store: Store) -> None:
+        self.out: dict[str, list[Any]] = {"labels": [], "node": [], "parent": [], "label": []}
+        self._first_label = first_label
+        self._store = store
+        self._chain_node: dict[tuple[str, ...], int] = {}
+        self._label_ids: dict[str, int] = {}
+
+    def add(self, stacks: list[tuple[int, str]], depth: np.ndarray) -> np.ndarray | None:
+        """`stacks`: (index into `depth`, call stack) → root parent node per event, or None."""
+        if not stacks:
+            return None
+        out, chain_node, label_ids = self.out, self._chain_node, self._label_ids
+        root_parent = np.full(len(depth), -1, dtype=np.int64)
+        for i, s in stacks:
+            if depth[i] != 0:
+                continue
+            frames = tuple(f.strip() for f in reversed(s.split(";")) if f.strip())
+            parent = -1
+            for k in range(1, len(frames) + 1):
+                path = frames[:k]
+                if path not in chain_node:
+                    if frames[k - 1] not in label_ids:
+                        label_ids[frames[k - 1]] = self._first_label + len(out["labels"])
+                        out["labels"].append(("python", frames[k - 1]))
+                    nid = self._store.reserve_nodes(1)
+                    chain_node[path] = nid
+                    out["node"].append(nid)
+                    out["parent"].append(parent)
+                    out["label"].append(label_ids[frames[k - 1]])
+                parent = chain_node[path]
+            root_parent[i] = parent
+        return root_parent
 
 
 def append_frames(

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 
 from crossview import progress
@@ -26,8 +25,7 @@ from crossview.knowledge import api_roles, kernel_families
 from crossview.sources.kineto import categories as C
 from crossview.sources.kineto import staging
 from crossview.sources.kineto.flows import link_by_flows
-from crossview.sources.kineto.frames import append_frames, call_stack_prefixes
-from crossview.sources.kineto.nesting import intern_paths, nest
+from crossview.sources.kineto.host_nesting import nest_host
 from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
@@ -173,7 +171,8 @@ def _devices(store: Store, artifact_id: int, top: staging.TraceMeta) -> None:
 
 def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     """ev → host_ops, frames, gpu_ops. The GPU insert runs on a second DuckDB connection
-    while numpy nests the host events (DuckDB drops the GIL), overlapping the two."""
+    while numpy nests the host events (DuckDB drops the GIL), overlapping the two; the
+    nesting goes batch by batch (host_nesting.py) so its memory is bounded."""
     con = store.con
     ns = f"CAST({int(base_us)} AS BIGINT) * 1000 + CAST(round((ts - {base_us!r}) * 1000) AS BIGINT)"
     dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
@@ -191,7 +190,7 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     worker = threading.Thread(target=gpu)
     worker.start()
     try:
-        _nest_host(store, artifact_id, op_base, n)
+        nest_host(store, artifact_id, op_base, n)
     finally:
         worker.join()
     if errors:
@@ -201,7 +200,8 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
 
 
 def _host_table(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> int:
-    """Host events, sorted (thread, start, longest first), with integer thread and label ids.
+    """Host events, sorted (thread, start, longest first; label and correlation break ties so
+    the order, hence nesting and ids, is the same on every run), with thread and label ids.
     Strings stay in DuckDB; only integer columns go to numpy. Returns the row count."""
     host = f"""
         SELECT coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
@@ -229,57 +229,10 @@ def _host_table(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> int:
         CREATE OR REPLACE TABLE _host AS
         SELECT t.thread, l.label, h.*
         FROM ({host}) h JOIN _threads t USING (pid, tid) JOIN _labels l USING (kind, name)
-        ORDER BY t.thread, h.start_ns, h.dur_ns DESC
+        ORDER BY t.thread, h.start_ns, h.dur_ns DESC, l.label, h.correlation NULLS LAST
         """
     )
     return int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
-
-
-def _nest_host(store: Store, artifact_id: int, op_base: int, n: int) -> None:
-    """Nesting and call-tree nodes in numpy; host_ops rows joined back by position."""
-    con = store.con
-    # insertion order is preserved (DuckDB's default), so rows come back in sorted order
-    cols = con.execute("SELECT thread, start_ns, dur_ns, label FROM _host").fetchnumpy()
-    thread = np.asarray(cols["thread"], dtype=np.int64)
-    start = np.asarray(cols["start_ns"], dtype=np.int64)
-    durs = np.asarray(cols["dur_ns"], dtype=np.int64)
-    labels = np.asarray(cols["label"], dtype=np.int64)
-    del cols
-    nested = nest(thread, start, durs)
-    del thread, start, durs
-
-    label_rows = con.execute("SELECT kind, name FROM _labels ORDER BY label").fetchall()
-    stacks = con.execute(
-        "SELECT rowid, call_stack FROM _host WHERE call_stack IS NOT NULL AND call_stack <> ''"
-    ).fetchall()
-    root_parent, prefix = call_stack_prefixes(stacks, nested.depth, len(label_rows), store)
-    label_rows.extend(prefix["labels"])
-    first_node = store.reserve_nodes(0)
-    node, node_parent, node_label = intern_paths(
-        nested.depth, nested.parent, labels, root_parent, first_node
-    )
-    store.reserve_nodes(len(node_parent))
-    append_frames(store, prefix, node_parent, node_label, label_rows, first_node)
-
-    parent = np.where(nested.parent >= 0, nested.parent + op_base, -1)
-    res = pa.table({
-        "depth": pa.array(nested.depth),
-        "parent": pa.array(parent, mask=parent < 0),
-        "node_id": pa.array(node), "self_ns": pa.array(nested.self_ns),
-    })
-    del nested, parent, node, labels
-    con.register("_nest", res)
-    con.execute(
-        f"""
-        INSERT INTO host_ops (artifact_id, op_id, pid, tid, kind, name, start_ns, dur_ns,
-                              depth, parent, correlation, node_id, self_ns)
-        SELECT {artifact_id}, {op_base} + h.rid, h.pid, h.tid, h.kind, h.name, h.start_ns,
-               h.dur_ns, r.depth, r.parent, h.correlation, r.node_id, r.self_ns
-        FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nest r
-        """
-    )
-    con.unregister("_nest")
-    assert n == res.num_rows
 
 
 def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int,
