@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,11 +88,30 @@ class GlobalOptions:
 OPTIONS = GlobalOptions()
 
 
+def check_memory(text: str | None) -> str | None:
+    if text is not None and not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)",
+                                             text.strip(), re.I):
+        raise UsageError(f"--memory-limit {text!r}: expected a size such as 512MB or 2GB")
+    return text
+
+
 @app.callback()
 def _root(quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No progress bar while reading inputs.")] = False) -> None:
+        "--quiet", "-q", help="No progress bar while reading inputs.")] = False,
+          memory_limit: Annotated[str | None, typer.Option(
+              "--memory-limit", envvar="CROSSVIEW_MEMORY_LIMIT",
+              help="DuckDB memory limit (e.g. 1GB): past it the store spills to the temp "
+              "folder, so reading a trace of N GB stays near this limit (docs: bounded "
+              "memory).")] = None) -> None:
     """crossview: why is my GPU workload slow, and what exactly do we change?"""
     OPTIONS.quiet = quiet
+    try:
+        check_memory(memory_limit)
+    except UsageError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
+    if memory_limit:
+        os.environ["CROSSVIEW_MEMORY_LIMIT"] = memory_limit  # every Store, workers included
 
 
 def main() -> None:

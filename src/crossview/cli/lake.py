@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from dataclasses import asdict
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line
+from crossview.cli.app import Fmt, app, check_memory, error_line
 from crossview.errors import CrossviewError, UsageError
 
 if TYPE_CHECKING:
@@ -23,13 +22,6 @@ LakeOpt = Annotated[Path | None, typer.Option(
     "--lake", help="Read this perf-lake (see `crossview ingest`) instead of trace files.")]
 CampaignOpt = Annotated[str | None, typer.Option(help="Lake selection: only this campaign.")]
 RunOpt = Annotated[str | None, typer.Option("--run", help="Lake selection: only this run.")]
-
-
-def check_memory(text: str | None) -> str | None:
-    if text is not None and not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)",
-                                             text.strip(), re.I):
-        raise UsageError(f"--memory-limit {text!r}: expected a size such as 512MB or 2GB")
-    return text
 
 
 def sources(paths: list[Path] | None, lake: Path | None) -> list[Path]:

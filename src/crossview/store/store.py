@@ -10,6 +10,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from crossview.errors import UsageError
 from crossview.store.schema import TABLES
 
 
@@ -28,6 +29,12 @@ class Store:
         # folder in the user's working directory (DuckDB's default for in-memory databases)
         tmp = os.path.join(tempfile.gettempdir(), f"crossview-duckdb-{os.getpid()}")
         self.con.execute("SET temp_directory=" + "'" + tmp.replace("'", "''") + "'")
+        limit = os.environ.get("CROSSVIEW_MEMORY_LIMIT")  # `crossview --memory-limit`
+        if limit:
+            try:
+                self.con.execute("SET memory_limit=" + "'" + limit.replace("'", "''") + "'")
+            except duckdb.Error as e:
+                raise UsageError(f"CROSSVIEW_MEMORY_LIMIT={limit!r}: {e}") from None
         if threads:
             self.con.execute(f"SET threads={int(threads)}")
         for name, cols in TABLES.items():
