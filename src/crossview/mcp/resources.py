@@ -54,6 +54,9 @@ Follow the cross-view protocol; cite the tool, the artifact and the number for e
 5. Recap: `analyze` — ranked findings with evidence and fixes; check each against steps 2–4.
 6. Verify a change: `diff` two captures, `ab_compare` benchmark trials; `sol_bounds` for the
    LLM speed-of-light. Use `query` (read-only SQL) only for a number no tool gives.
+7. Several sources of one run in a folder (a bundle): `inventory` (capture problems with
+   their fixes, rigor tiers), then `synthesize` — reconciliation, contradictions (say each),
+   the ranked DRAFT ledger, experiment plans and the next-lever frontier.
 Answer: the bottleneck, the evidence (numbers with units), the change, and where it goes.
 """
 
