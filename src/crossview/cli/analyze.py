@@ -14,8 +14,18 @@ from crossview.cli.app import (
     app,
     emit,
     error_line,
-    parse_window,
     run_analysis,
+)
+from crossview.cli.filter_options import (
+    AnnotationOpt,
+    ArtifactOpt,
+    DeviceOpt,
+    GpuOpt,
+    PidOpt,
+    StreamOpt,
+    TidOpt,
+    WindowOpt,
+    make_filter,
 )
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 
@@ -31,17 +41,14 @@ def analyze(
     fmt: Annotated[AnalyzeFmt, typer.Option("--format", "-f", help="Output format.")] = (
         AnalyzeFmt.md),
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
-    device: Annotated[int | None, typer.Option(help="Only this GPU (device id).")] = None,
-    stream: Annotated[int | None, typer.Option(help="Only this CUDA stream.")] = None,
-    pid: Annotated[str | None, typer.Option(help="Only this host process.")] = None,
-    tid: Annotated[str | None, typer.Option(help="Only this host thread.")] = None,
-    window: Annotated[str | None, typer.Option(help="START_NS:END_NS (trace clock).")] = None,
-    annotation: Annotated[str | None, typer.Option(
-        help="Only work under this user annotation / NVTX range.")] = None,
-    artifact: Annotated[str | None, typer.Option(help="Only this input file.")] = None,
-    gpu: Annotated[str | None, typer.Option(
-        help="GPU of ncu captures that do not name it (e.g. 'RTX 5090'): its ceilings apply."
-    )] = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    tid: TidOpt = None,
+    window: WindowOpt = None,
+    annotation: AnnotationOpt = None,
+    artifact: ArtifactOpt = None,
+    gpu: GpuOpt = None,
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
@@ -54,7 +61,6 @@ def analyze(
 ) -> None:
     """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
     from crossview.cli.lake import analysis_of as run
-    from crossview.model.filter import Filter
     from crossview.render import json as json_out
     from crossview.render import markdown
 
@@ -65,9 +71,9 @@ def analyze(
         raise typer.Exit(2)
     if workers or dask:  # one task per rank file (lake/rank_fanout.py)
         run = fanned_out(workers, dask)
-    result = run_analysis(lambda: run(paths, Filter(
-        device=device, stream=stream, pid=pid, tid=tid, window_ns=parse_window(window),
-        annotation=annotation, artifact=artifact), gpu=gpu, lake=lake, campaign=campaign,
+    result = run_analysis(lambda: run(
+        paths, make_filter(device, stream, pid, tid, window, annotation, artifact), gpu=gpu,
+        lake=lake, campaign=campaign,
         run=run_id), paths)
     if fmt is AnalyzeFmt.html:  # the same page as `crossview report`
         from crossview.cli.report import html_report

@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import OPTIONS, app, error_line, parse_window, run_analysis
+from crossview.cli.app import OPTIONS, app, error_line, run_analysis
+from crossview.cli.filter_options import (
+    AnnotationOpt,
+    ArtifactOpt,
+    DeviceOpt,
+    PidOpt,
+    StreamOpt,
+    TidOpt,
+    WindowOpt,
+    make_filter,
+)
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 
 if TYPE_CHECKING:
@@ -47,14 +57,13 @@ def export(
     view: Annotated[View | None, typer.Option(
         help="Call tree(s) to export (folded: default gpu; speedscope: default both). "
         "perfetto exports the timeline, which holds both.")] = None,
-    device: Annotated[int | None, typer.Option(help="Only this GPU (device id).")] = None,
-    stream: Annotated[int | None, typer.Option(help="Only this CUDA stream.")] = None,
-    pid: Annotated[str | None, typer.Option(help="Only this host process.")] = None,
-    tid: Annotated[str | None, typer.Option(help="Only this host thread.")] = None,
-    window: Annotated[str | None, typer.Option(help="START_NS:END_NS (trace clock).")] = None,
-    annotation: Annotated[str | None, typer.Option(
-        help="Only work under this user annotation / NVTX range.")] = None,
-    artifact: Annotated[str | None, typer.Option(help="Only this input file.")] = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    tid: TidOpt = None,
+    window: WindowOpt = None,
+    annotation: AnnotationOpt = None,
+    artifact: ArtifactOpt = None,
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
@@ -62,14 +71,12 @@ def export(
     """Export call trees (folded stacks, speedscope) or the timeline (Perfetto) of the input."""
     from crossview.cli.lake import analysis_of as run
     from crossview.export import folded, perfetto, speedscope
-    from crossview.model.filter import Filter
     from crossview.units import duration
 
     if to is To.perfetto and view is not None:
         error_line("--view does not apply to --to perfetto: the timeline holds host and GPU")
         raise typer.Exit(2)
-    flt = Filter(device=device, stream=stream, pid=pid, tid=tid,
-                 window_ns=parse_window(window), annotation=annotation, artifact=artifact)
+    flt = make_filter(device, stream, pid, tid, window, annotation, artifact)
     paths = sources(paths, lake)
     result = run_analysis(lambda: run(paths, flt, lake=lake, campaign=campaign, run=run_id),
                           paths)

@@ -7,7 +7,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import app, emit, error_line, parse_window, run_analysis
+from crossview.cli.app import app, emit, error_line, run_analysis
+from crossview.cli.filter_options import (
+    AnnotationOpt,
+    ArtifactOpt,
+    DeviceOpt,
+    GpuOpt,
+    PidOpt,
+    StreamOpt,
+    TidOpt,
+    WindowOpt,
+    make_filter,
+)
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 from crossview.errors import InputError
 
@@ -46,29 +57,25 @@ def report(
         "report.html"),
     ab: Annotated[list[Path] | None, typer.Option(
         "--ab", help="A/B result (`crossview ab --format json`) to include.")] = None,
-    device: Annotated[int | None, typer.Option(help="Only this GPU (device id).")] = None,
-    stream: Annotated[int | None, typer.Option(help="Only this CUDA stream.")] = None,
-    pid: Annotated[str | None, typer.Option(help="Only this host process.")] = None,
-    tid: Annotated[str | None, typer.Option(help="Only this host thread.")] = None,
-    window: Annotated[str | None, typer.Option(help="START_NS:END_NS (trace clock).")] = None,
-    annotation: Annotated[str | None, typer.Option(
-        help="Only work under this user annotation / NVTX range.")] = None,
-    artifact: Annotated[str | None, typer.Option(help="Only this input file.")] = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    tid: TidOpt = None,
+    window: WindowOpt = None,
+    annotation: AnnotationOpt = None,
+    artifact: ArtifactOpt = None,
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
-    gpu: Annotated[str | None, typer.Option(
-        help="GPU of ncu captures that do not name it (e.g. 'RTX 5090'): its ceilings apply."
-    )] = None,
+    gpu: GpuOpt = None,
 ) -> None:
     """Write one self-contained HTML page: recap, flamegraphs, timeline, roofline, ledger."""
     from crossview.cli.lake import analysis_of as run
-    from crossview.model.filter import Filter
 
     paths = sources(paths, lake)
-    result = run_analysis(lambda: run(paths, Filter(
-        device=device, stream=stream, pid=pid, tid=tid, window_ns=parse_window(window),
-        annotation=annotation, artifact=artifact), gpu=gpu, lake=lake, campaign=campaign,
+    result = run_analysis(lambda: run(
+        paths, make_filter(device, stream, pid, tid, window, annotation, artifact), gpu=gpu,
+        lake=lake, campaign=campaign,
         run=run_id), paths)
     text, bad = html_report(result, paths, ab)
     emit(text, output, result)

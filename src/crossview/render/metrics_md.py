@@ -7,6 +7,7 @@ from pathlib import Path
 
 from crossview.model.finding import Finding
 from crossview.render import host_cpu_md
+from crossview.units import duration
 from crossview.views.bench import BenchArm
 from crossview.views.gpu_metrics import DeviceCounters, util
 from crossview.views.histogram import HistStat
@@ -69,7 +70,7 @@ def _device_line(d: DeviceCounters) -> str:
         if s is not None:
             parts.append(f"{_NAMES[m]} {qty(s.mean, s.unit)}")
     span = f"{d.samples} sample{'s' if d.samples != 1 else ''}" + (
-        f" over {d.window_s:,.0f} s" if d.window_s else "")
+        f" over {duration(d.window_s * 1e9)}" if d.window_s else "")
     line = (f"- {d.label} — {'/'.join(d.sources)}, {span} ({Path(d.artifact).name}; means "
             f"unless noted): " + " · ".join(parts) + ".")
     if u is not None and not any(d.get(m) for m in _ACTIVITY):
