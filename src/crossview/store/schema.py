@@ -6,11 +6,13 @@ Timestamps are integer nanoseconds everywhere. Ids are unique within one Store.
 from __future__ import annotations
 
 TABLES: dict[str, str] = {
+    # clock_epoch_ns: wall-clock (UTC epoch ns) of the trace's time 0, so trace ns + it = epoch
+    # ns (Kineto baseTimeNanoseconds, nsys session start); NULL when the capture does not say
     "artifacts": """
         artifact_id INTEGER, path VARCHAR, kind VARCHAR, bytes BIGINT, status VARCHAR,
         problems VARCHAR[], rigor VARCHAR, events BIGINT,
         rank INTEGER, world_size INTEGER, backend VARCHAR, trace_base_ns BIGINT,
-        notes VARCHAR[]
+        notes VARCHAR[], clock_epoch_ns BIGINT
     """,
     "devices": """
         artifact_id INTEGER, device INTEGER, name VARCHAR, sm_count INTEGER,

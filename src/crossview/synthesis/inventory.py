@@ -17,6 +17,7 @@ from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
 from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
+from crossview.synthesis import trace_window
 from crossview.synthesis.bundle import Bundle
 from crossview.views.scope import resolve
 from crossview.views.views import Views
@@ -197,8 +198,15 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
                                "pinned single core cannot be told from spread load")
         start, end = (_epoch_ns(bundle.capture.get(k)) for k in ("started", "ended"))
         slack_ns = int(float(kb.table("capture_window_slack_s")) * 1e9)
+        tw = trace_window.check(store, aid, int(lo), int(hi)) if n and lo is not None else None
         if not n:
             problem("empty", "no metric samples")
+        elif tw is not None and tw.checked:
+            # the trace's own clock is known: judge against the traced steps, not bundle.yaml
+            if tw.outside:
+                e.problems.append(CaptureProblem("outside-window", tw.outside, kb.capture_fix(
+                    "outside-trace-window", e.source)))
+            e.notes += tw.notes
         elif start and end and lo is not None and (
                 hi < start - slack_ns or lo > end + slack_ns):
             problem("outside-window",

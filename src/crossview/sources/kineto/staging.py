@@ -57,6 +57,8 @@ class TraceMeta(msgspec.Struct):
     traceEvents: msgspec.Raw = msgspec.Raw(b"")  # noqa: N815
     deviceProperties: list[DeviceProp] | None = None  # noqa: N815
     distributedInfo: DistInfo | None = None  # noqa: N815
+    # raw: a hostile value (string, 1e300) must not fail the whole metadata decode
+    baseTimeNanoseconds: msgspec.Raw = msgspec.Raw(b"")  # noqa: N815
 
 
 def load(path: Path) -> bytes | mmap.mmap:
@@ -107,7 +109,9 @@ def locate_exact(path: Path, data: bytes | mmap.mmap) -> tuple[TraceMeta, Span]:
                          "unsupported")
     start = _offset(top.traceEvents, data)
     # keep the metadata, drop the reference into the input buffer so it can be released
-    return msgspec.structs.replace(top, traceEvents=msgspec.Raw(b"")), (start, start + n)
+    base = msgspec.Raw(bytes(top.baseTimeNanoseconds))
+    return (msgspec.structs.replace(top, traceEvents=msgspec.Raw(b""), baseTimeNanoseconds=base),
+            (start, start + n))
 
 
 def locate_fast(data: bytes | mmap.mmap) -> tuple[TraceMeta, Span] | None:

@@ -18,6 +18,7 @@ import pyarrow as pa
 from crossview import progress
 from crossview.errors import InputError
 from crossview.sources.nsys import callchains, fetch, gpu, host, sampling
+from crossview.sources.nsys import clock as nsys_clock
 from crossview.sources.nsys import schema_probe as sp
 from crossview.sources.nsys.schema_probe import Probe, connect, probe
 from crossview.sources.report import ArtifactReport
@@ -57,7 +58,7 @@ def _cleanup(store: Store, artifact_id: int) -> None:
     store.discard(artifact_id)
     gpu.drop(store.con)
     for t in ("_nsys_str", "_nsys_cc", "_nsys_host", "_nsys_samp", "_host", "_labels",
-              "_threads"):
+              "_threads", "_nestres"):
         store.con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
@@ -102,7 +103,7 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     store.add_artifact(
         artifact_id=artifact_id, path=str(path), kind=KIND, bytes=path.stat().st_size,
         status="ok", problems=[], rigor="L2" if n_host + gc.kernels else "L1", events=events,
-        trace_base_ns=base, notes=notes)
+        trace_base_ns=base, notes=notes, clock_epoch_ns=nsys_clock.epoch_base_ns(src, p))
     return ArtifactReport(path=str(path), kind=KIND, status="ok", problems=[],
                           artifact_id=artifact_id, notes=notes)
 
