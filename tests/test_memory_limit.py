@@ -47,3 +47,14 @@ def test_malformed_limit_is_one_error_line() -> None:
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [
         "crossview: error: --memory-limit 'lots': expected a size such as 512MB or 2GB"]
+
+
+@pytest.mark.skipif(not TRACE.exists(), reason=f"{TRACE} absent (../shared/data)")
+def test_out_of_memory_is_one_line_not_an_internal_error() -> None:
+    # 1 MB cannot hold the parsed JSON of the 2,700-kernel A100 trace: DuckDB runs out
+    r = _run("-q", "--memory-limit", "1MB", "analyze", str(TRACE), "-f", "json")
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "crossview: error: out of memory under the memory limit (1MB): raise --memory-limit "
+        "or read fewer files per run"]

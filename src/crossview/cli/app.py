@@ -123,6 +123,11 @@ def main() -> None:
     except Exception as e:  # a bug, not a user error: one line unless debugging
         if os.environ.get("CROSSVIEW_DEBUG"):
             raise
+        if type(e).__name__ == "OutOfMemoryException":  # duckdb's: a resource limit, not a bug
+            cap = os.environ.get("CROSSVIEW_MEMORY_LIMIT") or "DuckDB's default, 80% of RAM"
+            error_line(f"out of memory under the memory limit ({cap}): raise --memory-limit "
+                       "or read fewer files per run")
+            sys.exit(2)
         print(f"crossview: internal error: {type(e).__name__}: {e} "
               "(set CROSSVIEW_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(3)

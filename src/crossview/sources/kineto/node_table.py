@@ -32,12 +32,16 @@ class NodeTable:
     _label: list[int] = field(default_factory=list)
 
     def merge(self, depth: npt.NDArray[np.int32], node: I64, node_parent: I64,
-              node_label: I64) -> I64:
+              node_label: I64, node_level: I64 | None = None) -> I64:
         """Local nodes of one batch (`intern_paths` output with first_node 0) → provisional
-        ids, as an array indexed by local id. Parents precede children locally."""
-        m = len(node_parent)
-        level = np.zeros(m, dtype=np.int64)
-        level[node] = depth
+        ids, as an array indexed by local id. Parents precede children locally. A node's
+        level is its events' depth unless `node_level` gives it (nsys backtrace frames put
+        nodes between an event and its parent)."""
+        if node_level is None:
+            level = np.zeros(len(node_parent), dtype=np.int64)
+            level[node] = depth
+        else:
+            level = node_level
         out: list[int] = []
         for lv, p, lab in zip(level.tolist(), node_parent.tolist(), node_label.tolist(),
                               strict=True):

@@ -23,7 +23,7 @@ from crossview import progress
 from crossview.errors import InputError
 from crossview.knowledge import api_roles, kernel_families
 from crossview.sources.kineto import categories as C
-from crossview.sources.kineto import staging
+from crossview.sources.kineto import clock, staging
 from crossview.sources.kineto.flows import link_by_flows
 from crossview.sources.kineto.host_nesting import nest_host
 from crossview.sources.report import ArtifactReport
@@ -77,6 +77,8 @@ def _parse_events(path: Path, con: duckdb.DuckDBPyConnection, tmpdir: str, threa
 def _parse_lenient(path: Path, con: duckdb.DuckDBPyConnection, files: list[str],
                    error: duckdb.Error) -> list[str]:
     """The strict parse failed: say exactly why, or read what can be read and say so."""
+    if isinstance(error, duckdb.OutOfMemoryException):
+        raise error  # the memory limit, not the file: the CLI says so in one line
     first = str(error).splitlines()[0]
     if isinstance(error, duckdb.InvalidInputException | duckdb.ConversionException):
         if "Expected OBJECT" in first and "record/value 1:" in first:
@@ -87,6 +89,8 @@ def _parse_lenient(path: Path, con: duckdb.DuckDBPyConnection, files: list[str],
         try:
             con.execute(_EVENTS_SQL.replace("__EXTRA__", ", ignore_errors=true"),
                         {"files": files})
+        except duckdb.OutOfMemoryException:
+            raise
         except duckdb.Error as e2:
             raise InputError(path, f"invalid trace events: {str(e2).splitlines()[0]}") from None
         return [f"some events could not be read and were skipped ({first})"]
@@ -150,6 +154,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
         status="ok", problems=problems, rigor="L2", events=int(n_events),
         rank=dist.rank, world_size=dist.world_size, backend=dist.backend,
         trace_base_ns=int(base_us) * 1000,
+        clock_epoch_ns=clock.epoch_base_ns(meta, int(base_us) * 1000),
     )
     return ArtifactReport(path=str(path), kind=KIND, status="ok", problems=problems,
                           artifact_id=artifact_id)

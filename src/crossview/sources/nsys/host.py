@@ -1,11 +1,12 @@
 """Host events of an nsys export → host_ops (+ frames): CUDA runtime/driver API calls (kind
 'runtime'), NVTX ranges ('annotation'), OS runtime calls ('osrt').
 
-Same contract as the Kineto reader: one DuckDB table sorted by (thread, start, dur desc), four
-integer columns to numpy for nesting (`kineto.nesting.nest`), call-tree interning with
-`intern_paths`, op ids from `store.reserve_ops`, node ids from `store.reserve_nodes`. An API call
-that carries a backtrace (`callchainId`, `nsys profile --cudabacktrace` / `--osrt-backtrace`)
-gets its callchain frames between its parent (the enclosing NVTX range) and itself.
+Same contract as the Kineto reader: one DuckDB table `_host` sorted by (thread, start, dur
+desc), nested and interned in bounded batches by the shared `sources/nesting_batches.py` (four
+integer columns to numpy per batch, `kineto.nesting.nest`, `intern_paths`, `NodeTable`), op ids
+from `store.reserve_ops`, node ids from `store.reserve_nodes`. An API call that carries a
+backtrace gets its callchain frames between its parent (the enclosing NVTX range) and itself
+(host_chains.py).
 API names drop the `_vNNNN` version suffix nsys records (`cudaLaunchKernel_v7000` →
 `cudaLaunchKernel`), as `nsys stats` prints them; that is also what api_roles.yaml lists.
 """
@@ -18,12 +19,15 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
 
-from crossview.sources.kineto.nesting import intern_paths, nest
+from crossview.knowledge.thresholds import defaults
+from crossview.sources.kineto.host_chunks import Chunk
+from crossview.sources.kineto.nesting import Nesting, intern_paths
+from crossview.sources.kineto.node_table import NodeTable
+from crossview.sources.nesting_batches import insert_host_ops, nest_batches
 from crossview.sources.nsys import enums, fetch
-from crossview.sources.nsys.callchains import CHAINS
 from crossview.sources.nsys.frames_out import append_frames
+from crossview.sources.nsys.host_chains import ChainFrames
 from crossview.sources.nsys.schema_probe import NVTX, OSRT, RUNTIME, Probe
 from crossview.store.store import Store
 
@@ -100,8 +104,10 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
     return c
 
 
-def ingest(store: Store, artifact_id: int) -> int:
-    """`_nsys_host` → host_ops and frames, nested per thread. Returns the row count."""
+def ingest(store: Store, artifact_id: int, batch_rows: int | None = None) -> int:
+    """`_nsys_host` → host_ops and frames, nested per thread in bounded batches
+    (sources/nesting_batches.py). Returns the row count. `batch_rows` overrides the
+    threshold (tests force tiny batches)."""
     con = store.con
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _threads AS SELECT gtid,"
@@ -111,121 +117,39 @@ def ingest(store: Store, artifact_id: int) -> int:
         "CREATE OR REPLACE TEMP TABLE _labels AS SELECT kind, name,"
         " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
         " FROM (SELECT DISTINCT kind, name FROM _nsys_host)")
+    # not TEMP: the batches stream it on a second cursor, which cannot see temp tables
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _host AS SELECT t.thread, l.label, h.*"
+        "CREATE OR REPLACE TABLE _host AS SELECT t.thread, l.label, h.*"
         " FROM _nsys_host h JOIN _threads t USING (gtid) JOIN _labels l USING (kind, name)"
         " ORDER BY t.thread, h.start_ns, h.dur_ns DESC")
     con.execute("DROP TABLE _nsys_host")
-    cols = con.execute("SELECT thread, start_ns, dur_ns, label FROM _host").fetchnumpy()
-    thread = np.asarray(cols["thread"], dtype=np.int64)
-    labels = np.asarray(cols["label"], dtype=np.int64)
-    n = len(thread)
-    nested = nest(thread, np.asarray(cols["start_ns"], dtype=np.int64),
-                  np.asarray(cols["dur_ns"], dtype=np.int64))
-    del cols, thread
+    n = int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
     label_rows: list[tuple[str, str]] = [(k, nm) for k, nm in con.execute(
         "SELECT kind, name FROM _labels ORDER BY label").fetchall()]
-    first = store.reserve_nodes(0)
-    node, node_parent, node_label = intern_paths(nested.depth, nested.parent, labels, None, first)
-    store.reserve_nodes(len(node_parent))
-    ids = np.arange(first, first + len(node_parent), dtype=np.int64)
-    chained = _chains(con)
-    if chained:
-        ids, node_parent, node_label = _insert_chains(
-            store, chained, nested.depth, nested.parent, labels, node, ids, node_parent,
-            node_label, label_rows)
-    append_frames(store, ids, node_parent, node_label, [k for k, _ in label_rows],
-                  [nm for _, nm in label_rows])
+    chains = ChainFrames(con, label_rows) if ChainFrames.present(con) else None
+    nodes = NodeTable()
+
+    def paths(ch: Chunk, nested: Nesting) -> I64:
+        node, node_parent, node_label = intern_paths(
+            nested.depth, nested.parent, ch.label, None, 0)
+        level = None
+        if chains is not None and (
+                b := chains.apply(ch.offset, nested, ch.label, node, node_parent, node_label)):
+            node, node_parent, node_label, level = (b.node, b.node_parent, b.node_label,
+                                                    b.node_level)
+        prov = nodes.merge(nested.depth, node, node_parent, node_label, level)
+        return prov[node] if len(node) else node
 
     op_base = store.reserve_ops(max(n, 1))
-    parent = np.where(nested.parent >= 0, nested.parent + op_base, -1)
-    con.register("_nest", pa.table({
-        "depth": pa.array(nested.depth), "parent": pa.array(parent, mask=parent < 0),
-        "node_id": pa.array(node), "self_ns": pa.array(nested.self_ns)}))
-    con.execute(
-        f"""
-        INSERT INTO host_ops (artifact_id, op_id, pid, tid, kind, name, start_ns, dur_ns,
-                              depth, parent, correlation, node_id, self_ns)
-        SELECT {artifact_id}, {op_base} + h.rid, {PID_SQL.replace("gtid", "h.gtid")},
-               {TID_SQL.replace("gtid", "h.gtid")}, h.kind, h.name, h.start_ns, h.dur_ns,
-               r.depth, r.parent, h.correlation, r.node_id, r.self_ns
-        FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nest r
-        """)
-    con.unregister("_nest")
+    nest_batches(store, op_base, n, batch_rows or defaults().kineto_nest_batch_rows, paths)
+    first = store.reserve_nodes(0)
+    numbered = nodes.finish(first)
+    store.reserve_nodes(len(numbered.node_parent))
+    append_frames(store, np.arange(first, first + len(numbered.node_parent), dtype=np.int64),
+                  numbered.node_parent, numbered.node_label, [k for k, _ in label_rows],
+                  [nm for _, nm in label_rows])
+    insert_host_ops(store, artifact_id, op_base, PID_SQL.replace("gtid", "h.gtid"),
+                    TID_SQL.replace("gtid", "h.gtid"), numbered.canon)
     for t in ("_host", "_labels", "_threads"):
         con.execute(f"DROP TABLE {t}")
     return n
-
-
-def _chains(con: duckdb.DuckDBPyConnection) -> dict[int, list[str]]:
-    """Backtrace frames (outermost first) of host events that carry one, by event row."""
-    has = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = $t", {"t": CHAINS}
-    ).fetchall()[0][0]
-    if not has:
-        return {}
-    out: dict[int, list[str]] = {}
-    for rid, names in con.execute(
-        f"SELECT h.rowid, list(c.name ORDER BY c.pos) FROM _host h JOIN {CHAINS} c"
-        " ON c.id = h.chain WHERE h.chain IS NOT NULL GROUP BY h.rowid"
-    ).fetchall():
-        out[int(rid)] = list(names)
-    return out
-
-
-def _insert_chains(store: Store, chained: dict[int, list[str]], depth: npt.NDArray[np.int32],
-                   parent: I64, labels: I64, node: I64, ids: I64, node_parent: I64,
-                   node_label: I64, label_rows: list[tuple[str, str]]
-                   ) -> tuple[I64, I64, I64]:
-    """Re-intern events with a backtrace (and their descendants) with the chain frames
-    between parent and event. Python loop over those events only; unused nodes dropped."""
-    label_of = {row: i for i, row in enumerate(label_rows)}
-    new_parent: list[int] = []
-    new_label: list[int] = []
-    table: dict[tuple[int, int], int] = {}
-    first_new = store.reserve_nodes(0)
-
-    def intern(p: int, lab: int) -> int:
-        key = (p, lab)
-        nid = table.get(key)
-        if nid is None:
-            nid = first_new + len(new_parent)
-            table[key] = nid
-            new_parent.append(p)
-            new_label.append(lab)
-        return nid
-
-    changed = np.zeros(len(node), dtype=bool)
-    has_chain = np.zeros(len(node), dtype=bool)
-    has_chain[list(chained)] = True
-    for d in range(int(depth.max()) + 1 if len(depth) else 0):
-        at = np.nonzero(depth == d)[0]
-        par = parent[at]
-        need = at[has_chain[at] | ((par >= 0) & changed[np.maximum(par, 0)])]
-        for i in need.tolist():
-            p = int(parent[i])
-            base = int(node[p]) if p >= 0 else -1
-            for frame in chained.get(i, []):
-                key = ("native", frame)
-                if key not in label_of:
-                    label_of[key] = len(label_rows)
-                    label_rows.append(key)
-                base = intern(base, label_of[key])
-            node[i] = intern(base, int(labels[i]))
-            changed[i] = True
-    store.reserve_nodes(len(new_parent))
-    all_ids = np.concatenate([ids, np.arange(first_new, first_new + len(new_parent))])
-    all_par = np.concatenate([node_parent, np.asarray(new_parent, dtype=np.int64)])
-    all_lab = np.concatenate([node_label, np.asarray(new_label, dtype=np.int64)])
-    # keep only nodes some event (or a descendant's path) still uses
-    used = np.zeros(len(all_ids), dtype=bool)
-    index = {int(v): k for k, v in enumerate(all_ids.tolist())}
-    todo = [index[int(v)] for v in np.unique(node)]
-    while todo:
-        k = todo.pop()
-        if used[k]:
-            continue
-        used[k] = True
-        if all_par[k] >= 0:
-            todo.append(index[int(all_par[k])])
-    return all_ids[used], all_par[used], all_lab[used]

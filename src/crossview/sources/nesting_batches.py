@@ -1,0 +1,72 @@
+"""Host-event nesting in bounded memory, shared by the Kineto and Nsight Systems readers.
+
+Both readers stage one DuckDB table `_host` sorted (thread, start, longest first) with integer
+columns thread, start_ns, dur_ns, label. `nest_batches` streams it in batches cut where no
+event is open (`kineto.host_chunks`), nests each batch in numpy, lets the reader intern the
+batch's call paths (its `paths` callback returns a provisional node id per event, usually from
+a `kineto.node_table.NodeTable`) and appends the results to the DuckDB table `_nestres` before
+the next batch is read, so numpy never holds more than one batch. `insert_host_ops` then joins
+`_host` and `_nestres` by position in SQL. Results do not depend on the batch size
+(tests/test_host_chunks.py, tests/test_nsys_batches.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from crossview.sources.kineto.host_chunks import Chunk, iter_chunks
+from crossview.sources.kineto.nesting import Nesting, nest
+from crossview.store.store import Store
+
+I64 = npt.NDArray[np.int64]
+# (batch, its nesting) → provisional node id per event of the batch
+Paths = Callable[[Chunk, Nesting], I64]
+
+
+def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Paths) -> None:
+    """Fill `_nestres` (depth, parent op id, provisional node id, self time) from `_host`'s
+    n rows, one batch of about `batch_rows` rows at a time."""
+    con = store.con
+    con.execute("CREATE OR REPLACE TABLE _nestres (depth INTEGER, parent BIGINT,"
+                " node_id BIGINT, self_ns BIGINT)")
+    done = 0
+    reader = con.cursor()  # its own cursor: results are written on `con` while it streams
+    try:
+        for ch in iter_chunks(reader, batch_rows):
+            nested = nest(ch.thread, ch.start, ch.dur)
+            prov = paths(ch, nested)
+            parent = np.where(nested.parent >= 0, nested.parent + (op_base + ch.offset), -1)
+            store.append("_nestres", pa.table({
+                "depth": pa.array(nested.depth),
+                "parent": pa.array(parent, mask=parent < 0),
+                "node_id": pa.array(prov, pa.int64()),
+                "self_ns": pa.array(nested.self_ns),
+            }))
+            done += len(ch)
+    finally:
+        reader.close()
+    if done != n:
+        raise RuntimeError(f"host nesting saw {done} of {n} rows")
+
+
+def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, tid_sql: str,
+                    canon: I64) -> None:
+    """host_ops ← `_host` POSITIONAL JOIN `_nestres`; drops `_nestres`. `pid_sql`/`tid_sql`
+    are expressions over `_host` alias h; `canon` maps provisional → final node ids."""
+    # provisional → final node ids by a list lookup (a join would not keep row order)
+    store.con.execute(
+        f"""
+        INSERT INTO host_ops (artifact_id, op_id, pid, tid, kind, name, start_ns, dur_ns,
+                              depth, parent, correlation, node_id, self_ns)
+        SELECT {artifact_id}, {op_base} + h.rid, {pid_sql}, {tid_sql}, h.kind, h.name,
+               h.start_ns, h.dur_ns, r.depth, r.parent, h.correlation, $canon[r.node_id + 1],
+               r.self_ns
+        FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nestres r
+        """,
+        {"canon": canon.tolist()},
+    )
+    store.con.execute("DROP TABLE _nestres")
