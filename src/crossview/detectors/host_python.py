@@ -45,11 +45,14 @@ def detect(v: Views) -> list[Finding]:
     top = "; ".join(f"`{short(n, 80)}` {ms(s)} ({pct(s / total)})" for n, _, s in py[:3])
     return [Finding(
         pattern=PATTERN, severity=sev,
-        title=f"Host Python/framework overhead: ~{pct(share)} of the span the GPU waits on it",
+        title=f"Host Python/framework overhead: ~{pct(share)} of the kernel span the GPU "
+              f"waits on it",
         observation=(
             f"The GPU waited {ms(m.idle.host_wait_ns)} for launches (host wait). On the "
             f"launching threads {pct(frac)} of own time ({ms(py_ns)} of {ms(total)}) is Python "
-            f"and operator dispatch rather than CUDA calls; top self frames: {top}."
+            f"and operator dispatch rather than CUDA calls, so ~{ms(charged)} of that wait "
+            f"({pct(share)} of the {ms(m.kernel_span_ns)} kernel span) is charged to it; top "
+            f"self frames: {top}."
         ),
         fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
         evidence=evidence(v, "self time of host frames on the kernel-launching threads"),

@@ -37,7 +37,10 @@ def detect(v: Views) -> list[Finding]:
             f"device {c.device}: {len(low)} of {len(c.busy)} chunks ({ms(c.chunk_ns)} each) "
             f"under {pct(lim.gpu_util_low_share)} busy (chunks {where}"
             f"{', …' if len(runs) > 4 else ''}); lowest chunk {worst + 1} at "
-            f"{pct(c.busy[worst])}, from {c.first_ns + worst * c.chunk_ns} ns")
+            # offset into the span first (a bare epoch-ns stamp means nothing to a reader);
+            # the trace-clock value stays because `--window START:END` takes it
+            f"{pct(c.busy[worst])}, starting {ms(worst * c.chunk_ns)} into the GPU-op span "
+            f"(trace clock {c.first_ns + worst * c.chunk_ns} ns, for `--window`)")
         rows.append({"artifact": c.artifact, "device": c.device, "chunk_ns": c.chunk_ns,
                      "first_ns": c.first_ns, "busy": c.busy, "flagged": low})
     if not flagged:

@@ -25,10 +25,13 @@ def detect(v: Views) -> list[Finding]:
     names = "; ".join(f"{short(n, 70)} ×{k:,} ({ms(t)})" for n, k, t in top)
     comm_family = next((f for f in v.families if f.family == "comm"), None)
     obs = (
-        f"Communication kernels took {ms(comm)} "
-        f"({pct(comm_family.share) if comm_family else '?'} of kernel time); {ms(exposed)} "
-        f"of it ({pct(exposed / comm if comm else 0)}) ran with no compute kernel alongside "
-        f"— exposed, {pct(share_busy)} of GPU busy time. Top: {names}."
+        # comm is a union over streams while the per-kernel totals are sums: say which is
+        # which, or a top collective reads longer than all communication together
+        f"Communication kernels occupied the GPU {ms(comm)} (union over streams; summed "
+        f"per kernel they are {pct(comm_family.share) if comm_family else '?'} of kernel "
+        f"time); {ms(exposed)} of it ({pct(exposed / comm if comm else 0)}) ran with no "
+        f"compute kernel alongside — exposed, {pct(share_busy)} of GPU busy time. Top "
+        f"(summed kernel time): {names}."
     )
     return [Finding(
         pattern=PATTERN, severity=sev,

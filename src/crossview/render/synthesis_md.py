@@ -8,6 +8,9 @@ from crossview.render.inventory_md import context_lines
 from crossview.synthesis.reconcile import NOT_IN_BUNDLE
 from crossview.synthesis.synthesize import Synthesis
 
+# ncu's tensor-core verdict as a reader sees it (None: the counters were not collected)
+_ON_OFF = {True: "on", False: "off", None: "unknown"}
+
 
 def _c(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
@@ -51,7 +54,7 @@ def _reconciliation(s: Synthesis) -> list[str]:
             l4 = "—"
             if f.l4:
                 pr = f.l4.pct_roofline()
-                tc = {True: "on", False: "off", None: "unknown"}[f.l4.ncu.tensor_cores]
+                tc = _ON_OFF[f.l4.ncu.tensor_cores]
                 l4 = (f"`{f.l4.kernel}`: {pr.text() if pr else 'unknown'} "
                       f"({f.l4.ncu.bound}), tensor cores {tc}")
             gap = _m(f.host_gap, "not in bundle (summary only)")
@@ -67,7 +70,7 @@ def _reconciliation(s: Synthesis) -> list[str]:
                 "|---|---|---|---|---:|---:|---:|---|---|"]
         for j in r.joins:
             t = j.trace
-            tr = (f"{t.phase}: {t.share.text()}, {t.count:,}, {_m(t.med or t.avg)} "
+            tr = (f"{t.phase}: {t.share.text()}, {t.count:,} launches, {_m(t.med or t.avg)} "
                   f"[`{t.artifact}`]" if t else "no trace row")
             pr = j.pct_roofline()
             ratio = j.ratio.text() if j.ratio else (
@@ -75,7 +78,7 @@ def _reconciliation(s: Synthesis) -> list[str]:
             out.append(f"| `{_c(j.kernel)}` | {j.family} | {j.match} | {_c(tr)} | "
                        f"{_m(j.ncu_duration)} [`{j.ncu_artifacts[0]}`] | {_c(ratio)} | "
                        f"{pr.text() if pr else 'unknown'} | {j.ncu.bound} | "
-                       f"{j.ncu.tensor_cores} |")
+                       f"{_ON_OFF[j.ncu.tensor_cores]} |")
         out.append("")
     return out
 

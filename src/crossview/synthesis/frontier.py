@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.knowledge import synthesis as kb
+from crossview.synthesis.bundle import phase_words
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.ledger import Lever
 from crossview.synthesis.reconcile import Reconciliation
@@ -50,11 +51,12 @@ def build(inv: Inventory, rec: Reconciliation, levers: list[Lever],
         n_short = sum(k.count for k in rows if k.avg.value < short)
         if rows and not rows[0].timeline and 100 * n_short / n >= cfg["launch_min_share_pct"]:
             out.append(Candidate(
-                f"cuda-graphs:{phase}", f"CUDA graphs for the {phase} step: "
+                f"cuda-graphs:{phase}", f"CUDA graphs for {_step(phase)}: "
                 f"{100 * n_short / n:.0f}% of its {n:,} launches are < {short / 1e3:.0f} µs",
                 "config", "unknown size: up to the host gaps between those launches (not "
                 "measurable from a summary)", 0.0, int(costs["config"]),
-                f"capture an nsys timeline of {phase} (`nsys profile --trace=cuda,nvtx "
+                f"capture an nsys timeline of {phase_words(phase)} (`nsys profile "
+                "--trace=cuda,nvtx "
                 "--cuda-graph-trace=node`, export SQLite) and re-synthesize: the host gap "
                 "column gives the recoverable time", [art]))
     for tier, what, test in (
@@ -81,3 +83,8 @@ def build(inv: Inventory, rec: Reconciliation, levers: list[Lever],
                 "every tier L1–L4 is present — the remaining levers change the work itself "
                 "(precision, batch size, model), outside this bundle")
     return out, wall
+
+
+def _step(phase: str) -> str:
+    """"the decode step", but "the whole capture" (not "the all step") for phase all."""
+    return phase_words(phase) if phase == "all" else f"the {phase} step"
