@@ -10,7 +10,6 @@ tables; everything else stays in Parquet and DuckDB streams it per query.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from crossview.errors import InputError, UsageError
@@ -45,8 +44,6 @@ def attach(store: Store, lake: Path, campaign: str | None = None,
            run: str | None = None) -> list[manifest.Entry]:
     """Replace the store's (empty) tables by views over the lake's selected files."""
     chosen = selected(lake, campaign, run)
-    # spill to disk rather than fail when a query outgrows memory
-    store.sql(f"SET temp_directory={_q(tempfile.gettempdir() + '/crossview-duckdb')}")
     for table in TABLES:
         files = [str(lake / e.files[table]) for e in chosen if table in e.files]
         if not files:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,17 +57,14 @@ class ExplainResult:
     pid: int = 0
 
 
-def _open(task: RankTask, tmp: str) -> tuple[Store, ArtifactReport, int | None]:
+def _open(task: RankTask) -> tuple[Store, ArtifactReport, int | None]:
     """The worker's store with this one file read and the filter resolved (f_gpu/f_host);
-    the artifact id when the file is an ok trace."""
+    the artifact id when the file is an ok trace. Past the memory limit the store spills to
+    its temp folder instead of failing (bounded memory)."""
     from crossview.sources.registry import read_all
     from crossview.views.scope import resolve
 
-    store = Store(threads=task.threads)
-    # spill instead of failing when a huge rank file outgrows memory (bounded memory)
-    store.sql("SET temp_directory='" + tmp.replace("'", "''") + "'")
-    if task.memory_limit:
-        store.sql(f"SET memory_limit='{task.memory_limit}'")
+    store = Store(threads=task.threads, memory_limit=task.memory_limit)
     reps = read_all([Path(task.path)], store)
     rep = reps[0] if reps else ArtifactReport(task.path, "unknown", "invalid", ["no input"])
     if rep.status != "ok" or rep.kind not in TRACE_KINDS:
@@ -82,10 +77,9 @@ def _open(task: RankTask, tmp: str) -> tuple[Store, ArtifactReport, int | None]:
 
 def summarize_file(task: RankTask) -> RankResult:
     res = RankResult(ArtifactReport(task.path, "unknown", "error", []), None, pid=os.getpid())
-    tmp = tempfile.mkdtemp(prefix="crossview-rank-")
     store: Store | None = None
     try:
-        store, res.report, aid = _open(task, tmp)
+        store, res.report, aid = _open(task)
         if aid is not None:
             res.summary = ranks.summarize(store, int(aid), "f_gpu")
     except UsageError as e:
@@ -96,17 +90,15 @@ def summarize_file(task: RankTask) -> RankResult:
     finally:
         if store is not None:
             store.close()
-        shutil.rmtree(tmp, ignore_errors=True)
         res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return res
 
 
 def explain_file(task: ExplainTask) -> ExplainResult:
     res = ExplainResult(None, pid=os.getpid())
-    tmp = tempfile.mkdtemp(prefix="crossview-rank-")
     store: Store | None = None
     try:
-        store, rep, aid = _open(task.rank_task, tmp)
+        store, rep, aid = _open(task.rank_task)
         if aid is None:
             res.problem = "; ".join(rep.problems) or "not readable on the second read"
         else:
@@ -117,6 +109,5 @@ def explain_file(task: ExplainTask) -> ExplainResult:
     finally:
         if store is not None:
             store.close()
-        shutil.rmtree(tmp, ignore_errors=True)
         res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return res

@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import resource
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -110,13 +108,9 @@ def ingest_file(task: IngestTask) -> IngestResult:
 
     res = IngestResult(task.path, task.sha256, task.artifact_id, "unknown", "error",
                        pid=os.getpid())
-    tmp = tempfile.mkdtemp(prefix="crossview-lake-")
-    store = Store(threads=task.threads)
+    # past the limit the store spills to its temp folder instead of failing (bounded memory)
+    store = Store(threads=task.threads, memory_limit=task.memory_limit)
     try:
-        # spill instead of failing when a huge artifact outgrows memory (bounded memory)
-        store.sql(f"SET temp_directory={_q(tmp)}")
-        if task.memory_limit:
-            store.sql(f"SET memory_limit={_q(task.memory_limit)}")
         reports = read_all([Path(task.path)], store)
         rep = reports[0] if reports else None
         if rep is None:
@@ -130,7 +124,6 @@ def ingest_file(task: IngestTask) -> IngestResult:
         res.status, res.problems = "error", [f"internal error: {type(e).__name__}: {e}"]
     finally:
         store.close()
-        shutil.rmtree(tmp, ignore_errors=True)
         res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return res
 

@@ -20,7 +20,10 @@ class Store:
     In memory by default; pass a path to keep a bundle's store on disk.
     """
 
-    def __init__(self, path: Path | str | None = None, threads: int | None = None) -> None:
+    def __init__(self, path: Path | str | None = None, threads: int | None = None,
+                 memory_limit: str | None = None) -> None:
+        """memory_limit: DuckDB's (e.g. "1GB"); default `crossview --memory-limit`
+        (CROSSVIEW_MEMORY_LIMIT). Past it the store spills to its temp folder."""
         self.con = duckdb.connect(str(path) if path else ":memory:")
         # DuckDB prints its own progress bar to stdout on queries > 2 s, even when stdout
         # is a pipe: it would corrupt `--format json` output and ingest reports
@@ -28,13 +31,14 @@ class Store:
         # spill files (past a memory_limit) go to the system temp folder, never to a `.tmp`
         # folder in the user's working directory (DuckDB's default for in-memory databases)
         tmp = os.path.join(tempfile.gettempdir(), f"crossview-duckdb-{os.getpid()}")
-        self.con.execute("SET temp_directory=" + "'" + tmp.replace("'", "''") + "'")
-        limit = os.environ.get("CROSSVIEW_MEMORY_LIMIT")  # `crossview --memory-limit`
+        self.con.execute(f"SET temp_directory={_quote(tmp)}")
+        limit = memory_limit or os.environ.get("CROSSVIEW_MEMORY_LIMIT")
         if limit:
             try:
-                self.con.execute("SET memory_limit=" + "'" + limit.replace("'", "''") + "'")
+                self.con.execute(f"SET memory_limit={_quote(limit)}")
             except duckdb.Error as e:
-                raise UsageError(f"CROSSVIEW_MEMORY_LIMIT={limit!r}: {e}") from None
+                origin = "memory_limit" if memory_limit else "CROSSVIEW_MEMORY_LIMIT"
+                raise UsageError(f"{origin}={limit!r}: {e}") from None
         if threads:
             self.con.execute(f"SET threads={int(threads)}")
         for name, cols in TABLES.items():
@@ -96,3 +100,8 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
