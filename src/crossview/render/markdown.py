@@ -6,7 +6,7 @@ from pathlib import Path
 
 from crossview.analysis import Analysis
 from crossview.model.finding import Finding
-from crossview.render import capture_md, metrics_md, ranks_md, sampled_md
+from crossview.render import account_md, capture_md, metrics_md, ranks_md, sampled_md
 from crossview.render import kernels as kernels_md
 from crossview.units import duration
 from crossview.views.calltree import CallTree, TreeNode
@@ -237,6 +237,8 @@ def render(a: Analysis) -> str:
                    "view).")
     else:
         out.extend(_metrics_block(v))
+        out.extend(account_md.step_lines(v))  # steps and the time account (issue 15)
+        out.extend(account_md.account_lines(v))
         out.extend(ranks_md.section(v))  # multi-rank jobs: per-rank table, straggler
         if a.fanout:  # analyze --workers/--dask: what the rest of this recap describes
             out.append(f"\nFan-out: {a.fanout.describe()}.")

@@ -22,6 +22,8 @@ from crossview.views import (
     summary,
     timeline,
 )
+from crossview.views.account import Account
+from crossview.views.steps import StepSet
 
 
 @dataclass
@@ -187,6 +189,21 @@ class Views:
             hs, he = hs.clip(lo, hi), he.clip(lo, hi)
         us, ue = timeline.merge(hs, he)
         return int((ue - us).sum()), len(rows), [(n, int(t)) for n, t in rows[:3]]
+
+    @cached_property
+    def steps(self) -> StepSet:
+        """The repeated unit of work and its steady state (views/steps.py)."""
+        from crossview.views import steps
+
+        return steps.detect(self.store)
+
+    @cached_property
+    def account(self) -> Account | None:
+        """Per device and step, wall time in disjoint causes (views/account.py); None without
+        kernels. Computing it flags JIT / start-up steps on `steps`."""
+        from crossview.views import account
+
+        return account.compute(self.store, self.steps)
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:
