@@ -194,6 +194,10 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
     if m.gpu_samples and not m.devices:
         return sampled_md.key_findings(v)
     reds = [f for f in findings if f.severity == "red"]
+    if reds and reds[0].pattern == "capture-window":  # issue 15: the capture is start-up
+        return (f"A {who}capture of start-up only (GPU busy {m.kernel_busy_pct:.1f}% of its "
+                "kernel span): **capture-window** — no step in it is steady state, so its "
+                "launch and idle numbers describe warm-up, not the workload.")
     if reds:
         head = reds[0]
         side = ("host" if head.pattern in ("gpu-idle", "kernel-launch-bound", "sync-bound",
