@@ -14,7 +14,10 @@ from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "sync-bound"
-CAUSES = ("sync_drained",)
+# conventions: "CPU dominated by cudaMemcpy* / aten::* synchronization → sync-bound on device
+# transfers" — blocking copies are sync-bound too (pageable-memcpy is the "how" for the copy
+# part and yields the slice when this finding is larger)
+CAUSES = ("sync_drained", "blocking_copy")
 
 
 def detect(v: Views) -> list[Finding]:
@@ -35,9 +38,10 @@ def detect(v: Views) -> list[Finding]:
     )
     if sl is not None:
         top = "; ".join(f"`{short(f.frame, 80)}` {ms(f.ns)}" for f in sl.top_frames)
+        parts = "; ".join(f"{c.label} {ms(c.ns)}" for c in sl.rows)
         obs += (f"The time account charges {ms(sl.ns)} per steady step ({pct(share)}) to "
-                "syncs that drained the GPU" + (f", called from {top}" if top else "")
-                + ". Copies that block are their own row (blocking / pageable copy)")
+                f"host calls that blocked while the GPU sat idle ({parts})"
+                + (f", in {top}" if top else ""))
     else:
         obs += (f"Idle gaps that opened while the host was blocked total "
                 f"{ms(eff.gaps_opened_inside_ns)} ({pct(share)} of the span)")
@@ -57,7 +61,8 @@ def detect(v: Views) -> list[Finding]:
         )]
     return [Finding(
         pattern=PATTERN, severity=sev,
-        title=f"Sync-bound: GPU drains during host syncs ({pct(share)} of the step idle)",
+        title=f"Sync-bound: the GPU idles while the host blocks in syncs / copies "
+              f"({pct(share)} of the step)",
         observation=obs + ": each sync empties the queue, then the GPU waits for the host.",
         fix=fix_for(PATTERN, v.engine, v.where_text()), share=share, evidence=ev,
         expected_effect=(f"Up to {ms(sl.ns)} per step if the syncs go." if sl else

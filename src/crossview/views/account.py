@@ -230,6 +230,10 @@ def _pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64
     queued = (launch_at < gs)[gi] | ((ps >= launch_at[gi]) & late[gi])
     ci = np.searchsorted(cs, ps, side="right") - 1
     in_copy = (ci >= 0) & (ps < ce[np.maximum(ci, 0)]) if len(cs) else np.zeros(len(ps), bool)
+    # ... unless the host itself is blocked waiting (a copy, a sync, a collective): then host
+    # and GPU wait on the same thing and the host's blocking call names it
+    waiting = np.isin(cause, [rk["blocking_copy"], rk["sync_drained"], rk["collective_wait"]])
+    queued &= ~waiting
     cause = np.where(queued, np.where(in_copy, rk["blocking_copy"], rk["gpu_dependency"]),
                      cause)
     frame = np.where(queued, -1, frame)
