@@ -96,5 +96,4 @@ def _is_engine_flag(flag: str) -> bool:
     from crossview.knowledge.loader import load_yaml
 
     table = load_yaml("engine_flags.yaml")
-    return any(flag in (t.get("flags") or {}) for k, t in table.items()
-               if isinstance(t, dict) and k != "enable_graphs_phrases")
+    return any(flag in (t.get("flags") or {}) for t in table.values() if isinstance(t, dict))
