@@ -133,6 +133,12 @@ class Account:
     def idle_ns(self) -> int:
         return sum(c.ns for c in self.steady_state if c.idle)
 
+    def summary_dict(self) -> dict[str, object]:
+        """The steady-state rows without the per-device, per-step detail (compact results)."""
+        d = self.to_dict()
+        d.pop("per_device")
+        return d
+
     def to_dict(self) -> dict[str, object]:
         return {
             "per_device": [d.to_dict() for d in self.per_device],
