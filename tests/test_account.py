@@ -129,3 +129,18 @@ def test_step_filter_cli() -> None:
     bad = subprocess.run([*env_cmd[:-1], "99"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and "no such step" in bad.stderr
+
+
+def test_lever_pair_data_loading_slice_predicts_workers4() -> None:
+    """The README's lever pair: workers0's steady step less its data_loading slice should
+    land near workers4's measured steady step (the same script with num_workers=4)."""
+    a0 = _views("kineto_v100_resnet50_workers0.pt.trace.json.gz").account
+    a4 = _views("kineto_v100_resnet50_workers4.pt.trace.json.gz")
+    assert a0 is not None
+    dl = a0.slice("data_loading")
+    assert dl is not None
+    predicted = a0.steady_wall_ns - dl.ns  # 154.91 − 34.98 = 119.93 ms
+    summ = a4.steps.summary()
+    assert summ is not None
+    measured = summ.median_ns  # 122.59 ms over the 4 steady steps (warm-up, flush out)
+    assert abs(predicted - measured) / measured < 0.05

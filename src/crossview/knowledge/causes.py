@@ -29,6 +29,7 @@ class AccountRules:
     queue_empty_launch_share: float
     queued_latency_ns: int
     recap_min_share: float
+    top_frames: int
 
     def rank(self, cause_id: str) -> int:
         return next(i for i, c in enumerate(self.causes) if c.id == cause_id)
@@ -63,7 +64,8 @@ def rules() -> AccountRules:
     causes = tuple(_cause(c, allocator) for c in d["causes"])
     return AccountRules(causes, frozenset(d["startup_causes"]), int(d["top_gaps"]),
                         int(d["gap_calls"]), float(d["queue_empty_launch_share"]),
-                        int(d["queued_latency_ns"]), float(d["recap_min_share"]))
+                        int(d["queued_latency_ns"]), float(d["recap_min_share"]),
+                        int(d["top_frames"]))
 
 
 def classify(name: str, kind: str) -> int:

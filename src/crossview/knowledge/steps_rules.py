@@ -20,6 +20,7 @@ class StepRules:
     jit_step_share: float
     startup_step_share: float
     step_rows: int
+    flag_min_steps: int
 
 
 @cache
@@ -30,5 +31,5 @@ def rules() -> StepRules:
         {e: re.compile("|".join(f"(?:{p})" for p in ps)) for e, ps in d["engine_steps"].items()},
         int(d["repeat_min"]), float(d["repeat_min_cover_share"]), float(d["warmup_ratio"]),
         float(d["outlier_ratio"]), float(d["jit_step_share"]),
-        float(d["startup_step_share"]), int(d["step_rows"]),
+        float(d["startup_step_share"]), int(d["step_rows"]), int(d["flag_min_steps"]),
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from crossview.analysis import Analysis
 from crossview.knowledge import api_roles
+from crossview.knowledge.loader import load_yaml
 from crossview.model.finding import Finding
 from crossview.render import account_md, capture_md, metrics_md, ranks_md, sampled_md
 from crossview.render import kernels as kernels_md
@@ -16,9 +17,11 @@ from crossview.views.calltree import CallTree, TreeNode
 from crossview.views.metrics import Metrics
 from crossview.views.views import Views
 
-TREE_MIN_SHARE = 0.02  # hide branches under 2% of the view's time
-TREE_MAX_CHILDREN = 6
-CHAIN_KEEP = 3  # a single-child chain longer than this is shown as first … last
+# knowledge/trees.yaml: hide branches under min_share of the view's time, at most
+# max_children per node, a single-child chain longer than chain_keep shown as first … last
+TREE_MIN_SHARE = float(load_yaml("trees.yaml")["min_share"])
+TREE_MAX_CHILDREN = int(load_yaml("trees.yaml")["max_children"])
+CHAIN_KEEP = int(load_yaml("trees.yaml")["chain_keep"])
 
 
 _ms = duration

@@ -429,7 +429,8 @@ def _top_frames(pieces: list[tuple[_Pieces, list[Step]]], keys: set[tuple[str, i
         sel = (ln > 0) & (p.frame >= 0)
         for c, f, n in zip(p.cause[sel], p.frame[sel], ln[sel], strict=True):
             acc[ids[int(c)]][p.names[int(f)]] += int(n)
-    return {c: sorted(d.items(), key=lambda kv: -kv[1])[:3] for c, d in acc.items()}
+    n = causes.rules().top_frames
+    return {c: sorted(d.items(), key=lambda kv: -kv[1])[:n] for c, d in acc.items()}
 
 
 def _evidence(key: str, rows: list[tuple[DeviceAccount, StepAccount]], empty: float) -> str:

@@ -280,10 +280,10 @@ def _gpu_facts(store: Store, gpu: str, steps: list[Step]) -> None:
 
 
 def _flag_walls(steps: list[Step], r: StepRules) -> None:
-    """Warm-up (first step, slow) and outlier (slow) steps, per artifact; needs ≥ 3 steps."""
+    """Warm-up (first step, slow) and outlier (slow) steps, per artifact (steps.yaml)."""
     for a in {x.artifact_id for x in steps}:
         mine = [x for x in steps if x.artifact_id == a]
-        if len(mine) < 3:
+        if len(mine) < r.flag_min_steps:
             continue
         walls = np.array([x.wall_ns for x in mine], dtype=np.float64)
         med_rest = float(np.median(walls[1:]))
