@@ -43,14 +43,18 @@ def detect(v: Views) -> list[Finding]:
     )
     return [Finding(
         pattern=PATTERN, severity=sev,
-        title=f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time",
+        title=(f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time"
+               if sl is None else f"NCCL-bound: exposed communication and waits on peers are "
+               f"{pct(sl.share)} of the step ({pct(share_busy)} of GPU busy time)"),
         observation=obs + (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}) exposed or "
                            "waiting on peers (time account)." if sl is not None else ""),
         fix=fix_for(PATTERN, v.engine, v.where_text()),
         share=sl.share if sl is not None else (
             exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0),
         evidence=evidence(v, "comm-family kernels vs the union of compute kernels per device"),
-        expected_effect=f"Overlapping communication with compute hides up to {ms(exposed)}.",
+        expected_effect=(f"Overlapping communication with compute hides up to {ms(exposed)}."
+                         if sl is None else "Overlapping communication with compute hides up "
+                         f"to {ms(sl.ns)} per step ({ms(exposed)} over the capture)."),
         details={"comm_ns": comm, "exposed_ns": exposed, "share_of_busy": share_busy,
                  **(claims(*CAUSES) if sl is not None else {})},
     )]

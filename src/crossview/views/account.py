@@ -193,7 +193,7 @@ def _pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64
     ).fetchnumpy()
     cs, ce = timeline.merge(np.asarray(cp["start_ns"], dtype=np.int64),
                             np.asarray(cp["e"], dtype=np.int64))
-    cuts = np.unique(np.concatenate([gs, ge, host.bounds, cs, ce]))
+    cuts = timeline.uniq(np.concatenate([gs, ge, host.bounds, cs, ce]))
     cuts = cuts[(cuts >= lo) & (cuts <= hi)]
     ps, pe = cuts[:-1], cuts[1:]
     gi = np.searchsorted(gs, ps, side="right") - 1
@@ -427,8 +427,13 @@ def _top_frames(pieces: list[tuple[_Pieces, list[Step]]], keys: set[tuple[str, i
                                 np.array([x.end_ns for x in sw], dtype=np.int64))
         ln = timeline.overlap(p.s, p.e, ws, we)
         sel = (ln > 0) & (p.frame >= 0)
-        for c, f, n in zip(p.cause[sel], p.frame[sel], ln[sel], strict=True):
-            acc[ids[int(c)]][p.names[int(f)]] += int(n)
+        # (cause, frame) pairs summed with numpy, then named
+        key = p.cause[sel] * (len(p.names) + 1) + p.frame[sel]
+        uk, inv = np.unique(key, return_inverse=True)
+        tot = np.bincount(inv, weights=ln[sel])
+        for k, n in zip(uk, tot, strict=True):
+            c, f = divmod(int(k), len(p.names) + 1)
+            acc[ids[c]][p.names[f]] += int(n)
     n = causes.rules().top_frames
     return {c: sorted(d.items(), key=lambda kv: -kv[1])[:n] for c, d in acc.items()}
 

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from crossview.knowledge import causes
 from crossview.store.store import Store
+from crossview.views import timeline
 
 I64 = npt.NDArray[np.int64]
 
@@ -45,7 +46,7 @@ def _paint(bounds: I64, s: I64, e: I64, depth: I64, value: I64) -> I64:
     out = np.full(n, -1, dtype=np.int64)
     a = np.searchsorted(bounds, s)
     b = np.searchsorted(bounds, e)
-    for d in np.unique(depth):
+    for d in timeline.uniq(depth):
         sel = (depth == d) & (b > a)
         if not sel.any():
             continue
@@ -63,15 +64,25 @@ def _paint(bounds: I64, s: I64, e: I64, depth: I64, value: I64) -> I64:
 def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
     rules = causes.rules()
     none = len(rules.causes)
-    r = store.sql(
-        "WITH t AS (SELECT DISTINCT h.pid, h.tid FROM f_gpu g JOIN host_ops h"
+    # one row per op on the launching threads; threads and (name, kind) pairs as dense
+    # integer ids computed by DuckDB (no Python loop or string hashing per op)
+    store.sql(
+        "CREATE OR REPLACE TEMP TABLE _hs_ops AS"
+        " WITH t AS (SELECT DISTINCT h.pid, h.tid FROM f_gpu g JOIN host_ops h"
         "  ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
         "  WHERE g.artifact_id = $a AND g.device = $d)"
         " SELECT f.op_id, coalesce(f.parent, -1) AS parent, f.depth, f.kind, f.name,"
-        " f.start_ns, f.start_ns + f.dur_ns AS e, f.pid || '/' || f.tid AS th"
-        " FROM f_host f JOIN t USING (pid, tid) WHERE f.artifact_id = $a ORDER BY f.op_id",
-        {"a": artifact_id, "d": device},
-    ).fetchnumpy()
+        " f.start_ns, f.start_ns + f.dur_ns AS e,"
+        " dense_rank() OVER (ORDER BY f.pid, f.tid) AS th,"
+        " dense_rank() OVER (ORDER BY f.name, f.kind) - 1 AS nk"
+        " FROM f_host f JOIN t USING (pid, tid) WHERE f.artifact_id = $a",
+        {"a": artifact_id, "d": device})
+    try:
+        r = store.sql("SELECT op_id, parent, depth, start_ns, e, th, nk FROM _hs_ops"
+                      " ORDER BY op_id").fetchnumpy()
+        pairs = store.sql("SELECT DISTINCT nk, name, kind FROM _hs_ops ORDER BY nk").fetchall()
+    finally:
+        store.sql("DROP TABLE IF EXISTS _hs_ops")
     n = len(r["op_id"])
     if n == 0:
         e0 = np.zeros(0, dtype=np.int64)
@@ -81,26 +92,12 @@ def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
     depth = np.asarray(r["depth"], dtype=np.int64)
     s = np.asarray(r["start_ns"], dtype=np.int64)
     e = np.asarray(r["e"], dtype=np.int64)
-    kinds = [str(k) for k in r["kind"]]
-    raw_names = [str(x) for x in r["name"]]
-    # names interned: classification runs once per distinct (name, kind)
-    uniq: dict[tuple[str, str], int] = {}
-    own = np.empty(n, dtype=np.int64)
-    name_ix = np.empty(n, dtype=np.int64)
-    names: list[str] = []
-    name_pos: dict[str, int] = {}
-    rank_cache: dict[tuple[str, str], int] = {}
-    for i, (nm, k) in enumerate(zip(raw_names, kinds, strict=True)):
-        key = (nm, k)
-        if key not in uniq:
-            uniq[key] = len(uniq)
-            rank_cache[key] = causes.classify(nm, k)
-        own[i] = rank_cache[key]
-        if nm not in name_pos:
-            name_pos[nm] = len(names)
-            names.append(nm)
-        name_ix[i] = name_pos[nm]
-    is_py = np.array([k == "python" for k in kinds], dtype=bool)
+    name_ix = np.asarray(r["nk"], dtype=np.int64)
+    names = [str(nm) for _, nm, _ in pairs]
+    rank_of = np.array([causes.classify(str(nm), str(k)) for _, nm, k in pairs], dtype=np.int64)
+    py_of = np.array([k == "python" for _, _, k in pairs], dtype=bool)
+    own = rank_of[name_ix]
+    is_py = py_of[name_ix]
     pidx = np.searchsorted(op, parent)
     pidx = np.where((parent >= 0) & (pidx < n) & (op[np.minimum(pidx, n - 1)] == parent),
                     pidx, -1)
@@ -110,7 +107,7 @@ def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
     src = np.arange(n, dtype=np.int64)
     call = np.where(is_py, name_ix, -1)
     mode = np.array([c.frames for c in rules.causes] + ["none"], dtype=object)
-    for d in np.unique(depth):
+    for d in timeline.uniq(depth):
         idx = np.nonzero((depth == d) & (pidx >= 0))[0]
         if len(idx) == 0:
             continue
@@ -125,12 +122,12 @@ def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
     frame = np.where(m == "innermost", name_ix, name_ix[src])
     frame = np.where((m == "calling") & (call >= 0), call, frame)
     # one segmentation for all launching threads; highest-ranked cause across threads
-    bounds = np.unique(np.concatenate([s, e]))
+    bounds = timeline.uniq(np.concatenate([s, e]))
     seg_rank = np.full(len(bounds) - 1, none, dtype=np.int64)
     seg_frame = np.full(len(bounds) - 1, -1, dtype=np.int64)
     seg_call = np.full(len(bounds) - 1, -1, dtype=np.int64)
-    th = np.asarray(r["th"], dtype=object)
-    for t in np.unique(th):
+    th = np.asarray(r["th"], dtype=np.int64)
+    for t in timeline.uniq(th):
         sel = th == t
         idx = np.nonzero(sel)[0]
         inner = _paint(bounds, s[sel], e[sel], depth[sel], idx)
