@@ -52,10 +52,21 @@ def detect(v: Views) -> list[Finding]:
         if eff.host_ns < lim.sync_yellow_share * m.kernel_span_ns:
             return []  # too little blocked time to mention
         # waits during which the GPU keeps working are the host waiting for real work
+        # the verdict must agree with the numbers beside it: a GPU that idled while the host
+        # was blocked, yet is not charged to syncs, had its idle charged elsewhere (another
+        # cause first in the precedence, or time outside the steady steps)
+        if sl is None:
+            why = ": the host waits for real work, not sync-bound."
+        else:
+            why = (f": {pct(share)} of the steady step is charged to them, under the "
+                   f"{pct(lim.sync_yellow_share)} cut — not sync-bound" + (
+                       "; the host mostly waits for real work." if eff.gpu_busy_inside_pct >= 50
+                       else "; the rest of the GPU idle during these calls is charged to "
+                       "other causes in the time account or lies outside the steady steps."))
         return [Finding(
             pattern=PATTERN, severity="info",
-            title="Host syncs present but not draining the GPU",
-            observation=obs + ": the host waits for real work, not sync-bound.",
+            title="Host syncs present but not draining the GPU in the steady state",
+            observation=obs + why,
             fix="None needed for throughput; keep syncs out of the inner loop.", share=share,
             evidence=ev,
         )]
