@@ -39,7 +39,8 @@ def step_lines(v: Views) -> list[str]:
     out = [f"\n**Steps** ({len(s.steps)} from {_source(s)}; "
            f"{len([x for x in s.steps if x.steady])} steady)"]
     if summ is not None:
-        what = "all steps (none is steady)" if s.steady_fallback else f"{summ.n} steady steps"
+        what = ("all steps (none is steady)" if s.steady_fallback else
+                f"{summ.n} steady step{'s' if summ.n != 1 else ''}")
         out.append(f"- Wall time over {what}: median {_ms(summ.median_ns)}, p90 "
                    f"{_ms(summ.p90_ns)}, min {_ms(summ.min_ns)}, max {_ms(summ.max_ns)}.")
     rows = s.steps if len(s.steps) <= step_rules().step_rows else \
