@@ -193,9 +193,17 @@ class Views:
     @cached_property
     def steps(self) -> StepSet:
         """The repeated unit of work and its steady state (views/steps.py)."""
-        from crossview.views import steps
+        from crossview.views import step_scope, steps
 
-        return steps.detect(self.store)
+        spec = self.filter.requested.step
+        if spec is None:
+            return steps.detect(self.store)
+        # `--step`: the steps as numbered over the whole capture, then the selected ones
+        ids = ",".join(str(a) for (a,) in self.store.sql(
+            "SELECT artifact_id FROM artifacts WHERE path IN (SELECT unnest($p))",
+            {"p": list(self.filter.artifacts)}).fetchall()) or "NULL"
+        found, got = step_scope.selected(self.store, ids, spec)
+        return steps.StepSet(found.source, got)
 
     @cached_property
     def account(self) -> Account | None:
