@@ -201,9 +201,15 @@ def _pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64
     ps, pe, gi = ps[inside], pe[inside], gi[inside]
     seg = host.segment_of(ps)
     has = seg >= 0
-    cause = np.where(has, host.rank[np.maximum(seg, 0)], host.none)
-    frame = np.where(has, host.frame[np.maximum(seg, 0)], -1)
-    calling = np.where(has, host.calling[np.maximum(seg, 0)], -1)
+    if len(host.rank):
+        at = np.maximum(seg, 0)
+        cause = np.where(has, host.rank[at], host.none)
+        frame = np.where(has, host.frame[at], -1)
+        calling = np.where(has, host.calling[at], -1)
+    else:  # no host op on the launching threads (or no launch recorded at all)
+        cause = np.full(len(ps), host.none, dtype=np.int64)
+        frame = np.full(len(ps), -1, dtype=np.int64)
+        calling = np.full(len(ps), -1, dtype=np.int64)
     # gap rule 1: a gap opened while the host was blocked in a sync → the sync owns the
     # refill (cpu_dispatch / launch_overhead pieces of that gap)
     first = np.r_[True, gi[1:] != gi[:-1]] if len(gi) else np.zeros(0, dtype=bool)
@@ -234,18 +240,26 @@ def _pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64
     # work and did not run it: another stream, the copy engine, work outside the capture)
     late = (ge - np.minimum(launch_at, ge)) > rules.queued_latency_ns
     queued = (launch_at < gs)[gi] | ((ps >= launch_at[gi]) & late[gi])
+    # the GPU copying (memcpy / memset) while no kernel runs is copy time, whatever generic
+    # work the host does meanwhile (specific host causes ranked above blocking_copy keep theirs)
     ci = np.searchsorted(cs, ps, side="right") - 1
     in_copy = (ci >= 0) & (ps < ce[np.maximum(ci, 0)]) if len(cs) else np.zeros(len(ps), bool)
+    copying = in_copy & (cause > rk["blocking_copy"])
+    cause = np.where(copying, rk["blocking_copy"], cause)
+    frame = np.where(copying, -1, frame)
     # ... unless the host itself is blocked waiting (a copy, a sync, a collective): then host
     # and GPU wait on the same thing and the host's blocking call names it
     waiting = np.isin(cause, [rk["blocking_copy"], rk["sync_drained"], rk["collective_wait"]])
     queued &= ~waiting
-    cause = np.where(queued, np.where(in_copy, rk["blocking_copy"], rk["gpu_dependency"]),
-                     cause)
-    frame = np.where(queued, -1, frame)
-    # no host op: before the first / after the last kernel → capture boundary
+    # before the capture's first kernel / after its last, what the GPU ran is not in the
+    # capture (the MI300X vLLM graph replay starts 6 ms after hipGraphLaunch, behind work
+    # launched before the profiler started): queued time there is the capture's boundary
     first_k, last_k = (int(us[0]), int(ue[-1])) if len(us) else (hi, lo)
     edge = (pe <= first_k) | (ps >= last_k)
+    cause = np.where(queued, np.where(edge, rk["capture_boundary"], np.where(
+        in_copy, rk["blocking_copy"], rk["gpu_dependency"])), cause)
+    frame = np.where(queued, -1, frame)
+    # no host op: before the first / after the last kernel → capture boundary
     cause = np.where(cause == host.none,
                      np.where(edge, rk["capture_boundary"], rk["unexplained"]), cause)
     return _Pieces(ps, pe, cause, frame, calling, host.names), gs, ge
