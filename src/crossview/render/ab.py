@@ -33,8 +33,18 @@ def metric_json(m: MetricResult) -> dict[str, Any]:
             "verdict": m.verdict, "reason": m.reason}
 
 
+def trials_json(res: ABResult) -> dict[str, list[dict[str, Any]]]:
+    """Each trial's regime: warm, or cold with the reason (experiments/cold.py)."""
+    return {arm.name: [{"file": f, "trial": t, "regime": "cold" if why else "warm",
+                        "reason": why, "excluded": i in arm.excluded}
+                       for i, ((f, t), why) in enumerate(zip(arm.trial_ids, arm.cold,
+                                                            strict=False))]
+            for arm in (res.baseline, res.variant)}
+
+
 def to_json(res: ABResult, resamples: int) -> dict[str, Any]:
-    return {"metrics": [metric_json(m) for m in res.metrics], "refusals": res.refusals,
+    return {"metrics": [metric_json(m) for m in res.metrics], "trials": trials_json(res),
+            "refusals": res.refusals,
             "notes": res.notes, "noise_pct": res.noise_pct, "alpha": res.alpha,
             "ci_level": res.ci_level,
             "method": _METHOD.format(n=resamples, lvl=res.ci_level * 100, alpha=res.alpha,

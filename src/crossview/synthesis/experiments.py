@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crossview.experiments import gates
 from crossview.knowledge import synthesis as kb
 from crossview.synthesis.bundle import Bundle
 from crossview.synthesis.ledger import Lever
@@ -43,7 +44,12 @@ def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
     engine = str(b.context.engine or "unknown").lower()
     regime = b.extra.get("regime", "")
     focus = cfg["focus_by_regime"].get(regime, cfg["default_focus"])
-    metric = cfg["metric"][focus]
+    metric = dict(cfg["metric"][focus])
+    target = gates.target_of({"subject": lever.subject})
+    if target is not None:  # the lever's own phase decides (the VERDICT gate checks it)
+        lm = gates.table()["lever_metrics"][target]
+        metric = {"name": lm["plan_metric"], "why": f"{target} lever: judged on {lm['words']}, "
+                  "medians over ≥ 3 trials per arm (the VERDICT gate's metric)"}
     arms = kb.table("experiments")["arms"][lever.template]
     arm = arms.get(engine) or arms["default"]
     cmds = cfg["commands"].get(engine) or cfg["commands"]["default"]

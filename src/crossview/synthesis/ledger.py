@@ -42,9 +42,27 @@ class Lever:
         return (f"≤ {self.recoverable.text()} recoverable ({self.window_share.text()} of "
                 f"{self.subject.get('window', 'the window')})")
 
+    def measured_effect(self) -> str | None:
+        """A VERDICT row's measured change (A/B median delta with its CI) next to the
+        prediction and its error; None when no gated A/B measured it (issue 17)."""
+        ab = self.ab or {}
+        m, p = ab.get("measured"), ab.get("predicted") or {}
+        if self.confidence not in ("VERDICT", "tried-null") or not isinstance(m, dict):
+            return None
+        lo, hi = m["ci_pct"]
+        pred = p.get("delta_pct")
+        err = ab.get("prediction_error_pct_points")
+        return (f"measured {m['delta_pct']:+.2f} % {m['metric']} (median {m['baseline_median']:.4g}"
+                f" → {m['variant_median']:.4g} {m['unit']}, {100 * m['ci_level']:g} % CI "
+                f"[{lo:+.2f}, {hi:+.2f}] %, n {m['n'][0]}+{m['n'][1]}); predicted "
+                + (f"{pred:+.1f} % ({p.get('expected_effect')}), error {err:+.2f} points"
+                   if isinstance(pred, int | float) and isinstance(err, int | float)
+                   else str(p.get("expected_effect"))))
+
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "rank": self.rank, "lever": self.lever, "type": self.type,
                 "expected_effect": self.expected_effect(),
+                "measured_effect": self.measured_effect(),
                 "recoverable": self.recoverable.to_dict(),
                 "window_share": self.window_share.to_dict(), "basis": self.basis,
                 "evidence_artifacts": self.evidence_artifacts,
