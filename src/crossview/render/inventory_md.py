@@ -18,6 +18,10 @@ def context_lines(inv: Inventory) -> list[str]:
     if b.extra:
         lines.append("extra: " + ", ".join(f"{k} {v}" for k, v in sorted(b.extra.items())))
     lines.append("unknown: " + (", ".join(b.unknowns()) or "none"))
+    srcs = {k: v for k, v in b.context_sources.items() if v != "bundle.yaml"}
+    if srcs:
+        lines.append("read from the bundle's files: " + "; ".join(
+            f"{k} ← {v}" for k, v in sorted(srcs.items())))
     return [" ".join(lines[:1]), *[f"- {x}" for x in lines[1:]]]
 
 

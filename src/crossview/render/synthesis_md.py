@@ -129,6 +129,9 @@ def _experiments(s: Synthesis) -> list[str]:
                 f"- measure: `{p.metric}` — {p.metric_why}; {p.trials} trials per arm",
                 *[f"- note: {n}" for n in p.notes], "", "```sh", *p.commands, p.record,
                 "```", ""]
+        if p.command_diff:
+            out += [f"Command line, baseline (-) vs variant (+), from `{p.command_source}`:",
+                    "", "```diff", *p.command_diff, "```", ""]
     return out
 
 

@@ -4,10 +4,12 @@ records the verdict in the ledger. Commands and flags are data (synthesis.yaml).
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from crossview.experiments import gates
 from crossview.knowledge import synthesis as kb
+from crossview.synthesis import command_arms
 from crossview.synthesis.bundle import Bundle
 from crossview.synthesis.ledger import Lever
 
@@ -25,6 +27,8 @@ class Plan:
     commands: list[str]
     record: str
     notes: list[str]
+    command_source: str = "none"  # the bundle file the captured command came from
+    command_diff: list[str] | None = None  # baseline vs variant command line
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -60,8 +64,18 @@ def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
               "node": str(b.context.hostname or b.extra.get("node") or "unknown"),
               "tokenizer": str(b.context.tokenizer or b.context.model or "unknown"),
               "command": kb.one_line(b.capture.get("command") or
+                                     (b.command.text() if b.command else "") or
                                      "<the workload's launch command: not in bundle.yaml "
                                      "capture.command>")}
+    src = ("bundle.yaml capture.command" if b.capture.get("command") else
+           b.command.source if b.command else "none")
+    argv = (shlex.split(str(b.capture["command"])) if b.capture.get("command") else
+            b.command.argv if b.command else None)
+    if (argv and not b.capture.get("command") and engine in cfg["commands"]
+            and b.command.engine() != engine):
+        notes.append(f"the captured command ({src}) does not run {engine}: the {engine} "
+                     "template is used instead")
+        argv, src = None, "none"
     values["result"] = str(cmds.get("result", "json"))
     if values["result"] == "csv":
         notes.append("write each trial's metrics (e.g. median_tpot_ms) as a `metric,value` "
@@ -73,14 +87,26 @@ def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
                      + ", ".join(missing))
     if engine not in cfg["commands"]:
         notes.append(f"engine {engine!r}: no serving template in synthesis.yaml — each "
-                     "trial re-runs the captured command (bundle.yaml capture.command) with "
-                     "the arm's change applied")
+                     f"trial re-runs the captured command ({src}) with the arm's change "
+                     "applied")
     commands = []
     trials = int(cfg["trials"])
-    for name in ("baseline", "variant"):
+    cdiff = None
+    applied = command_arms.arms(argv, engine, lever.template) if argv else None
+    if argv:
+        cdiff = command_arms.diff(*(applied or (argv, argv)), _fill(arm["variant"], values))
+        if b.command and src == b.command.source and b.command.wrapper:
+            notes.append(f"the command is {src} without its profiler prefix "
+                         f"(`{b.command.wrapper}`): trials run unprofiled")
+    for i, name in enumerate(("baseline", "variant")):
         args = _fill(arm[name], values)
         v = {**values, "arm": name, "arm_args": args}
-        commands.append(_fill(cmds["serve"], v))
+        if applied:
+            v["command"] = shlex.join(applied[i])
+        serve = _fill(cmds["serve"], v)
+        if argv and engine in cfg["commands"]:  # the captured serve command, not a template
+            serve = v["command"] if applied else f"{shlex.join(argv)}  # {name} arm: {args}"
+        commands.append(serve)
         # one loop line per arm: the trials differ only in their number
         commands.append(f"for t in $(seq 1 {trials}); do "
                         + _fill(cmds["bench"], {**v, "trial": "$t"}) + "; done")
@@ -89,7 +115,7 @@ def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
     return Plan(lever.id, lever.rank, _fill(arm["baseline"], values),
                 _fill(arm["variant"], values), _fill(arm["diff"], values), metric["name"],
                 kb.one_line(metric["why"]), trials, commands,
-                _fill(cfg["ab"], values), notes)
+                _fill(cfg["ab"], values), notes, src, cdiff)
 
 
 def plans(b: Bundle, levers: list[Lever], ledger_path: str) -> list[Plan]:

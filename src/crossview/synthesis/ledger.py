@@ -33,12 +33,18 @@ class Lever:
     confidence: str = "DRAFT"
     ab: dict[str, object] | None = None
     rank: int = 0
+    # why the expected effect could not be sized (kept, never dropped: issue 17), e.g. no
+    # GPU named for the ceilings; the row then ranks after every sized row
+    unsized: str | None = None
 
     @property
     def actionable(self) -> bool:
         return self.type == "config" or bool(self.source_refs)
 
     def expected_effect(self) -> str:
+        if self.unsized:
+            return (f"{self.unsized} (upper bound ≤ {self.recoverable.text()}, "
+                    f"{self.window_share.text()} of {self.subject.get('window', 'the window')})")
         return (f"≤ {self.recoverable.text()} recoverable ({self.window_share.text()} of "
                 f"{self.subject.get('window', 'the window')})")
 
@@ -72,6 +78,7 @@ class Lever:
                     "source_refs missing: add `source_refs: [{lever: " + self.id +
                     ", repository, commit, file, delivery}]` to bundle.yaml"),
                 "sol_rigor": self.sol_rigor, "confidence": self.confidence,
+                "unsized": self.unsized,
                 "rubric": self.rubric, "ab": self.ab, "subject": self.subject}
 
 
@@ -123,6 +130,7 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
             continue
         roof = _roof_ns(j)
         if roof is None:
+            _unsized_kernel(inv, rec, j, out)
             continue
         per, how = roof
         rec_ns = max(t.time.value - t.count * per, 0.0)
@@ -131,9 +139,11 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
         ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
         lid = f"kernel:{j.kernel}:{t.phase}"
         out.append(Lever(
-            lid, f"faster `{j.kernel}` ({j.family}, {phase_words(t.phase)}): reach its roofline "
-            f"(now {j.ncu.bound}, tensor cores {'on' if j.ncu.tensor_cores else 'off'})",
-            "kernel", "kernel", {"kernel": j.kernel, "family": j.family, "phase": t.phase,
+            lid, f"faster {j.identity_text()} ({j.family}, {phase_words(t.phase)}): reach its "
+            f"roofline (now {j.ncu.bound}, tensor cores {'on' if j.ncu.tensor_cores else 'off'})",
+            "kernel", "kernel", {"kernel": j.kernel, "kernel_name": j.ncu.name,
+                                 "launch": j.identity_text(), "family": j.family,
+                                 "phase": t.phase,
                                  "window": f"{window_words(t.phase)} ({win.text()})"},
             Measurement(rec_ns, "ns", ev, ctx),
             Measurement(100 * rec_ns / win.value, "%", ev, ctx),
@@ -142,6 +152,35 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
             "launch)", sorted({t.artifact, *j.ncu_artifacts}), "L4",
             _refs(inv, lid, j.kernel, j.family), _rubric(inv, j)))
     return out
+
+
+def _unsized_kernel(inv: Inventory, rec: Reconciliation, j: KernelJoin,
+                    out: list[Lever]) -> None:
+    """A hot kernel whose roofline time needs a ceiling nobody named: kept with the reason
+    and the option that fixes it, and a warning (nothing silently dropped)."""
+    t = j.trace
+    assert t is not None
+    k = j.ncu
+    why = ("ceiling unknown: pass --gpu (e.g. --gpu \"RTX 5090\"): the capture does not "
+           "name its GPU" if not k.peak_dram_bytes_per_s and not k.peak_flops_per_s else
+           "ceiling unknown: the ncu launch has no DRAM bytes or FLOP counters to time "
+           "against the roofline")
+    win = _window(rec, t.phase, t.artifact)
+    ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
+    lid = f"kernel:{j.kernel}:{t.phase}"
+    inv.bundle.warnings.append(f"lever {lid} not sized — {why}")
+    out.append(Lever(
+        lid, f"faster {j.identity_text()} ({j.family}, {phase_words(t.phase)}): reach its "
+        "roofline",
+        "kernel", "kernel", {"kernel": j.kernel, "kernel_name": j.ncu.name,
+                                 "launch": j.identity_text(), "family": j.family,
+                                 "phase": t.phase,
+                             "window": f"{window_words(t.phase)} ({win.text()})"},
+        Measurement(t.time.value, "ns", ev, t.time.context),
+        Measurement(t.share.value, "%", ev, t.share.context),
+        f"not sized ({why}); the bound shown is the kernel's whole trace time "
+        f"{t.time.text()} over {t.count:,} launches", sorted({t.artifact, *j.ncu_artifacts}),
+        "L4", _refs(inv, lid, j.kernel, j.family), _rubric(inv, j), unsized=why))
 
 
 def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
@@ -211,7 +250,8 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
     # windows of different phases are different runs: rank by the share of each lever's own
     # window (comparable), then by time; absolute ms are never compared across windows
-    rows.sort(key=lambda r: (-round(r.window_share.value, 6), -r.recoverable.value, r.id))
+    rows.sort(key=lambda r: (r.unsized is not None, -round(r.window_share.value, 6),
+                             -r.recoverable.value, r.id))
     for i, r in enumerate(rows, 1):
         r.rank = i
     return rows

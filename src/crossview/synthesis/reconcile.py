@@ -72,10 +72,25 @@ class KernelJoin:
                            {"hardware": k.hw_key or "unknown", "phase": self.phase,
                             "tool": "ncu"})
 
+    def identity(self) -> dict[str, object]:
+        """The kernel's full identity (issue 17): the demangled names each source gives, the
+        ncu launch and its geometry — a base name like `cutlass::Kernel2` names 15 kernels."""
+        k = self.ncu
+        return {"base_name": self.kernel, "ncu_name": k.name,
+                "trace_name": self.trace.name if self.trace else None,
+                "ncu_launch": self.ncu_artifacts[0],
+                "grid": k.grid, "block": k.block, "match": self.match}
+
+    def identity_text(self) -> str:
+        k = self.ncu
+        geo = ", ".join(f"{n} {v}" for n, v in (("grid", k.grid), ("block", k.block)) if v)
+        return f"`{k.name}`" + (f" ({geo})" if geo else "")
+
     def to_dict(self) -> dict[str, object]:
         k = self.ncu
         pr = self.pct_roofline()
-        return {"kernel": self.kernel, "family": self.family, "phase": self.phase,
+        return {"kernel": self.kernel, "identity": self.identity(),
+                "family": self.family, "phase": self.phase,
                 "match": self.match, "ncu_name": k.name, "ncu_artifacts": self.ncu_artifacts,
                 "ncu_duration": self.ncu_duration.to_dict() if self.ncu_duration else None,
                 "trace": self.trace.to_dict() if self.trace else None,

@@ -10,6 +10,7 @@ from pathlib import Path
 from crossview.errors import CrossviewError
 from crossview.synthesis import (
     bundle,
+    bundle_context,
     contradictions,
     experiments,
     frontier,
@@ -41,6 +42,11 @@ class Synthesis:
         return {"generated_at": self.stamp, "bundle": str(inv.bundle.root),
                 "context": inv.bundle.context_dict(),
                 "unknown_context": inv.bundle.unknowns(),
+                "context_sources": dict(sorted(inv.bundle.context_sources.items())),
+                "command": ({"argv": inv.bundle.command.argv,
+                             "source": inv.bundle.command.source,
+                             "profiler_removed": inv.bundle.command.wrapper}
+                            if inv.bundle.command else None),
                 "sources": {s: {"artifacts": a, "tier": next(
                     e.tier for e in inv.entries if e.path == a[0])}
                     for s, a in inv.sources().items()},
@@ -72,7 +78,9 @@ def refusal(inv: inventory.Inventory) -> str | None:
 
 def run(root: Path, gpu: str | None = None, now: datetime | None = None) -> Synthesis:
     b = bundle.load(root)
+    bundle_context.fill_from_commands(b)
     inv = inventory.take(b, gpu)
+    bundle_context.apply(b, bundle_context.facts_of_store(inv.store, b))
     why = refusal(inv)
     if why:
         raise Refused(why)
