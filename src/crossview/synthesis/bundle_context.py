@@ -109,6 +109,8 @@ def read_commands(b: Bundle) -> list[Command]:
 
 
 def _typed(text: str) -> Any:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     for cast in (int, float):
         try:
             return cast(text)
