@@ -152,3 +152,16 @@ def test_cold_first_request_flagged_and_excluded_on_request(tmp_path: Path) -> N
     out = run_ab(base, var, ["median_ttft_ms"], exclude_cold=True)
     assert out.metrics[0].n_base == 3 and out.baseline.excluded == [0]
     assert out.metrics[0].cmp is not None and out.metrics[0].cmp.base_median == 55.5
+
+
+def test_capture_bench_command_records_the_node() -> None:
+    """`crossview capture vllm --bench …` adds hostname and GPU UUIDs to the trial's
+    --metadata, joining the user's pairs (vllm bench takes them after one flag)."""
+    from crossview.capture.bench_cmd import with_node
+    node = {"hostname": "rtx-node-1", "gpu_uuids": "GPU-a,GPU-b"}
+    assert with_node(["vllm", "bench", "serve", "--model", "m"], node)[-3:] == [
+        "--metadata", "hostname=rtx-node-1", "gpu_uuids=GPU-a,GPU-b"]
+    argv = ["vllm", "bench", "serve", "--metadata", "arm=a", "hostname=mine", "--model", "m"]
+    assert with_node(argv, node) == ["vllm", "bench", "serve", "--metadata", "arm=a",
+                                     "hostname=mine", "gpu_uuids=GPU-a,GPU-b", "--model", "m"]
+    assert with_node(["x"], {"hostname": "", "gpu_uuids": ""}) == ["x"]

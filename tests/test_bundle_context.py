@@ -10,6 +10,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from crossview.synthesis import bundle_context, command_arms, synthesize
@@ -117,3 +118,39 @@ def test_contradictions_and_levers_name_full_kernel_identities(tmp_path: Path) -
         if cand.id.startswith("capture:"):
             assert cand.evidence_artifacts == [INVENTORY]
             assert cand.evidence.startswith("the bundle inventory:")
+
+
+KINETO = NSYS.parents[1] / "kineto" / "hta_a100_ddp_resnet_nccl.json.gz"
+NSYS_SQLITE = NSYS.parent / "nvfuser_h200_nsys2025.1.sqlite"
+
+
+@pytest.mark.skipif(not KINETO.exists() or not NSYS_SQLITE.exists(), reason="data absent")
+def test_context_from_trace_device_distributed_info_and_nsys_target_info(
+        tmp_path: Path) -> None:
+    """Two unrelated real captures in one bundle: each fills what it knows, citing itself;
+    their GPUs disagree, which is a warning (the first reader's value is kept)."""
+    import gzip
+    import json
+    import sqlite3
+    trace = json.loads(gzip.open(KINETO).read())
+    dist, dev = trace["distributedInfo"], trace["deviceProperties"][0]
+    con = sqlite3.connect(NSYS_SQLITE)
+    host = con.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name='Hostname'"
+                       ).fetchone()[0]
+    (uuid,), = con.execute("SELECT uuid FROM TARGET_INFO_GPU").fetchall()
+    (gpu_nsys,), = con.execute("SELECT name FROM TARGET_INFO_GPU").fetchall()
+    con.close()
+    b = tmp_path / "mixed"
+    b.mkdir()
+    shutil.copy(KINETO, b)
+    shutil.copy(NSYS_SQLITE, b)
+    d = synthesize.run(b).to_dict()
+    ctx, src = d["context"], d["context_sources"]
+    assert ctx["gpu"] == dev["name"] and src["gpu"].startswith(KINETO.name)
+    assert ctx["extra"]["world_size"] == str(dist["world_size"]) == "2"
+    assert ctx["extra"]["dist_backend"] == dist["backend"] == "nccl"
+    assert ctx["hostname"] == host and src["hostname"] == (
+        f"{NSYS_SQLITE.name} (TARGET_INFO_SYSTEM_ENV Hostname)")
+    assert ctx["gpu_uuids"] == uuid
+    assert any(w.startswith(f"context gpu: {NSYS_SQLITE.name}") and repr(gpu_nsys) in w
+               for w in d["warnings"])

@@ -56,7 +56,9 @@ def _norm(key: str, v: object) -> str:
         return UNKNOWN
     if key == "gpu_uuids":
         items = v if isinstance(v, list) else re.split(r"[,\s]+", str(v))
-        return ",".join(sorted(str(x).strip() for x in items if str(x).strip()))
+        # nvidia-smi / NVML write "GPU-<uuid>", nsys TARGET_INFO_GPU the bare uuid
+        return ",".join(sorted(str(x).strip().lower().removeprefix("gpu-") for x in items
+                               if str(x).strip()))
     if key == "model":
         s = str(v).strip().rstrip("/")
         m = _HF_CACHE.search(s)  # a Hugging Face cache path names the repo id

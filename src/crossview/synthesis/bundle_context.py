@@ -12,6 +12,7 @@ import fnmatch
 import json
 import re
 import shlex
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,37 @@ def facts_of_store(store: Store, b: Bundle) -> list[Found]:
             if len(vals) == 1 and v not in (None, UNKNOWN):
                 out.append(Found(k, hf_repo_id(v) if k == "model" and isinstance(v, str)
                                  else v, b.rel(path), "benchmark result metadata"))
+    return out
+
+
+def facts_of_nsys(store: Store, b: Bundle) -> list[Found]:
+    """Hostname, driver and GPU UUIDs from an nsys SQLite export's TARGET_INFO tables (the
+    kernel reader keeps only what the views need; these describe the machine)."""
+    out: list[Found] = []
+    for (path,) in store.sql("SELECT path FROM artifacts WHERE kind = 'nsys' ORDER BY 1"
+                             ).fetchall():
+        try:
+            con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+            try:
+                env = dict(con.execute(
+                    "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN "
+                    "('Hostname', 'NvDriverVersion')").fetchall())
+                uuids = sorted({str(u) for (u,) in con.execute(
+                    "SELECT uuid FROM TARGET_INFO_GPU WHERE uuid IS NOT NULL AND uuid <> ''")})
+            finally:
+                con.close()
+        except sqlite3.Error:
+            continue  # an older schema without these tables: nothing to add
+        rel = b.rel(path)
+        if env.get("Hostname"):
+            out.append(Found("hostname", env["Hostname"], rel,
+                             "TARGET_INFO_SYSTEM_ENV Hostname"))
+        if env.get("NvDriverVersion"):
+            out.append(Found("extra.driver", env["NvDriverVersion"], rel,
+                             "TARGET_INFO_SYSTEM_ENV NvDriverVersion"))
+        if uuids:
+            out.append(Found("gpu_uuids", ",".join(uuids), rel,
+                             "TARGET_INFO_GPU uuid (every GPU the session saw)"))
     return out
 
 

@@ -80,7 +80,8 @@ def run(root: Path, gpu: str | None = None, now: datetime | None = None) -> Synt
     b = bundle.load(root)
     bundle_context.fill_from_commands(b)
     inv = inventory.take(b, gpu)
-    bundle_context.apply(b, bundle_context.facts_of_store(inv.store, b))
+    bundle_context.apply(b, bundle_context.facts_of_store(inv.store, b)
+                         + bundle_context.facts_of_nsys(inv.store, b))
     why = refusal(inv)
     if why:
         raise Refused(why)
