@@ -132,7 +132,8 @@ def test_context_from_trace_device_distributed_info_and_nsys_target_info(
     import gzip
     import json
     import sqlite3
-    trace = json.loads(gzip.open(KINETO).read())
+    with gzip.open(KINETO) as f:
+        trace = json.loads(f.read())
     dist, dev = trace["distributedInfo"], trace["deviceProperties"][0]
     con = sqlite3.connect(NSYS_SQLITE)
     host = con.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name='Hostname'"
