@@ -113,6 +113,11 @@ def test_contradictions_and_levers_name_full_kernel_identities(tmp_path: Path) -
         ident["trace_name"])
     lv = next(x for x in syn.levers if x.id.startswith("kernel:cutlass::Kernel2"))
     assert lv.subject["kernel_name"] == name and f"grid {grid}" in lv.lever
+    fam = next(x for x in syn.levers if x.id == "fusion:elementwise:decode")
+    with open(NSYS / "decode_cuda_gpu_kern_sum.csv", newline="") as f:
+        names = [r["Name"] for r in csv.DictReader(f)]
+    assert fam.subject["kernel_name"] in names  # the full name of the family's top kernel
+    assert fam.subject["kernel_name"].startswith("void at::native::vectorized_elementwise_kernel<")
     # a missing tier is evidenced by the inventory, not by an ncu CSV
     for cand in syn.frontier:
         if cand.id.startswith("capture:"):

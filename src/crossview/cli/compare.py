@@ -100,8 +100,11 @@ def ab(
         n = defaults().ab_bootstrap_resamples
         if ledger is not None and lever is not None:
             claim = NodeClaim(node, ",".join(gpu_uuid) if gpu_uuid else None)
-            update_ledger(ledger, lever, res, table.to_json(res, n), claim,
-                          set(allow_diff or ()))
+            conf, failed = update_ledger(ledger, lever, res, table.to_json(res, n), claim,
+                                         set(allow_diff or ()))
+            print(f"crossview: {ledger}: lever {lever} → {conf}", file=sys.stderr)
+            for g in failed:  # why it stays DRAFT, one line per gate
+                print(f"crossview: failed gate {g}", file=sys.stderr)
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None

@@ -110,8 +110,9 @@ def gated_outcome(res: ABResult, row: dict[str, Any], bundle_ctx: dict[str, Any]
 
 
 def update_ledger(path: Path, lever_id: str, res: ABResult, ab_json: dict[str, Any],
-                  claim: NodeClaim | None = None, allow: set[str] | None = None) -> str:
-    """Record the A/B on lever `lever_id`; returns the new confidence."""
+                  claim: NodeClaim | None = None, allow: set[str] | None = None
+                  ) -> tuple[str, list[str]]:
+    """Record the A/B on lever `lever_id`; returns the new confidence and the failed gates."""
     data = read_ledger(path)
     row = next((r for r in rows_of(data) if str(r["id"]) == lever_id), None)
     if row is None:
@@ -123,4 +124,4 @@ def update_ledger(path: Path, lever_id: str, res: ABResult, ab_json: dict[str, A
     row["ab"] = {**rec, "baseline": res.baseline.paths, "variant": res.variant.paths,
                  **ab_json}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return confidence
+    return confidence, list(rec["failed_gates"])

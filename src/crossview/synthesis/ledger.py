@@ -203,6 +203,7 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             lid, f"{f.family} in {phase_words(f.phase)}: {what} — {f.count:,} launches, top "
             f"`{f.top_kernel}`", kind, tpl,
             {"family": f.family, "phase": f.phase, "kernel": f.top_kernel,
+             "kernel_name": f.top_name,
              "window": f"{window_words(f.phase)} ({win.text()})"},
             Measurement(f.time.value, "ns", f.time.evidence, f.time.context),
             Measurement(f.share.value, "%", f.share.evidence, f.share.context),
