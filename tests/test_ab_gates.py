@@ -165,3 +165,17 @@ def test_capture_bench_command_records_the_node() -> None:
     assert with_node(argv, node) == ["vllm", "bench", "serve", "--metadata", "arm=a",
                                      "hostname=mine", "gpu_uuids=GPU-a,GPU-b", "--model", "m"]
     assert with_node(["x"], {"hostname": "", "gpu_uuids": ""}) == ["x"]
+
+
+@needs_data
+def test_earlier_verdict_without_gate_record_goes_back_to_draft(tmp_path: Path) -> None:
+    """A VERDICT written before the gate existed (or by hand) is not carried forward."""
+    led, data = _ledger(tmp_path)
+    row = next(x for x in data["ledger"] if x["id"] == "fusion:elementwise:decode")
+    row["confidence"], row["ab"] = "VERDICT", {"verdict": "win", "reason": "median_tpot_ms"}
+    led.write_text(json.dumps(data))
+    syn = synthesize.run(led.parents[1])
+    lv = next(x for x in syn.levers if x.id == row["id"])
+    assert lv.confidence == "DRAFT" and row["id"] not in syn.kept
+    assert any(w.startswith(f"lever {row['id']}: the earlier VERDICT has no passed "
+                            "VERDICT-gate record") for w in syn.to_dict()["warnings"])

@@ -282,6 +282,7 @@ def _same_gpu(a: str, b: str) -> bool:
 
 def fill_from_commands(b: Bundle) -> list[Command]:
     cmds = read_commands(b)
+    b.command_files = [c.source for c in cmds]
     want = str(b.context.engine).lower() if b.context.engine else None
     engines = load_yaml("context_files.yaml")["engines"]
     if want in engines:  # bundle.yaml names a serving engine: other programs are other runs

@@ -127,6 +127,12 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
     for j in rec.joins:
         t = j.trace
         if t is None or j.ncu.at_roofline or t.share.value < min_share or j.ratio is None:
+            if t is not None and t.share.value >= min_share and j.ratio is None:
+                why = (j.duration_cmp.reason() if j.duration_cmp else
+                       "no ncu duration to compare")  # nothing silently dropped (issue 17)
+                inv.bundle.warnings.append(
+                    f"lever kernel:{j.kernel}:{t.phase} not built — ncu and trace durations "
+                    f"not comparable ({why}): see the not-comparable contradiction")
             continue
         roof = _roof_ns(j)
         if roof is None:
@@ -227,6 +233,8 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
         arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
                        if inv.entry(e.artifact) is not None})
         if not arts:
+            inv.bundle.warnings.append(f"finding {f.pattern} not a lever: its evidence is "
+                                       "not a file of the bundle")
             continue
         ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
                "tool": "trace"}
@@ -248,6 +256,11 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             + _family_levers(inv, rec) + _finding_levers(inv, inv.findings))
     # every cited artifact must be a file of the bundle (the explainability contract)
     files = {e.path for e in inv.entries}
+    for r in rows:
+        if not r.evidence_artifacts or not set(r.evidence_artifacts) <= files:
+            inv.bundle.warnings.append(f"lever {r.id} left out: it cites "
+                                       f"{r.evidence_artifacts or 'no artifact'}, not files of "
+                                       "the bundle")
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
     # windows of different phases are different runs: rank by the share of each lever's own
     # window (comparable), then by time; absolute ms are never compared across windows
