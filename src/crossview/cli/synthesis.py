@@ -21,10 +21,9 @@ def inventory(
 ) -> None:
     """Every artifact of a bundle: kind, capture validation (with the fix), rigor tier."""
     from crossview.render import inventory_md
-    from crossview.synthesis import bundle as bundle_mod
-    from crossview.synthesis import inventory as inv_mod
+    from crossview.synthesis import bundle_context
     try:
-        inv = inv_mod.take(bundle_mod.load(bundle), gpu)
+        inv = bundle_context.take_inventory(bundle, gpu)
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None

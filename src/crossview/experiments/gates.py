@@ -191,7 +191,9 @@ def context_gate(res: ABResult, bundle_ctx: dict[str, Any] | None, changes: set[
         want = _norm(key, bundle_ctx.get(key))
         if key == "gpu" and want == UNKNOWN:
             want = _norm(key, bundle_ctx.get("hardware"))
-        got = {_norm(key, c.get(key)) for c in res.baseline.contexts + res.variant.contexts}
+        got = {_norm(key, c.get(key) if key != "gpu" or _norm(key, c.get(key)) != UNKNOWN
+                     else c.get("hardware"))
+               for c in res.baseline.contexts + res.variant.contexts}
         if want == UNKNOWN or UNKNOWN in got:
             side = "bundle" if want == UNKNOWN else "trials"
             (fails if key in cfg["identity"] else unverified).append(

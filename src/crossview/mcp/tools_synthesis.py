@@ -34,12 +34,11 @@ class SynthesisTools:
         """Every artifact of a bundle: detected kind, capture validation (each problem with
         the fix for the capture), the rigor tier it supplies (L1–L4), the bundle Context
         with unknown fields named, and the valid distinct sources."""
-        from crossview.synthesis import bundle as bundle_mod
-        from crossview.synthesis import inventory as inv_mod
+        from crossview.synthesis import bundle_context
 
         root = self._bundle(bundle)
         try:
-            inv = inv_mod.take(bundle_mod.load(root), gpu)
+            inv = bundle_context.take_inventory(root, gpu)
         except CrossviewError as e:
             raise Refused(str(e)) from None
         return dumps({"bundle": str(root), **inv.to_dict()})

@@ -294,3 +294,15 @@ def fill_from_commands(b: Bundle) -> list[Command]:
     if cmds and not b.capture.get("command"):
         b.command = cmds[0]
     return cmds
+
+
+def take_inventory(root: Path, gpu: str | None = None) -> Any:
+    """bundle.load → context from command files → inventory → context from what the readers
+    stored: the order `crossview synthesize` uses, for `crossview inventory` too."""
+    from crossview.synthesis import bundle as bundle_mod
+    from crossview.synthesis import inventory as inv_mod
+    b = bundle_mod.load(root)
+    fill_from_commands(b)
+    inv = inv_mod.take(b, gpu)
+    apply(b, facts_of_store(inv.store, b) + facts_of_nsys(inv.store, b))
+    return inv

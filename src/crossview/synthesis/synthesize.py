@@ -87,11 +87,8 @@ def refusal(inv: inventory.Inventory) -> str | None:
 
 
 def run(root: Path, gpu: str | None = None, now: datetime | None = None) -> Synthesis:
-    b = bundle.load(root)
-    bundle_context.fill_from_commands(b)
-    inv = inventory.take(b, gpu)
-    bundle_context.apply(b, bundle_context.facts_of_store(inv.store, b)
-                         + bundle_context.facts_of_nsys(inv.store, b))
+    inv = bundle_context.take_inventory(root, gpu)
+    b = inv.bundle
     why = refusal(inv)
     if why:
         raise Refused(why)
