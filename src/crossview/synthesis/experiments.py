@@ -61,7 +61,11 @@ def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
     notes = []
     values = {**{k: str(v) for k, v in ctx.items() if k != "metadata"}, **lever.subject,
               "lever_id": lever.id, "ledger": ledger_path,
-              "node": str(b.context.hostname or b.extra.get("node") or "unknown"),
+              # the VERDICT gate needs both arms' node: recorded per trial, from the shell
+              # when the bundle does not know it
+              "node": str(b.context.hostname or b.extra.get("node") or "$(hostname)"),
+              "gpu_uuids_cmd": "$(nvidia-smi --query-gpu=uuid --format=csv,noheader | "
+                               "paste -sd, -)",
               "tokenizer": str(b.context.tokenizer or b.context.model or "unknown"),
               "command": kb.one_line(b.capture.get("command") or
                                      (b.command.text() if b.command else "") or
@@ -78,7 +82,8 @@ def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
         argv, src = None, "none"
     values["result"] = str(cmds.get("result", "json"))
     if values["result"] == "csv":
-        notes.append("write each trial's metrics (e.g. median_tpot_ms) as a `metric,value` "
+        notes.append("write each trial's metrics (e.g. median_tpot_ms) with `hostname` and "
+                     "`gpu_uuids` columns (the VERDICT gate checks the node) as a `metric,value` "
                      "CSV named <arm>-t<N>.csv; those files are what `crossview ab` compares")
     missing = sorted(k for k in ("model", "isl", "osl", "concurrency", "num_prompts")
                      if values.get(k) in (None, "unknown"))
