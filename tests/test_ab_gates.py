@@ -179,3 +179,25 @@ def test_earlier_verdict_without_gate_record_goes_back_to_draft(tmp_path: Path) 
     assert lv.confidence == "DRAFT" and row["id"] not in syn.kept
     assert any(w.startswith(f"lever {row['id']}: the earlier VERDICT has no passed "
                             "VERDICT-gate record") for w in syn.to_dict()["warnings"])
+
+
+def test_cold_first_request_from_per_request_ttfts(tmp_path: Path) -> None:
+    """SYNTHETIC `--save-detailed` results: per-request `ttfts` (seconds) and `itls`; the
+    first trial's first request takes 500 ms against a 50 ms median."""
+    from crossview.experiments.ab import run_ab
+    paths = []
+    for arm in ("a", "b"):
+        for i in range(3):
+            ttfts = [0.5 if (arm, i) == ("a", 0) else 0.05, 0.05, 0.05, 0.06, 0.05]
+            p = tmp_path / f"{arm}{i}.json"
+            p.write_text(json.dumps({
+                "model_id": "m", "num_prompts": 5, "completed": 5, "request_throughput": 1.0,
+                "output_throughput": 100.0 + i, "median_ttft_ms": 50.0,
+                "ttfts": ttfts, "itls": [[0.01, 0.01]] * 5,
+                "input_lens": [10] * 5, "output_lens": [3] * 5}))
+            paths.append(p)
+    res = run_ab(paths[:3], paths[3:], ["output_throughput"])
+    assert res.baseline.first_ttft[0] == (0.5, 0.05)
+    assert res.baseline.cold[0] is not None and "its TTFT 500 ms ≥ 2 × the trial's median 50 ms" \
+        in res.baseline.cold[0]
+    assert res.baseline.cold[1:] == [None, None] and res.variant.cold == [None] * 3

@@ -45,6 +45,7 @@ class Arm:
     trials: list[dict[str, float]] = field(default_factory=list)
     cold: list[str | None] = field(default_factory=list)
     excluded: list[int] = field(default_factory=list)  # trial indexes left out (cold)
+    first_ttft: list[tuple[float, float] | None] = field(default_factory=list)  # (first, median)
 
 
 @dataclass
@@ -120,6 +121,12 @@ def load_arm(name: str, paths: list[Path]) -> Arm:
         arm.trials[i][metric] = float(value)
         arm.values.setdefault(metric, []).append(float(value))
         arm.units.setdefault(metric, unit or "")
+    # per-request TTFTs (--save-detailed): the first request's and the trial's median, seconds
+    firsts = {(aid, a, t): (f, m) for aid, a, t, f, m in store.sql(
+        "SELECT artifact_id, arm, trial, arg_min(ttft_s, request), median(ttft_s)"
+        " FROM bench_requests WHERE ttft_s IS NOT NULL AND error IS NULL"
+        " GROUP BY ALL").fetchall()}
+    arm.first_ttft = [firsts.get(k) for k in keys]
     arm.contexts = [json.loads(c) for c, in store.sql(
         "SELECT context FROM context ORDER BY artifact_id, arm, trial").fetchall()]
     store.close()
@@ -182,7 +189,7 @@ def verdict(c: Comparison, d: str, noise_pct: float, alpha: float) -> tuple[str,
 
 def mark_cold(arm: Arm, hi_set: set[str], lo_set: set[str], exclude: bool) -> list[str]:
     """Flag cold trials (experiments/cold.py); leave them out only when `exclude`."""
-    arm.cold = cold.flags(arm.trials, lambda m: direction(m, hi_set, lo_set))
+    arm.cold = cold.flags(arm.trials, lambda m: direction(m, hi_set, lo_set), arm.first_ttft)
     notes = []
     for i, why in enumerate(arm.cold):
         if why:
