@@ -106,6 +106,8 @@ def _hmma_csv(tmp: Path) -> Path:
         ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", "", "0"),
         ("smsp__cycles_elapsed.avg.per_second", "Ghz", "0.72"),
         ("dram__bytes_read.sum", "Mbyte", "1.00"), ("dram__bytes_write.sum", "byte", "0"),
+        ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "85.00"),
+        ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "%", "20.00"),
     ]
     out = [head]
     for m, u, v in metrics:
@@ -133,5 +135,9 @@ def test_hmma_kernel_without_tensor_op_counts_is_not_judged_on_fp32(tmp_path: Pa
     assert k.tensor_ceiling == "fp16_tensor"  # from "hmma" / "Float16" in the name
     assert "never on FP32 FLOP/s" in k.tensor_note and "209.5 TFLOP/s" in k.tensor_note
     assert any("not judged on FP32 FLOP/s" in m for m in k.missing)
-    pats = {f.pattern for f in a.findings}
+    pats = {f.pattern: f for f in a.findings}
     assert "tensor-cores-unused" not in pats
+    # compute-bound (SM 85 %, memory 20 %): the fix keeps it on tensor cores, never "move to"
+    cb = pats["compute-bound"]
+    assert "already runs on tensor cores" in cb.fix and "belongs on tensor cores" not in cb.fix
+    assert "sm__ops_path_tensor_src" in cb.fix and "never on FP32 FLOP/s" in cb.observation
