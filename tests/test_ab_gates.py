@@ -201,3 +201,13 @@ def test_cold_first_request_from_per_request_ttfts(tmp_path: Path) -> None:
     assert res.baseline.cold[0] is not None and "its TTFT 500 ms ≥ 2 × the trial's median 50 ms" \
         in res.baseline.cold[0]
     assert res.baseline.cold[1:] == [None, None] and res.variant.cold == [None] * 3
+
+
+def test_model_spellings() -> None:
+    from crossview.experiments.gates import _norm, _same_model
+    assert _norm("model", "/home/u/.cache/huggingface/hub/models--deepseek-ai--DeepSeek-OCR/"
+                 "snapshots/2c96") == "deepseek-ai/deepseek-ocr"
+    assert _same_model({"/models/deepseek-ocr"}, "deepseek-ai/deepseek-ocr")
+    assert not _same_model({"facebook/opt-125m"}, "deepseek-ai/deepseek-ocr")
+    assert not _same_model({"other-org/deepseek-ocr"}, "deepseek-ai/deepseek-ocr")  # 2 repos
+    assert _norm("gpu_uuids", ["GPU-AbC", "gpu-def"]) == _norm("gpu_uuids", "abc,def")

@@ -75,6 +75,15 @@ def _norm(key: str, v: object) -> str:
     return str(int(f)) if f.is_integer() else repr(f)
 
 
+def _same_model(got: set[str], want: str) -> bool:
+    """A local weights folder (`/models/DeepSeek-OCR`) names the same model as the repo id
+    `deepseek-ai/DeepSeek-OCR` when its last component is the repo's name."""
+    def local(m: str) -> bool:
+        return m.startswith(("/", "./", "~"))
+    last = {m.rstrip("/").rsplit("/", 1)[-1] for m in got | {want}}
+    return len(last) == 1 and any(local(m) for m in got | {want})
+
+
 def _near_bundle(path: str) -> dict[str, Any]:
     """The Context of the bundle.yaml `crossview capture` writes above a trial file."""
     for d in list(Path(path).resolve().parents)[:3]:
@@ -198,7 +207,7 @@ def context_gate(res: ABResult, bundle_ctx: dict[str, Any] | None, changes: set[
             side = "bundle" if want == UNKNOWN else "trials"
             (fails if key in cfg["identity"] else unverified).append(
                 f"{key} unknown in the {side}")
-        elif got != {want}:
+        elif got != {want} and not (key == "model" and _same_model(got, want)):
             fails.append(f"{key}: trials {'/'.join(sorted(got))}, bundle {want}")
         else:
             ok.append(f"{key} {want}")
