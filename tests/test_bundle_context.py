@@ -6,6 +6,7 @@ has. Expected values read here directly from the files with shlex / csv / yaml."
 from __future__ import annotations
 
 import csv
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -160,3 +161,28 @@ def test_context_from_trace_device_distributed_info_and_nsys_target_info(
     assert ctx["gpu_uuids"] == uuid
     assert any(w.startswith(f"context gpu: {NSYS_SQLITE.name}") and repr(gpu_nsys) in w
                for w in d["warnings"])
+
+
+VLLM_TRACE = NSYS.parents[1] / "kineto" / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
+
+
+@pytest.mark.skipif(not VLLM_TRACE.exists(), reason="data absent")
+def test_engine_from_the_trace_python_frames(tmp_path: Path) -> None:
+    """The vLLM B200 prefill trace's python_function events run in `vllm/…` files (it also
+    calls `transformers/`): the engine is vllm, cited with the frame count."""
+    import gzip
+    import json
+    with gzip.open(VLLM_TRACE) as f:
+        events = json.loads(f.read())["traceEvents"]
+    n = sum(1 for e in events if e.get("cat") == "python_function"
+            and re.search(r"(^|/)vllm/", e.get("name", "")))
+    assert n > 1000
+    b = tmp_path / "vllm"
+    b.mkdir()
+    shutil.copy(VLLM_TRACE, b)
+    from crossview.synthesis.bundle_context import take_inventory
+    inv = take_inventory(b)
+    assert inv.bundle.context.engine == "vllm"
+    assert inv.bundle.context_sources["engine"] == (
+        f"{VLLM_TRACE.name} ({n:,} Python frames in `vllm/`)")
+    assert any("context engine:" in w and "'transformers'" in w for w in inv.bundle.warnings)

@@ -197,6 +197,14 @@ def facts_of_store(store: Store, b: Bundle) -> list[Found]:
         if backend:
             out.append(Found("extra.dist_backend", backend, b.rel(path),
                              "the trace's distributedInfo"))
+    for spec in _table()["trace_engines"]:
+        rx = f"(^|/){re.escape(spec['package'])}/"
+        for path, n in store.sql(
+                "SELECT a.path, count(*) FROM host_ops h JOIN artifacts a USING (artifact_id)"
+                " WHERE regexp_matches(h.name, $rx) GROUP BY 1 ORDER BY 1", {"rx": rx}
+        ).fetchall():
+            out.append(Found("engine", spec["engine"], b.rel(path),
+                             f"{n:,} Python frames in `{spec['package']}/`"))
     per: dict[str, list[dict[str, Any]]] = {}
     for path, ctx in store.sql("SELECT a.path, c.context FROM context c JOIN artifacts a"
                                " USING (artifact_id) ORDER BY 1").fetchall():
