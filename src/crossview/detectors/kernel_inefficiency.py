@@ -50,9 +50,8 @@ def reason(g: OpGroup) -> str:
         "with ncu)"
 
 
-def attention_chains(v: Views) -> list[tuple[OpGroup, list[OpGroup]]]:
+def attention_chains(groups: list[OpGroup]) -> list[tuple[OpGroup, list[OpGroup]]]:
     """(softmax group, matmul groups) whose shapes form Q·Kᵀ → softmax → P·V."""
-    groups = v.op_roofline.groups
     out = []
     for s in groups:
         if s.family != "softmax":
@@ -99,7 +98,7 @@ def detect(v: Views) -> list[Finding]:
             expected_effect="At most the gap to the roofline: an op at p% of it can take "
                             "p/100 of its time.",
             details={"ops": [g.to_dict() for g in slow[:5]], "basis": "analytic"}))
-    for s, mm in attention_chains(v):
+    for s, mm in attention_chains(r.groups):
         share = s.share + sum(g.share for g in mm)
         if share < lim["attention_chain_min_share"]:
             continue
