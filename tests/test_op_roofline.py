@@ -162,3 +162,22 @@ def test_unfused_attention_chain_constructed() -> None:
     chains = attention_chains([qk, pv, sm, other])
     assert len(chains) == 1 and chains[0][0] is sm and set(map(id, chains[0][1])) == {
         id(qk), id(pv)}
+
+
+@needs_data
+def test_html_panel_and_mcp_tools() -> None:
+    from crossview.mcp.cache import AnalysisCache
+    from crossview.mcp.safety import Refused, Roots
+    from crossview.mcp.tools_ops import OpTools
+    from crossview.render.html import render
+
+    page = render(_analysis(QWEN))
+    assert 'id="op-roofline-draw"' in page and "Per-op roofline (analytic)" in page
+    tools = OpTools(AnalysisCache(Roots([KINETO.resolve()])))
+    d = json.loads(tools.op_roofline([str(QWEN.resolve())], None, 2))
+    assert len(d["groups"]) == 2 and d["groups"][0]["time_ns"] >= d["groups"][1]["time_ns"]
+    t = json.loads(tools.transfers([str(A100.resolve())], None))
+    assert {c["message_bytes"] for c in t["collectives"] if c["op"] == "allreduce"} >= {8196000}
+    with pytest.raises(Refused):
+        OpTools(AnalysisCache(Roots([KINETO.resolve()]))).op_roofline(
+            [str(KINETO.resolve() / "missing.json")], None, 2)
