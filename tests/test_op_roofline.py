@@ -181,3 +181,18 @@ def test_html_panel_and_mcp_tools() -> None:
     with pytest.raises(Refused):
         OpTools(AnalysisCache(Roots([KINETO.resolve()]))).op_roofline(
             [str(KINETO.resolve() / "missing.json")], None, 2)
+
+
+@needs_data
+def test_b200_multimem_allreduce_sizes_from_launching_op() -> None:
+    b200 = KINETO / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
+    a = _analysis(b200)
+    # the multimem all-reduce kernels carry no sizes; the launching symm_mem op records its
+    # buffer: 2,557,440 BF16 elements = 5,114,880 B, TP 8 (the trace's world size)
+    calls, us = _kernel_us_under(b200, "symm_mem::multimem_all_reduce_", [[2557440], [], []])
+    c = next(x for x in a.views.comm_bandwidth.collectives  # type: ignore[union-attr]
+             if x.message_bytes == 2557440 * 2)
+    assert (c.op, c.ranks, c.count) == ("allreduce", 8, calls)
+    algbw = 2557440 * 2 * calls / (us * 1e-6)
+    assert c.busbw_bytes_per_s == pytest.approx(algbw * 2 * 7 / 8, rel=1e-4)
+    assert "assumed" in c.sizes_from

@@ -15,6 +15,8 @@ bytes/s against the PCIe / NVLink per-direction or HBM ceiling (comm_bandwidth.y
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
@@ -23,6 +25,7 @@ from crossview.knowledge import hardware
 from crossview.knowledge.collectives import collective_type, normalize
 from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.loader import load_yaml
+from crossview.opmodels import dtypes
 from crossview.store.store import Store
 
 
@@ -55,6 +58,7 @@ class CollectiveBw:
     ceiling_bytes_per_s: float | None
     ceiling: str  # what the ceiling is (NVLink per direction of <GPU>, IB NDR, none: why)
     pct_of_ceiling: float | None
+    sizes_from: str = "kernel args"  # kernel args | launching op's … | not recorded
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -106,21 +110,31 @@ def _per_direction(total: float | None, direction: str | None) -> float | None:
 
 def compute(store: Store) -> CommBandwidth:
     spec, n_gpus = _spec_and_gpus(store)
+    # sizes: the kernel's own args first; else the launching op's (record_param_comms
+    # args, or its first tensor input: symm_mem / custom all-reduce ops record only that)
     rows = store.sql(
         """
         SELECT g.collective, g.name, coalesce('pg ' || nullif(g.process_group, ''),
                'stream ' || g.stream), a.group_size, a.dtype,
-               greatest(a.in_nelems, a.out_nelems), count(*), sum(g.dur_ns)
+               greatest(a.in_nelems, a.out_nelems), p.group_size, p.dtype,
+               greatest(p.in_nelems, p.out_nelems), p.input_dims, p.input_types,
+               art.world_size, count(*), sum(g.dur_ns)
         FROM f_gpu g LEFT JOIN op_args a ON a.op_id = g.gpu_op_id AND a.on_gpu
+        LEFT JOIN host_ops r ON r.op_id = g.launch_op_id
+        LEFT JOIN op_args p ON p.op_id = r.parent AND NOT p.on_gpu
+        LEFT JOIN artifacts art ON art.artifact_id = g.artifact_id
         WHERE g.kind = 'kernel' AND g.family = 'comm'
-        GROUP BY ALL ORDER BY 8 DESC
+        GROUP BY ALL ORDER BY 14 DESC
         """
     ).fetchall()
     notes: list[str] = []
     colls: dict[tuple[Any, ...], list[Any]] = {}
-    for coll, name, group, n, dt, nel, cnt, ns in rows:
+    for (coll, name, group, n, dt, nel, pn, pdt, pnel, pdims, ptypes, world, cnt,
+         ns) in rows:
         op = collective_type(coll, name or "")
-        key = (op, group, n, dt, nel)
+        first = op in table()["first_input_types"]
+        key = (op, group, *_sizes(n, dt, nel, pn, pdt, pnel, pdims if first else None, ptypes,
+                                  world))
         acc = colls.setdefault(key, [0, 0])
         acc[0] += int(cnt)
         acc[1] += int(ns)
@@ -134,11 +148,31 @@ def compute(store: Store) -> CommBandwidth:
     return CommBandwidth(out, _copies(store, spec), "; ".join(notes))
 
 
+def _sizes(n: Any, dt: Any, nel: Any, pn: Any, pdt: Any, pnel: Any, pdims: Any, ptypes: Any,
+           world: Any) -> tuple[int | None, str | None, int | None, str]:
+    """(ranks, dtype, message bytes, where the sizes came from)."""
+    by = table()["dtype_bytes"]
+    if nel is not None and by.get(dt):
+        return n, dt, int(nel * by[dt]), "kernel args"
+    if pnel is not None and by.get(pdt):
+        return pn, pdt, int(pnel * by[pdt]), "launching op's record_param_comms args"
+    if pdims:
+        try:
+            d0, t0 = json.loads(pdims)[0], json.loads(ptypes or "[]")[0]
+        except (ValueError, IndexError, TypeError):
+            d0, t0 = None, None
+        t = dtypes.info(str(t0)) if t0 is not None else None
+        if isinstance(d0, list) and d0 and all(isinstance(x, int) for x in d0) and t:
+            return (n or world, t.name, int(math.prod(d0) * t.bytes),
+                    "launching op's first input" + ("" if n else
+                                                   f" (ranks = the trace's world size {world}: "
+                                                   "assumed)" if world else ""))
+    return n, dt, None, "not recorded"
+
+
 def _coll(key: tuple[Any, ...], count: int, ns: int, spec: HwSpec | None, n_gpus: int
           ) -> CollectiveBw:
-    op, group, n, dt, nel = key
-    b = table()["dtype_bytes"].get(dt) if dt else None
-    size = int(nel * b) if nel is not None and b else None
+    op, group, n, dt, size, sizes_from = key
     alg = size * count / (ns * 1e-9) if size is not None and ns else None
     fac = bus_factor(op, int(n)) if n else None
     bus = alg * fac if alg is not None and fac is not None else None
@@ -153,7 +187,8 @@ def _coll(key: tuple[Any, ...], count: int, ns: int, spec: HwSpec | None, n_gpus
                 else f"{spec.name}: no NVLink figure")
     pct = 100.0 * bus / ceil if bus is not None and ceil else None
     return CollectiveBw(op, group, int(n) if n else None, dt, size, count, ns,
-                        ns / count if count else 0.0, alg, bus, fac, ceil, what, pct)
+                        ns / count if count else 0.0, alg, bus, fac, ceil, what, pct,
+                        sizes_from)
 
 
 def _copies(store: Store, spec: HwSpec | None) -> list[CopyBw]:
