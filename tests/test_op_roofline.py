@@ -196,3 +196,19 @@ def test_b200_multimem_allreduce_sizes_from_launching_op() -> None:
     algbw = 2557440 * 2 * calls / (us * 1e-6)
     assert c.busbw_bytes_per_s == pytest.approx(algbw * 2 * 7 / 8, rel=1e-4)
     assert "assumed" in c.sizes_from
+
+
+@needs_data
+def test_qwen_memory_bound_ops_near_dram_ceiling() -> None:
+    a = _analysis(QWEN)
+    f = next(x for x in a.findings if x.pattern == "memory-bandwidth-bound")
+    assert f.details["basis"] == "analytic"
+    # aten::pow(x[16,559,1024], 2) FP32: read + write 9,158,656 elements · 4 B per call
+    calls, us = _kernel_us_under(QWEN, "aten::pow", [[16, 559, 1024], []])
+    g = next(x for x in a.views.op_roofline.groups  # type: ignore[union-attr]
+             if x.op == "aten::pow")
+    assert g.calls == calls and g.bytes == 2 * 16 * 559 * 1024 * 4 == 73_269_248
+    bw = calls * 73_269_248 / (us * 1e-6)
+    assert g.pct_of_roofline == pytest.approx(100 * bw / H100_HBM, rel=1e-4)
+    assert g.pct_of_roofline >= 50  # near the ceiling: the finding names it
+    assert "`aten::pow`" in f.observation or len(f.details["ops"]) > 4  # type: ignore[arg-type]
