@@ -119,18 +119,29 @@ def compute(store: Store) -> OpRoofline:
     unmodeled_ops: list[tuple[str, int]] = []
     store.sql("CREATE OR REPLACE TEMP TABLE _charge AS " + _CHARGE_SQL,
               {"names": opmodels.modeled(names)})
-    rows = store.sql(
+    # one row per charged kernel, then aggregated in SQL per distinct recorded inputs (a
+    # trace repeats few distinct shapes many times): Python sees distinct keys, not calls
+    store.sql(
         """
-        SELECT h.op_id, h.name, a.input_dims, a.input_types, a.concrete_inputs,
-               g.artifact_id, g.device, count(*), sum(g.dur_ns), list(g.name),
-               list(g.dur_ns), any_value(p.name)
-        FROM _charge c JOIN f_gpu g ON g.gpu_op_id = c.gpu_op_id
-        JOIN host_ops h ON h.op_id = c.cur
+        CREATE OR REPLACE TEMP TABLE _opk AS
+        SELECT h.op_id, h.name AS op, a.input_dims AS d, a.input_types AS t,
+               a.concrete_inputs AS c, g.artifact_id AS art, g.device AS dev,
+               g.name AS kname, g.dur_ns, p.name AS parent
+        FROM _charge ch JOIN f_gpu g ON g.gpu_op_id = ch.gpu_op_id
+        JOIN host_ops h ON h.op_id = ch.cur
         LEFT JOIN host_ops p ON p.op_id = h.parent
         LEFT JOIN op_args a ON a.op_id = h.op_id AND NOT a.on_gpu
-        GROUP BY ALL
         """
-    ).fetchall()
+    )
+    rows = store.sql(
+        "SELECT op, d, t, c, art, dev, count(DISTINCT op_id), count(*), sum(dur_ns)"
+        " FROM _opk GROUP BY ALL").fetchall()
+    by_kernel = store.sql(
+        "SELECT op, d, t, c, art, dev, kname, sum(dur_ns) FROM _opk GROUP BY ALL").fetchall()
+    by_parent = store.sql(
+        "SELECT op, d, t, c, art, dev, parent, sum(dur_ns) FROM _opk WHERE parent IS NOT NULL"
+        " GROUP BY ALL").fetchall()
+    store.sql("DROP TABLE _opk")
     # kernels under no modeled op: named by the op that launched them (innermost op above
     # the runtime call), so the recap can say which ops have no model
     for name, ns in store.sql(
@@ -150,7 +161,8 @@ def compute(store: Store) -> OpRoofline:
     groups: dict[tuple[str, str, str, str | None], _Acc] = {}
     unmodeled: dict[str, list[Any]] = {}
     modeled_ns = 0
-    for _oid, name, dims, types, conc, art, dev, nk, ns, knames, kdurs, parent in rows:
+    keyed: dict[tuple[Any, ...], _Acc] = {}  # recorded inputs → its group's accumulator
+    for name, dims, types, conc, art, dev, calls, nk, ns in rows:
         c = opmodels.cost(name, dims, types, conc)
         if c is None:
             why = ("shapes not recorded" if dims is None
@@ -162,7 +174,14 @@ def compute(store: Store) -> OpRoofline:
         spec = specs.get((int(art), int(dev) if dev is not None else -1))
         key = (name, c.shape, c.dtype.name, spec.hw_key if spec else None)
         acc = groups.setdefault(key, _Acc(c, spec))
-        acc.add(int(nk), int(ns), knames, kdurs, parent)
+        acc.add(int(calls), int(nk), int(ns))
+        keyed[(name, dims, types, conc, art, dev)] = acc
+    for *k, kname, ns in by_kernel:
+        if (acc := keyed.get(tuple(k))) is not None:
+            acc.knames[kname] = acc.knames.get(kname, 0) + int(ns)
+    for *k, parent, ns in by_parent:
+        if (acc := keyed.get(tuple(k))) is not None:
+            acc.parents[parent] = acc.parents.get(parent, 0) + int(ns)
     for name, ns in unmodeled_ops:
         u = unmodeled.setdefault(name, [0, "no model for this op (knowledge/op_models.yaml)"])
         u[0] += ns
@@ -198,15 +217,10 @@ class _Acc:
         self.knames: dict[str, int] = {}
         self.parents: dict[str, int] = {}
 
-    def add(self, nk: int, ns: int, knames: list[str], kdurs: list[int], parent: str | None
-            ) -> None:
-        self.calls += 1
-        self.kernels += nk
+    def add(self, calls: int, kernels: int, ns: int) -> None:
+        self.calls += calls
+        self.kernels += kernels
         self.ns += ns
-        for n, d in zip(knames, kdurs, strict=False):
-            self.knames[n] = self.knames.get(n, 0) + int(d)
-        if parent:
-            self.parents[parent] = self.parents.get(parent, 0) + ns
 
     def group(self, key: tuple[str, str, str, str | None], total_ns: int) -> OpGroup:
         c, spec = self.cost, self.spec
