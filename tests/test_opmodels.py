@@ -186,3 +186,13 @@ def test_hostile_records_are_unmodeled() -> None:
     assert opmodels.cost("aten::mm", "not json", "[]", "[]") is None
     assert opmodels.cost("aten::mm", "[[2,3],[4,5,6]]", '["float","float"]', "[]") is None
     assert opmodels.cost("aten::no_such_op", "[[2]]", '["float"]', "[]") is None
+
+
+@needs_data
+def test_elementwise_out_overload_a100_16rank() -> None:
+    # aten::mul.out(self[4,2798,2798] FP32, other: a double scalar, out[4,2798,2798]): the
+    # out tensor is written, not read: bytes = (31,315,204 read + 31,315,204 written) · 4 B
+    # (+ the 0-dim double, 8 B)
+    c = recorded(KINETO / "hta_a100_16rank_training_graphs.json.gz", "aten::mul",
+                 "[[4,2798,2798],[],[4,2798,2798]]")
+    assert c.bytes == 2 * 4 * 2798 * 2798 * 4 + 8 == 250_521_736

@@ -8,7 +8,20 @@ at most the input's size and usually far smaller, is left out)."""
 
 from __future__ import annotations
 
+from functools import cache
+
+from crossview.knowledge.loader import load_yaml
+from crossview.opmodels.dtypes import TABLE
 from crossview.opmodels.inputs import OpCost, OpInputs, numel
+
+
+@cache
+def _out_at() -> dict[str, int]:
+    return {str(k): int(v) for k, v in load_yaml(TABLE)["elementwise_out_at"].items()}
+
+
+def _base(name: str) -> str:
+    return name.rsplit("::", 1)[-1].rstrip("_")
 
 
 def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
@@ -24,15 +37,22 @@ def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
 
 def elementwise(inp: OpInputs) -> OpCost | None:
     """Any pointwise op (add, mul, silu, gelu, neg, …, in place or not, Triton pointwise).
-    Bytes = Σ numel(input_i)·b_i + numel(broadcast output)·b_0. FLOPs: 0 (bytes only)."""
-    ts = inp.tensors()
+    Bytes = Σ numel(input_i)·b_i + numel(broadcast output)·b_0. FLOPs: 0 (bytes only).
+    A `.out` overload's out tensor (knowledge/op_models.yaml elementwise_out_at) is the
+    output: written once, not read."""
+    at = _out_at().get(_base(inp.name))
+    out_t = inp.shape(at) if at is not None else None
+    n_in = at if out_t is not None and at is not None else len(inp.dims)
+    ins = OpInputs(inp.name, inp.dims[:n_in], inp.types[:n_in], inp.concrete[:n_in])
+    ts = ins.tensors()
     if not ts:
         return None
-    out = _broadcast([s for s, _ in ts])
+    out = out_t if out_t is not None else _broadcast([s for s, _ in ts])
     if out is None:
         return None
     t0 = ts[0][1]
-    nbytes = sum(numel(s) * t.bytes for s, t in ts) + numel(out) * t0.bytes
+    ot = inp.dtype(at) if out_t is not None and at is not None else t0
+    nbytes = sum(numel(s) * t.bytes for s, t in ts) + numel(out) * (ot or t0).bytes
     return OpCost(0.0, nbytes, t0, f"{list(out)}", "elementwise", "elementwise")
 
 
