@@ -107,3 +107,17 @@ def test_unfused_attention_and_slow_bmm(tmp_path: Path) -> None:
     chain = next(f for f in ineff if f.title.startswith("Unfused attention"))
     assert chain.share == pytest.approx(1.0)  # every kernel in the trace is in the chain
     assert "scaled_dot_product_attention" in chain.fix
+
+
+def test_what_if_fraction_of_roofline(tmp_path: Path) -> None:
+    bf = "c10::BFloat16"
+    ev = [_op("aten::bmm", 1000, 210, [[256, 559, 64], [256, 64, 559]], [bf, bf]),
+          *_launch(1001, 1, "gemm_a", 1010, 200)]
+    a = analyze([_trace(tmp_path, ev)])
+    (g,) = a.views.op_roofline.groups  # type: ignore[union-attr]
+    # 200 µs at 29.36% of its roofline → at 70%: 200 × 29.36 / 70 = 83.9 µs (116.1 µs saved)
+    assert g.time_at_ns(70) == pytest.approx(200_000 * g.pct_of_roofline / 70)  # type: ignore[operator]
+    assert g.time_at_ns(10) == 200_000  # never slower than now
+    f = next(x for x in a.findings if x.pattern == "kernel-inefficiency")
+    saved = 200_000 - 200_000 * g.pct_of_roofline / 70  # type: ignore[operator]
+    assert f"{saved / 1e3:,.1f} µs less" in f.expected_effect

@@ -68,6 +68,13 @@ def attention_chains(groups: list[OpGroup]) -> list[tuple[OpGroup, list[OpGroup]
     return out
 
 
+def _effect(groups: list[OpGroup], kernel_ns: int, pct: float) -> str:
+    saved = sum(g.time_ns - g.time_at_ns(pct) for g in groups)
+    return (f"At {pct:.0f}% of their roofline these ops would take {duration(saved)} less "
+            f"kernel time ({100 * saved / kernel_ns:.1f}% of {duration(kernel_ns)}): time × "
+            f"(% of roofline now ÷ {pct:.0f}%).") if kernel_ns else ""
+
+
 def _ev(v: Views, what: str) -> list[Evidence]:
     return [Evidence(v.evidence_path, what)]
 
@@ -95,8 +102,7 @@ def detect(v: Views) -> list[Finding]:
                         "rigor L2)",
             fix=fix_for(PATTERN, None, slow[0].op), share=share,
             evidence=_ev(v, "recorded input shapes (Input Dims/Input type) × kernel time"),
-            expected_effect="At most the gap to the roofline: an op at p% of it can take "
-                            "p/100 of its time.",
+            expected_effect=_effect(slow, r.kernel_ns, lim["what_if_pct"]),
             details={"ops": [g.to_dict() for g in slow[:5]], "basis": "analytic"}))
     for s, mm in attention_chains(r.groups):
         share = s.share + sum(g.share for g in mm)

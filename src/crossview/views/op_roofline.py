@@ -65,6 +65,14 @@ class OpGroup:
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
+    def time_at_ns(self, pct: float) -> float:
+        """The group's kernel time if it ran at `pct` % of its roofline (never more than its
+        time now): time × (pct_of_roofline ÷ pct). The what-if lever "kernel sped up to a
+        fraction of its roofline"."""
+        if self.pct_of_roofline is None or pct <= 0:
+            return float(self.time_ns)
+        return min(float(self.time_ns), self.time_ns * self.pct_of_roofline / pct)
+
 
 @dataclass
 class OpRoofline:
