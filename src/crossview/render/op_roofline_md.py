@@ -22,7 +22,7 @@ def op_table(r: OpRoofline, rows: int) -> list[str]:
            "| FLOP/s | bytes/s | FLOP/byte | bound | % of roofline (ceiling) |",
            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     for g in r.groups[:rows]:
-        ceil = g.ceiling or ("DRAM" if g.bound == "memory" else "–")
+        ceil = "DRAM" if g.bound == "memory" else (g.ceiling or "–")
         pct = f"{g.pct_of_roofline:.1f}%" if g.pct_of_roofline is not None else "–"
         out.append(
             f"| `{_c(g.op)}` | {_c(g.shape)} | {g.dtype} | {g.calls:,} "
@@ -60,7 +60,8 @@ def op_section(v: Views) -> list[str]:
     top_un = [f"`{o}` {duration(t)}" for o, t, _w in r.unmodeled[:4]]
     if top_un:
         out.append("- Kernel time under no modeled op (or inputs that do not determine "
-                   "the cost): " + ", ".join(top_un) + ".")
+                   "the cost; communication kernels are in the bandwidth table): "
+                   + ", ".join(top_un) + ".")
     for a in r.agreement:
         out.append(f"- ncu check `{_c(str(a['kernel'])[:60])}`: analytic "
                    f"{size(float(a['analytic_flops'])).replace('B', 'FLOP')} vs ncu "

@@ -79,7 +79,7 @@ class OpRoofline:
     groups: list[OpGroup]
     kernel_ns: int  # all kernel time in scope
     modeled_ns: int  # kernel time charged to a modeled, costed op
-    unmodeled: list[tuple[str, int, str]]  # (op or reason, kernel ns, why)
+    unmodeled: list[tuple[str, int, str]]  # (op or reason, kernel ns, why); not comm kernels
     shapes_recorded: bool
     note: str  # what the view could not do, once ("re-capture with record_shapes=True")
     devices: list[str]  # GPU names the ceilings are for
@@ -155,11 +155,12 @@ def compute(store: Store) -> OpRoofline:
     for name, ns in store.sql(
         """
         SELECT coalesce(p.name, CASE WHEN g.launch_op_id IS NULL
-               THEN '(launching call not in the trace)' ELSE '(no host op)' END),
+               THEN '(launching call not in the trace)' ELSE '(launch outside any op)' END),
                sum(g.dur_ns)
         FROM f_gpu g LEFT JOIN host_ops r ON r.op_id = g.launch_op_id
         LEFT JOIN host_ops p ON p.op_id = r.parent
-        WHERE g.kind = 'kernel' AND g.gpu_op_id NOT IN (SELECT gpu_op_id FROM _charge)
+        WHERE g.kind = 'kernel' AND g.family <> 'comm'
+          AND g.gpu_op_id NOT IN (SELECT gpu_op_id FROM _charge)
         GROUP BY 1
         """
     ).fetchall():
@@ -191,7 +192,9 @@ def compute(store: Store) -> OpRoofline:
         if (acc := keyed.get(tuple(k))) is not None:
             acc.parents[parent] = acc.parents.get(parent, 0) + int(ns)
     for name, ns in unmodeled_ops:
-        u = unmodeled.setdefault(name, [0, "no model for this op (knowledge/op_models.yaml)"])
+        why = ("no op to charge" if name.startswith("(")
+               else "no model for this op (knowledge/op_models.yaml)")
+        u = unmodeled.setdefault(name, [0, why])
         u[0] += ns
     out = [a.group(key, kernel_ns) for key, a in groups.items()]
     out.sort(key=lambda g: -g.time_ns)
