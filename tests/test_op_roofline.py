@@ -43,17 +43,18 @@ def _events(path: Path) -> list[dict[str, Any]]:
 
 def _kernel_us_under(path: Path, op: str, dims: list[list[int]]) -> tuple[int, float]:
     """(calls, Σ kernel µs) of the kernels launched inside `op` calls with these Input Dims:
-    runtime calls inside the op's time span on its thread, kernels by correlation id."""
+    runtime calls inside the op's time span on its thread, kernels by correlation id (2021
+    legacy categories Operator / Runtime / Kernel too)."""
     ev = _events(path)
-    calls = [e for e in ev if e.get("cat") == "cpu_op" and e["name"] == op
+    calls = [e for e in ev if e.get("cat") in ("cpu_op", "Operator") and e["name"] == op
              and e.get("args", {}).get("Input Dims") == dims]
-    rt = [e for e in ev if e.get("cat") == "cuda_runtime"]
+    rt = [e for e in ev if e.get("cat") in ("cuda_runtime", "Runtime")]
     corr: set[int] = set()
     for c in calls:
         lo, hi = c["ts"], c["ts"] + c["dur"]
         corr |= {r["args"]["correlation"] for r in rt
                  if r["tid"] == c["tid"] and lo <= r["ts"] <= hi}
-    us = sum(e["dur"] for e in ev if e.get("cat") == "kernel"
+    us = sum(e["dur"] for e in ev if e.get("cat") in ("kernel", "Kernel")
              and e.get("args", {}).get("correlation") in corr)
     return len(calls), us
 
@@ -212,3 +213,20 @@ def test_qwen_memory_bound_ops_near_dram_ceiling() -> None:
     assert g.pct_of_roofline == pytest.approx(100 * bw / H100_HBM, rel=1e-4)
     assert g.pct_of_roofline >= 50  # near the ceiling: the finding names it
     assert "`aten::pow`" in f.observation or len(f.details["ops"]) > 4  # type: ignore[arg-type]
+
+
+@needs_data
+def test_v100_legacy_conv_forward_output_from_its_backward() -> None:
+    # the 2021 trace records no stride/padding; the backward of the same input/weight shapes
+    # records grad_out [32,64,112,112]: conv1 is costed with that output (as the stride-2,
+    # padding-3 formula gives: (224 + 6 − 6 − 1) // 2 + 1 = 112)
+    v100 = KINETO / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
+    r = _analysis(v100).views.op_roofline  # type: ignore[union-attr]
+    g = next(x for x in r.groups if x.op == "aten::cudnn_convolution"
+             and x.shape.startswith("in=[32, 3, 224, 224]"))
+    assert "out=[32, 64, 112, 112] (output size from the backward op)" in g.shape
+    assert g.flops == 2 * 32 * 64 * 3 * 7 * 7 * 112 * 112 == 7_552_892_928
+    calls, us = _kernel_us_under(v100, "aten::cudnn_convolution",
+                                 [[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], []])
+    assert g.calls == calls and g.time_ns == pytest.approx(us * 1e3, abs=calls)
+    assert r.modeled_ns / r.kernel_ns > 0.95  # conv forward no longer unmodeled

@@ -42,7 +42,7 @@ def detect(v: Views) -> list[Finding]:
         fix=fix_for("memory-bandwidth-bound-analytic", None, near[0].op), share=share,
         evidence=[Evidence(v.evidence_path, "recorded input shapes × kernel time vs "
                            "sol_ceilings.yaml DRAM bandwidth")],
-        expected_effect="Time falls with the bytes moved: halving the bytes (BF16 instead "
-                        "of FP32, a fused kernel) halves these ops' time at the same "
+        expected_effect="Time falls with the bytes moved: halving the bytes (16-bit "
+                        "instead of FP32, a fused kernel) halves these ops' time at the same "
                         "bandwidth.",
         details={"ops": [g.to_dict() for g in near[:8]], "basis": "analytic"})]

@@ -67,6 +67,33 @@ def conv_fwd(inp: OpInputs) -> OpCost | None:
     return _cost(inp, x, w, sp, 1, "conv_fwd")
 
 
+def conv_fwd_given_output(inp: OpInputs, out_spatial: tuple[int, ...]) -> OpCost | None:
+    """A convolution forward whose recorded inputs lack stride/padding (pre-2.1 traces), with
+    the output size taken from elsewhere in the same trace (the backward op of the same input
+    and weight shapes records the output gradient). Formulas: conv_fwd."""
+    x, w = inp.shape(0), inp.shape(1)
+    if x is None or w is None or len(out_spatial) != len(x) - 2:
+        return None
+    c = _cost(inp, x, w, out_spatial, 1, "conv_fwd")
+    return None if c is None else OpCost(c.flops, c.bytes, c.dtype,
+                                         c.shape + " (output size from the backward op)",
+                                         c.model, c.family, c.ceiling_kind)
+
+
+def backward_output(name: str, dims: tuple[object, ...]
+                    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """(input shape, weight shape, output spatial) recorded by a convolution backward op."""
+    order = {"aten::cudnn_convolution_backward": (0, 1, 2),
+             "aten::convolution_backward": (1, 0, 2)}.get(name)
+    if order is None or len(dims) < 3:
+        return None
+    x, go, w = (dims[i] for i in order)
+    if not all(isinstance(t, list) and len(t) >= 3 and all(isinstance(v, int) for v in t)
+               for t in (x, go, w)):
+        return None
+    return tuple(x), tuple(w), tuple(go[2:])  # type: ignore[arg-type]
+
+
 def conv_bwd(inp: OpInputs) -> OpCost | None:
     """aten::convolution_backward(grad_out[N,K,P,Q], input[N,C,H,W], weight[K,C/g,R,S], …,
     output_mask). FLOPs = (number of requested grads among input/weight) × 2·N·K·(C/g)·R·S·P·Q.

@@ -14,6 +14,7 @@ models: achieved bytes/s ÷ peak bytes/s).
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
@@ -22,7 +23,8 @@ from crossview import opmodels
 from crossview.knowledge import hardware
 from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.loader import load_yaml
-from crossview.opmodels.inputs import OpCost
+from crossview.opmodels import conv
+from crossview.opmodels.inputs import OpCost, OpInputs
 from crossview.store.store import Store
 
 RECAPTURE = ("re-capture with `torch.profiler.profile(record_shapes=True)` to get per-op "
@@ -171,8 +173,11 @@ def compute(store: Store) -> OpRoofline:
     unmodeled: dict[str, list[Any]] = {}
     modeled_ns = 0
     keyed: dict[tuple[Any, ...], _Acc] = {}  # recorded inputs → its group's accumulator
+    conv_out = _conv_outputs(store)
     for name, dims, types, conc, art, dev, calls, nk, ns in rows:
         c = opmodels.cost(name, dims, types, conc)
+        if c is None and dims and name in _CONV_FWD:
+            c = _conv_fwd_from_backward(name, dims, types, conc, conv_out)
         if c is None:
             why = ("shapes not recorded" if dims is None
                    else "recorded inputs do not determine the cost")
@@ -206,6 +211,42 @@ def compute(store: Store) -> OpRoofline:
                       sorted(((k, int(v[0]), str(v[1])) for k, v in unmodeled.items()),
                              key=lambda x: -x[1]),
                       True, "; ".join(notes), devs)
+
+
+_CONV_FWD = ("aten::cudnn_convolution", "aten::convolution", "aten::_convolution")
+_CONV_BWD = ("aten::cudnn_convolution_backward", "aten::convolution_backward")
+
+
+def _conv_outputs(store: Store) -> dict[tuple[Any, ...], set[tuple[int, ...]]]:
+    """(input shape, weight shape) → output spatial sizes the trace's convolution backward
+    ops record (the output gradient's shape)."""
+    out: dict[tuple[Any, ...], set[tuple[int, ...]]] = {}
+    for name, dims in store.sql(
+        "SELECT DISTINCT h.name, a.input_dims FROM op_args a JOIN host_ops h"
+        " ON h.op_id = a.op_id AND NOT a.on_gpu WHERE h.name IN (SELECT unnest($n))"
+        " AND h.artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)",
+        {"n": list(_CONV_BWD)},
+    ).fetchall():
+        try:
+            got = conv.backward_output(name, tuple(json.loads(dims)))
+        except (ValueError, TypeError):
+            continue
+        if got is not None:
+            out.setdefault((got[0], got[1]), set()).add(got[2])
+    return out
+
+
+def _conv_fwd_from_backward(name: str, dims: str, types: str | None, conc: str | None,
+                            conv_out: dict[tuple[Any, ...], set[tuple[int, ...]]]
+                            ) -> OpCost | None:
+    """A forward convolution without stride/padding, costed with the output size its
+    backward records — only when that size is unambiguous (one output for these shapes)."""
+    inp = OpInputs.from_json(name, dims, types, conc)
+    x, w = inp.shape(0), inp.shape(1)
+    outs = conv_out.get((x, w)) if x is not None and w is not None else None
+    if not outs or len(outs) != 1:
+        return None
+    return conv.conv_fwd_given_output(inp, next(iter(outs)))
 
 
 def _specs(store: Store) -> dict[tuple[int, int], HwSpec]:
