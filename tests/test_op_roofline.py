@@ -230,3 +230,33 @@ def test_v100_legacy_conv_forward_output_from_its_backward() -> None:
                                  [[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], []])
     assert g.calls == calls and g.time_ns == pytest.approx(us * 1e3, abs=calls)
     assert r.modeled_ns / r.kernel_ns > 0.95  # conv forward no longer unmodeled
+
+
+@needs_data
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="/usr/bin/chromium absent")
+def test_op_roofline_chart_draws_in_chromium(tmp_path: Path) -> None:
+    import shutil
+    import tempfile
+
+    from crossview.render.html import render
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed")
+    page_file = tmp_path / "r.html"
+    page_file.write_text(render(_analysis(QWEN)), encoding="utf-8")
+    points = [g for g in _analysis(QWEN).views.op_roofline.groups  # type: ignore[union-attr]
+              if g.intensity and g.flops_per_s]
+    errors: list[str] = []
+    profile = tempfile.mkdtemp(prefix="cv-chromium-")
+    try:
+        with sync_api.sync_playwright() as p:
+            ctx = p.chromium.launch_persistent_context(
+                profile, executable_path="/usr/bin/chromium", headless=True,
+                args=["--headless", "--no-sandbox", "--disable-gpu"])
+            page = ctx.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(page_file.as_uri())
+            assert page.locator("#op-roofline-draw svg circle").count() == len(points) > 0
+            ctx.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    assert not errors, errors
