@@ -43,6 +43,11 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         "rank_analysis": v.ranks.to_dict() if v and v.ranks else None,
         # analyze --workers/--dask: engine, the rank the single-rank parts describe, worker RSS
         "fanout": a.fanout.to_dict() if a.fanout else None,
+        # analytic per-op roofline from recorded shapes (views/op_roofline.py): groups,
+        # unmodeled kernel time, the once-said note, analytic-vs-ncu FLOP agreement
+        "ops": v.op_roofline.to_dict() if v and v.metrics.kernel_count else None,
+        # collective algbw/busbw and copy bytes/s (views/comm_bandwidth.py)
+        "transfers": v.comm_bandwidth.to_dict() if v and v.metrics.kernel_count else None,
         "findings": [f.to_dict() for f in a.findings],
     }
 
