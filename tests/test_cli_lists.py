@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_ab import result
-from test_synthesis import BUNDLE_YAML, needs_data, rtx_bundle
 from typer.testing import CliRunner
 
 from crossview.cli import app
 from crossview.cli.multi_value import expand
+from test_ab import result
+from test_synthesis import BUNDLE_YAML, needs_data, rtx_bundle
 
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[1] / "src"
