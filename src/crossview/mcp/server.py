@@ -23,12 +23,13 @@ INSTRUCTIONS = (
 
 
 def build(roots: list[Path]) -> Any:
-    from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
+
+    from crossview.mcp.sdk_server import Server
 
     cache = AnalysisCache(Roots(roots))
     views, other = ViewTools(cache), OtherTools(cache)
-    server = MCPServer("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = Server("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
     ro = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (views.topentities, views.gpu_metrics, views.hot_traces, views.flamegraph,
                views.topfunctions, views.kernels, views.analyze, other.ab_compare,

@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from crossview.analysis import Analysis
+from crossview.schema import versioned
 from crossview.sources.report import ArtifactReport
 from crossview.views.views import Views
 
@@ -63,4 +64,4 @@ def _artifact(r: ArtifactReport, v: Views | None) -> dict[str, Any]:
 
 def render(a: Analysis) -> str:
     # msgspec: an order of magnitude faster than json.dumps on large call trees
-    return msgspec.json.format(msgspec.json.encode(as_dict(a)), indent=1).decode() + "\n"
+    return msgspec.json.format(msgspec.json.encode(versioned(as_dict(a))), indent=1).decode() + "\n"
