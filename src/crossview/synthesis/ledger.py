@@ -33,18 +33,42 @@ class Lever:
     confidence: str = "DRAFT"
     ab: dict[str, object] | None = None
     rank: int = 0
+    # why the expected effect could not be sized (kept, never dropped: issue 17), e.g. no
+    # GPU named for the ceilings; the row then ranks after every sized row
+    unsized: str | None = None
 
     @property
     def actionable(self) -> bool:
         return self.type == "config" or bool(self.source_refs)
 
     def expected_effect(self) -> str:
+        if self.unsized:
+            return (f"{self.unsized} (upper bound ≤ {self.recoverable.text()}, "
+                    f"{self.window_share.text()} of {self.subject.get('window', 'the window')})")
         return (f"≤ {self.recoverable.text()} recoverable ({self.window_share.text()} of "
                 f"{self.subject.get('window', 'the window')})")
+
+    def measured_effect(self) -> str | None:
+        """A VERDICT row's measured change (A/B median delta with its CI) next to the
+        prediction and its error; None when no gated A/B measured it (issue 17)."""
+        ab = self.ab or {}
+        m, p = ab.get("measured"), ab.get("predicted") or {}
+        if self.confidence not in ("VERDICT", "tried-null") or not isinstance(m, dict):
+            return None
+        lo, hi = m["ci_pct"]
+        pred = p.get("delta_pct")
+        err = ab.get("prediction_error_pct_points")
+        return (f"measured {m['delta_pct']:+.2f} % {m['metric']} (median {m['baseline_median']:.4g}"
+                f" → {m['variant_median']:.4g} {m['unit']}, {100 * m['ci_level']:g} % CI "
+                f"[{lo:+.2f}, {hi:+.2f}] %, n {m['n'][0]}+{m['n'][1]}); predicted "
+                + (f"{pred:+.1f} % ({p.get('expected_effect')}), error {err:+.2f} points"
+                   if isinstance(pred, int | float) and isinstance(err, int | float)
+                   else str(p.get("expected_effect"))))
 
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "rank": self.rank, "lever": self.lever, "type": self.type,
                 "expected_effect": self.expected_effect(),
+                "measured_effect": self.measured_effect(),
                 "recoverable": self.recoverable.to_dict(),
                 "window_share": self.window_share.to_dict(), "basis": self.basis,
                 "evidence_artifacts": self.evidence_artifacts,
@@ -54,6 +78,7 @@ class Lever:
                     "source_refs missing: add `source_refs: [{lever: " + self.id +
                     ", repository, commit, file, delivery}]` to bundle.yaml"),
                 "sol_rigor": self.sol_rigor, "confidence": self.confidence,
+                "unsized": self.unsized,
                 "rubric": self.rubric, "ab": self.ab, "subject": self.subject}
 
 
@@ -102,9 +127,16 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
     for j in rec.joins:
         t = j.trace
         if t is None or j.ncu.at_roofline or t.share.value < min_share or j.ratio is None:
+            if t is not None and t.share.value >= min_share and j.ratio is None:
+                why = (j.duration_cmp.reason() if j.duration_cmp else
+                       "no ncu duration to compare")  # nothing silently dropped (issue 17)
+                inv.bundle.warnings.append(
+                    f"lever kernel:{j.kernel}:{t.phase} not built — ncu and trace durations "
+                    f"not comparable ({why}): see the not-comparable contradiction")
             continue
         roof = _roof_ns(j)
         if roof is None:
+            _unsized_kernel(inv, rec, j, out)
             continue
         per, how = roof
         rec_ns = max(t.time.value - t.count * per, 0.0)
@@ -113,9 +145,11 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
         ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
         lid = f"kernel:{j.kernel}:{t.phase}"
         out.append(Lever(
-            lid, f"faster `{j.kernel}` ({j.family}, {phase_words(t.phase)}): reach its roofline "
-            f"(now {j.ncu.bound}, tensor cores {'on' if j.ncu.tensor_cores else 'off'})",
-            "kernel", "kernel", {"kernel": j.kernel, "family": j.family, "phase": t.phase,
+            lid, f"faster {j.identity_text()} ({j.family}, {phase_words(t.phase)}): reach its "
+            f"roofline (now {j.ncu.bound}, tensor cores {'on' if j.ncu.tensor_cores else 'off'})",
+            "kernel", "kernel", {"kernel": j.kernel, "kernel_name": j.ncu.name,
+                                 "launch": j.identity_text(), "family": j.family,
+                                 "phase": t.phase,
                                  "window": f"{window_words(t.phase)} ({win.text()})"},
             Measurement(rec_ns, "ns", ev, ctx),
             Measurement(100 * rec_ns / win.value, "%", ev, ctx),
@@ -124,6 +158,35 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
             "launch)", sorted({t.artifact, *j.ncu_artifacts}), "L4",
             _refs(inv, lid, j.kernel, j.family), _rubric(inv, j)))
     return out
+
+
+def _unsized_kernel(inv: Inventory, rec: Reconciliation, j: KernelJoin,
+                    out: list[Lever]) -> None:
+    """A hot kernel whose roofline time needs a ceiling nobody named: kept with the reason
+    and the option that fixes it, and a warning (nothing silently dropped)."""
+    t = j.trace
+    assert t is not None
+    k = j.ncu
+    why = ("ceiling unknown: pass --gpu (e.g. --gpu \"RTX 5090\"): the capture does not "
+           "name its GPU" if not k.peak_dram_bytes_per_s and not k.peak_flops_per_s else
+           "ceiling unknown: the ncu launch has no DRAM bytes or FLOP counters to time "
+           "against the roofline")
+    win = _window(rec, t.phase, t.artifact)
+    ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
+    lid = f"kernel:{j.kernel}:{t.phase}"
+    inv.bundle.warnings.append(f"lever {lid} not sized — {why}")
+    out.append(Lever(
+        lid, f"faster {j.identity_text()} ({j.family}, {phase_words(t.phase)}): reach its "
+        "roofline",
+        "kernel", "kernel", {"kernel": j.kernel, "kernel_name": j.ncu.name,
+                                 "launch": j.identity_text(), "family": j.family,
+                                 "phase": t.phase,
+                             "window": f"{window_words(t.phase)} ({win.text()})"},
+        Measurement(t.time.value, "ns", ev, t.time.context),
+        Measurement(t.share.value, "%", ev, t.share.context),
+        f"not sized ({why}); the bound shown is the kernel's whole trace time "
+        f"{t.time.text()} over {t.count:,} launches", sorted({t.artifact, *j.ncu_artifacts}),
+        "L4", _refs(inv, lid, j.kernel, j.family), _rubric(inv, j), unsized=why))
 
 
 def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
@@ -146,6 +209,7 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             lid, f"{f.family} in {phase_words(f.phase)}: {what} — {f.count:,} launches, top "
             f"`{f.top_kernel}`", kind, tpl,
             {"family": f.family, "phase": f.phase, "kernel": f.top_kernel,
+             "kernel_name": f.top_name,
              "window": f"{window_words(f.phase)} ({win.text()})"},
             Measurement(f.time.value, "ns", f.time.evidence, f.time.context),
             Measurement(f.share.value, "%", f.share.evidence, f.share.context),
@@ -169,6 +233,8 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
         arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
                        if inv.entry(e.artifact) is not None})
         if not arts:
+            inv.bundle.warnings.append(f"finding {f.pattern} not a lever: its evidence is "
+                                       "not a file of the bundle")
             continue
         ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
                "tool": "trace"}
@@ -190,10 +256,16 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             + _family_levers(inv, rec) + _finding_levers(inv, inv.findings))
     # every cited artifact must be a file of the bundle (the explainability contract)
     files = {e.path for e in inv.entries}
+    for r in rows:
+        if not r.evidence_artifacts or not set(r.evidence_artifacts) <= files:
+            inv.bundle.warnings.append(f"lever {r.id} left out: it cites "
+                                       f"{r.evidence_artifacts or 'no artifact'}, not files of "
+                                       "the bundle")
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
     # windows of different phases are different runs: rank by the share of each lever's own
     # window (comparable), then by time; absolute ms are never compared across windows
-    rows.sort(key=lambda r: (-round(r.window_share.value, 6), -r.recoverable.value, r.id))
+    rows.sort(key=lambda r: (r.unsized is not None, -round(r.window_share.value, 6),
+                             -r.recoverable.value, r.id))
     for i, r in enumerate(rows, 1):
         r.rank = i
     return rows
