@@ -113,6 +113,10 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64
     edge = (pe <= first_k) | (ps >= last_k)
     cause = np.where(queued, np.where(edge, rk["capture_boundary"], np.where(
         in_copy, rk["blocking_copy"], rk["gpu_dependency"])), cause)
+    # generic host work there (dispatch, launch calls) says nothing about why the GPU idled:
+    # it may have run uncaptured work; specific causes (data loading, JIT, copies, syncs) stay
+    generic = edge & np.isin(cause, [rk["cpu_dispatch"], rk["launch_overhead"]])
+    cause = np.where(generic, rk["capture_boundary"], cause)
     frame = np.where(queued, -1, frame)
     # no host op: before the first / after the last kernel → capture boundary
     cause = np.where(cause == host.none,
