@@ -114,9 +114,8 @@ class ViewTools:
                     "gpu_metrics": None if "gpu_metrics" in absent else (
                         counters if full else shape.slim_counters(counters, stats)),
                     "workload_sol": sol, "engine": engine, "artifacts": arts,
-                    "steps": steps if full else _slim_steps(steps, rows),
-                    "account": account if full or account is None else {
-                        **account, "steady_state": account["steady_state"][:rows * 2]}}
+                    "steps": steps if full else _slim_steps(steps, 0),
+                    "account": account if full else _slim_account(account, rows)}
 
         if detail == "full":
             return dumps(shape_absent(compact({**e.scope(), **body(0, 0, True, True)}),
@@ -243,19 +242,33 @@ class ViewTools:
                     "findings": [shape.slim_finding(f, chars) for f in rows],
                     "findings_total": len(found),
                     "artifacts": shape.slim_artifacts(d["artifacts"]),
-                    "steps": _slim_steps(steps, 3),
-                    "account": account if account is None else {
-                        **account, "steady_state": account["steady_state"][:6]}}
+                    "steps": _slim_steps(steps, 0),
+                    "account": _slim_account(account, 4)}
 
         return _fit(e, [lambda: body(found, 600), lambda: body(shown, 400),
                         lambda: body(shown[:3], 300)], absent)
 
 
 def _slim_steps(steps: dict[str, Any] | None, rows: int) -> dict[str, Any] | None:
-    """The step summary with the first `rows` per-step rows (issue 15)."""
+    """The step summary with the first `rows` per-step rows (issue 15; detail=full: all)."""
     if steps is None:
         return None
     return {**steps, "per_step": steps["per_step"][:rows]}
+
+
+def _slim_account(account: dict[str, Any] | None, rows: int) -> dict[str, Any] | None:
+    """The steady-state account's largest `rows` rows: cause, ns, share, top frame."""
+    if account is None:
+        return None
+    keep = ("steady_wall_ns", "steady_steps", "steady_fallback", "empty_queue_share",
+            "launch_bound")
+    return {**{k: account[k] for k in keep if k in account},
+            "steady_state": [{"cause": r["cause"], "ns": r["ns"],
+                              "share_of_step": round(r["share_of_step"], 4),
+                              "top_frame": (r["top_frames"][0]["frame"]
+                                            if r["top_frames"] else None)}
+                             for r in account["steady_state"][:rows]],
+            "rows_total": len(account["steady_state"])}
 
 
 def shape_absent(doc: dict[str, Any], absent: dict[str, str]) -> dict[str, Any]:
