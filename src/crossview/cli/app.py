@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -37,7 +38,19 @@ class AnalyzeFmt(StrEnum):
 
 
 def error_line(msg: str) -> None:
-    print(f"crossview: error: {msg}", file=sys.stderr)
+    print(f"crossview: error: {_printable(msg)}", file=sys.stderr)
+
+
+def warning_line(msg: str) -> None:
+    print(f"crossview: warning: {_printable(msg)}", file=sys.stderr)
+
+
+def _printable(msg: str) -> str:
+    """One line, whatever a file name holds: newlines, ANSI escapes and unpaired surrogates
+    (non-UTF-8 names) are escaped, so a name cannot forge a line or break the encoder."""
+    if msg.isprintable():
+        return msg
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
 
 
 def parse_window(text: str | None) -> tuple[int, int] | None:
@@ -63,6 +76,8 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
         raise typer.Exit(2) from None
     for r in result.rejected:
         error_line(f"{r.path}: {'; '.join(r.problems)}")
+    for r in result.warned:  # read in part, or skipped by a folder walk: said, not silent
+        warning_line(f"{r.path}: {r.status}: {'; '.join(r.problems)}")
     if result.views is None:
         if not result.rejected:
             error_line("no input files found in " + ", ".join(map(str, paths)))
@@ -115,6 +130,9 @@ def _root(quiet: Annotated[bool, typer.Option(
 
 
 def main() -> None:
+    for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 name in a recap cannot abort it
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         app()
     except KeyboardInterrupt:

@@ -1,0 +1,131 @@
+"""Checks every reader path makes before it opens an input (issue 18, hostile input).
+
+- `check_open(path)`: the one function called where a file is opened for reading: refuses
+  what is not a regular file (FIFO, device, socket, folder) before it is opened, and — inside
+  the MCP server — any real path outside the server's roots (symlinks resolved), wherever the
+  path came from (given, found by walking a folder, named in bundle.yaml, a model config, an
+  archive member).
+- `walk(folder)`: the files under a folder, without following folder symlinks (no loops).
+- `too_deep(path)`: the error for JSON nested past the decoders' depth limit.
+- `quote(text)`: a value quoted in an error message, escaped (newlines, ANSI) and cut short.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import stat
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+from crossview.errors import InputError
+from crossview.knowledge.loader import load_yaml
+
+
+@cache
+def limit(name: str) -> int | float:
+    """A budget from knowledge/input_limits.yaml."""
+    return load_yaml("input_limits.yaml")[name]  # type: ignore[no-any-return]
+
+
+# The roots an MCP tool call may read (None: no restriction, the CLI). A context variable:
+# the MCP SDK runs each call in a worker thread with a copy of the caller's context.
+_ROOTS: contextvars.ContextVar[tuple[Path, ...] | None] = contextvars.ContextVar(
+    "crossview_roots", default=None)
+# folders crossview itself made (archive extraction) that a restricted call may also read
+_OWN: set[Path] = set()
+
+
+@contextlib.contextmanager
+def restricted_to(roots: list[Path]) -> Iterator[None]:
+    token = _ROOTS.set(tuple(Path(r).resolve() for r in roots))
+    try:
+        yield
+    finally:
+        _ROOTS.reset(token)
+
+
+def allow_own(folder: Path) -> None:
+    """A folder crossview wrote itself (an extracted archive): readable under any roots."""
+    _OWN.add(Path(folder).resolve())
+
+
+def inside_roots(path: Path) -> bool:
+    roots = _ROOTS.get()
+    if roots is None:
+        return True
+    real = Path(path).resolve(strict=False)
+    return any(real == r or real.is_relative_to(r) for r in (*roots, *_OWN))
+
+
+def _kind(mode: int) -> str | None:
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR,
+                       "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def check_open(path: Path | str) -> Path:
+    """Refuse, before opening, what must not be read: not a regular file, or (MCP) outside
+    the roots. Returns the path unchanged."""
+    p = Path(path)
+    if not inside_roots(p):
+        raise InputError(show(p), "outside the allowed roots (symlinks are resolved): not "
+                         "read", "refused")
+    try:
+        st = p.stat()  # follows links: a link to /dev/zero is a character device
+    except OSError as e:
+        raise InputError(show(p), f"cannot read: {e.strerror or e}") from None
+    what = _kind(st.st_mode)
+    if what is not None:
+        raise InputError(show(p), f"not a regular file ({what}): refused before reading",
+                         "unsupported")
+    return p
+
+
+def is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def walk(folder: Path) -> Iterator[Path]:
+    """Every entry under `folder` that is not a folder (files, links, FIFOs…: the readers
+    refuse the wrong ones by name), sorted; folder symlinks are not followed (no loops)."""
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames.sort()
+        base = Path(dirpath)
+        for n in sorted(filenames):
+            yield base / n
+        for n in dirnames:  # a link to a folder: listed, not entered
+            if (base / n).is_symlink():
+                yield base / n
+
+
+def too_deep(path: Path | str, what: str = "JSON") -> InputError:
+    """The error for a document nested past the decoder's depth limit (a RecursionError from
+    msgspec / json, which stop at Python's recursion limit instead of overflowing)."""
+    return InputError(show(path), f"{what} nested too deeply to read (more than ~1,000 "
+                      "levels): refused")
+
+
+def show(path: Path | str) -> str:
+    """A path as it may appear in one error line: control characters escaped."""
+    s = str(path)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+
+
+def quote(value: object, n: int | None = None) -> str:
+    """A value for an error message: escaped, at most `n` characters (input_limits.yaml)."""
+    n = n or int(limit("error_quote_chars"))
+    s = str(value)
+    cut = s[:n]
+    out = repr(cut)
+    return out + (f"… ({len(s):,} characters)" if len(s) > n else "")
