@@ -29,6 +29,7 @@ import msgspec
 import numpy as np
 
 from crossview.errors import InputError
+from crossview.sources import guard
 
 _KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _SPLIT = re.compile(rb"\}\s*,\s*\{")
@@ -101,6 +102,8 @@ def locate_exact(path: Path, data: bytes | mmap.mmap) -> tuple[TraceMeta, Span]:
     except msgspec.DecodeError as e:
         hint = "truncated" if "truncated" in str(e).lower() else "invalid"
         raise InputError(path, f"{hint} JSON: {e}") from None
+    except RecursionError:
+        raise guard.too_deep(path) from None
     except msgspec.ValidationError as e:
         raise InputError(path, f"not a PyTorch-profiler trace: {e}", "unsupported") from None
     n = len(top.traceEvents)
@@ -131,8 +134,8 @@ def locate_fast(data: bytes | mmap.mmap) -> tuple[TraceMeta, Span] | None:
             continue  # an events array ends with an event object
         try:
             top = msgspec.json.decode(head[:start] + b"[]" + tail[p + 1 :], type=TraceMeta)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            continue  # the exact path decides (and names a too-deep document)
         return top, (start, base + p + 1)
     return None
 
