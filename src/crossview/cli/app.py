@@ -133,11 +133,17 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 name in a recap cannot abort it
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    from crossview.sources import guard
+
+    guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
     try:
         app()
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(130)
+    except (RecursionError, MemoryError) as e:  # a resource limit on some input, not a bug
+        error_line(guard.resource_problem(e))
+        sys.exit(2)
     except Exception as e:  # a bug, not a user error: one line unless debugging
         if os.environ.get("CROSSVIEW_DEBUG"):
             raise

@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -129,3 +130,20 @@ def quote(value: object, n: int | None = None) -> str:
     cut = s[:n]
     out = repr(cut)
     return out + (f"… ({len(s):,} characters)" if len(s) > n else "")
+
+
+def deep_stacks() -> None:
+    """Let Python recurse as deep as input_limits.yaml's `python_recursion_limit` (the
+    serializers of nested call trees — msgspec, json — recurse once or twice per tree level;
+    Python's default of 1,000 fails on a plausible 1,200-frame stack). Tree builders
+    themselves are iterative."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), int(limit("python_recursion_limit"))))
+
+
+def resource_problem(e: BaseException) -> str:
+    if isinstance(e, RecursionError):
+        return (f"an input nests deeper than crossview's depth limit (about "
+                f"{sys.getrecursionlimit():,} levels, input_limits.yaml "
+                "python_recursion_limit): refused")
+    return ("out of memory (MemoryError) while analyzing: raise the address-space limit or "
+            "--memory-limit, or read fewer / smaller files per run")
