@@ -333,7 +333,7 @@ CASES: list[Case] = [
     Case("nsys_trunc", _real(NSYS_SQLITE, "trunc.sqlite", _cut(0.5))),
     Case("nsys_corrupt", _sqlite_corrupt),
     Case("nsys_start_text", _sqlite_mutate("start_text.sqlite",
-         "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = CAST(start AS TEXT);")),
+         "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start || ' ns' WHERE rowid % 2 = 0;")),
     Case("nsys_start_blob", _sqlite_mutate("start_blob.sqlite",
          "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = CAST(CAST(start AS TEXT) AS BLOB);")),
     Case("nsys_end_lt_start", _sqlite_mutate("end_lt.sqlite",

@@ -38,7 +38,9 @@ def _limit() -> None:
 
 
 def _cli(args: list[str], timeout: float) -> tuple[int | None, str, str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), CROSSVIEW_MEMORY_LIMIT="500MB")
+    # HOSTILE_SRC: another source tree (e.g. `git archive <base> src` unpacked) for a baseline
+    src = os.environ.get("HOSTILE_SRC") or str(REPO / "src")
+    env = dict(os.environ, PYTHONPATH=src, CROSSVIEW_MEMORY_LIMIT="500MB")
     try:
         p = subprocess.run([sys.executable, "-m", "crossview", "--quiet", *args],
                            capture_output=True, timeout=timeout, env=env, cwd=REPO,
