@@ -87,6 +87,22 @@ def _head(path: Path) -> bytes:
     return raw
 
 
+def _not_text(head: bytes) -> str | None:
+    """Name what the bytes are when they cannot be any text format crossview reads."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(head) > 8 and head[1:8:2] == b"\0" * 4):
+        return ("UTF-16 text (crossview reads UTF-8: convert it with "
+                "`iconv -f UTF-16 -t UTF-8`)")
+    if not head:
+        return "an empty file (0 bytes)"
+    sample = head[:4096]
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(sample) - 4:  # not just a character cut by the sample's end
+            return f"binary data, not UTF-8 text (byte {e.start:,} is 0x{sample[e.start]:02x})"
+    return None
+
+
 def _sniffs(path: Path) -> bool:
     """Some reader recognizes this file's content (generic extensions found in folders)."""
     try:
@@ -108,6 +124,9 @@ def pick_reader(path: Path) -> Reader:
     for r in READERS:
         if name.endswith(r.suffixes):
             return r  # let the reader say precisely what is wrong with it
+    what = _not_text(head)
+    if what:
+        raise InputError(path, f"{what}: no crossview format matches it", "unsupported")
     raise InputError(
         path, "unsupported format: not a PyTorch-profiler trace (.json / .json.gz)"
         + "".join(", " + r.what for r in READERS if r.what), "unsupported"
