@@ -104,6 +104,8 @@ def run_case(case: Case, cmds: list[str], timeout: float) -> dict[str, list[str]
         shutil.copyfile(GOOD_KINETO, good)
         res: dict[str, list[str]] = {}
         for cmd in cmds:
+            if case.cmds and cmd not in case.cmds:
+                continue
             if cmd == "analyze":
                 args = ["analyze", "--format", "json", str(bad)] + (
                     [str(good)] if bad != d and not bad.is_dir() or bad.is_dir() and bad != d

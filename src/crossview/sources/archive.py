@@ -12,18 +12,18 @@ import atexit
 import os
 import shutil
 import tarfile
-import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from crossview.errors import InputError
+from crossview.sources import guard, tempdirs
 
 SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 # uncompressed bytes one archive may expand to; CROSSVIEW_ARCHIVE_MAX_BYTES overrides it
 MAX_BYTES = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_BYTES", 64 << 30))
-MAX_MEMBERS = 100_000
+MAX_MEMBERS = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_MEMBERS", 100_000))
 _CHUNK = 1 << 20
 
 
@@ -44,8 +44,9 @@ def _copy(path: Path, src: IO[bytes], dest: Path, budget: list[int]) -> None:
         while chunk := src.read(_CHUNK):
             budget[0] -= len(chunk)
             if budget[0] < 0:
-                raise InputError(path, f"archive expands past {MAX_BYTES:,} bytes "
-                                 "(CROSSVIEW_ARCHIVE_MAX_BYTES)")
+                raise InputError(path, "archive expands past its budget (at most "
+                                 f"{MAX_BYTES:,} bytes, CROSSVIEW_ARCHIVE_MAX_BYTES, and half "
+                                 "the temp folder's free space): a bomb? refused")
             out.write(chunk)
 
 
@@ -73,14 +74,32 @@ def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
                 yield m.name, f
 
 
+def _budget(dest: Path) -> int:
+    """Bytes one archive may expand to: MAX_BYTES, and at most a share of the temp folder's
+    free space (input_limits.yaml archive_free_disk_share) — a bomb stops before the disk
+    fills, with one line naming the budget."""
+    try:
+        free = shutil.disk_usage(dest).free
+    except OSError:
+        return MAX_BYTES
+    return max(0, min(MAX_BYTES, int(free * float(guard.limit("archive_free_disk_share")))))
+
+
 def extract(path: Path) -> Path:
-    """Extract into a fresh temporary folder; the folder is removed at exit."""
-    dest = Path(tempfile.mkdtemp(prefix=f"crossview-{path.name}-"))
+    """Extract into a fresh temporary folder; the folder is removed at exit (and, if this
+    process is killed, by the next run: sources/tempdirs.py)."""
+    guard.check_open(path)
+    dest = Path(tempdirs.make(path.name))
     atexit.register(shutil.rmtree, dest, True)
-    budget = [MAX_BYTES]
+    guard.allow_own(dest)
+    budget = [_budget(dest)]
+    n = 0
     try:
         for name, stream in _members(path):
             _copy(path, stream, dest / _safe_name(path, name), budget)
+            n += 1
+        if n == 0:
+            raise InputError(path, "empty archive: it holds no regular file", "empty")
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
         shutil.rmtree(dest, True)
         raise InputError(path, f"corrupt or unreadable archive: {e}") from None

@@ -147,3 +147,57 @@ def resource_problem(e: BaseException) -> str:
                 "python_recursion_limit): refused")
     return ("out of memory (MemoryError) while analyzing: raise the address-space limit or "
             "--memory-limit, or read fewer / smaller files per run")
+
+
+_SIZE = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+         "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def gunzip_budget() -> int:
+    """Decompressed bytes one gzip input may expand to in memory: input_limits.yaml
+    max_gunzip_bytes, and at most gzip_memory_multiple × --memory-limit when one is set."""
+    cap = int(limit("max_gunzip_bytes"))
+    text = os.environ.get("CROSSVIEW_MEMORY_LIMIT", "").strip().lower().replace(" ", "")
+    num = text.rstrip("kmgtib")
+    unit = text[len(num):]
+    if num and unit in _SIZE:
+        with contextlib.suppress(ValueError):
+            cap = min(cap, int(float(num) * _SIZE[unit] * float(limit("gzip_memory_multiple"))))
+    return cap
+
+
+def gunzip(path: Path | str, raw: bytes) -> bytes:
+    """A whole gzip stream (members concatenated), decompressed in bounded steps: past the
+    budget it is refused, never decompressed whole first; a stream cut short is an error."""
+    import zlib
+
+    budget = gunzip_budget()
+    out = bytearray()
+    data = memoryview(raw)
+    while data.nbytes:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        buf = data
+        while buf.nbytes or d.unconsumed_tail:
+            try:
+                chunk = d.decompress(d.unconsumed_tail or buf, 1 << 24)
+            except zlib.error as e:
+                raise InputError(show(path), f"corrupt gzip data ({e})") from None
+            buf = memoryview(b"") if not d.unconsumed_tail else buf
+            out += chunk
+            if len(out) > budget:
+                raise InputError(show(path), f"gzip expands past {budget:,} bytes (the budget: "
+                                 "input_limits.yaml max_gunzip_bytes, or 4 × --memory-limit): "
+                                 "a bomb? refused — raise --memory-limit if it is real")
+            if d.eof:
+                break
+        if not d.eof:
+            out += d.flush()
+        if len(out) > budget:
+            raise InputError(show(path), f"gzip expands past {budget:,} bytes: refused")
+        if not d.eof:
+            raise InputError(show(path), "truncated gzip: the stream ends before its end "
+                             "marker (an interrupted download or copy?)")
+        data = memoryview(d.unused_data)
+        if data.nbytes and data.tobytes()[:2] != b"\x1f\x8b":
+            break  # trailing garbage after a member: as gzip itself, ignore it
+    return bytes(out)

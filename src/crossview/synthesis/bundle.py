@@ -13,6 +13,7 @@ import yaml
 
 from crossview.errors import InputError
 from crossview.model.context import UNKNOWN, Context
+from crossview.sources import guard, yaml_safe
 from crossview.sources.registry import discover
 
 BUNDLE_FILE = "bundle.yaml"
@@ -160,6 +161,15 @@ def _facts(path: Path, raw: dict[str, Any], warnings: list[str]) -> dict[str, Ar
     return out
 
 
+def _read_yaml(yml: Path) -> str:
+    """bundle.yaml's text: a regular file inside the MCP roots (guard.check_open), at most
+    1 MiB (a context file, not data)."""
+    guard.check_open(yml)
+    if yml.stat().st_size > 1 << 20:
+        raise InputError(yml, "larger than 1 MiB: bundle.yaml is a context file, not data")
+    return yml.read_text(encoding="utf-8")
+
+
 def load(root: Path) -> Bundle:
     """Read the bundle folder; a broken bundle.yaml is an InputError naming it."""
     if not root.is_dir():
@@ -169,8 +179,11 @@ def load(root: Path) -> Bundle:
     warnings: list[str] = []
     if yml.is_file():
         try:
-            data = yaml.safe_load(yml.read_text(encoding="utf-8")) or {}
-        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            data = yaml_safe.load(_read_yaml(yml)) or {}
+        except yaml_safe.YamlBudgetError as e:  # hostile, not just broken: its captures
+            warnings.append(f"{yml.name} ignored: {e}")  # are still inventoried, without it
+            data = {}
+        except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as e:
             raise InputError(yml, f"not valid YAML: {' '.join(str(e).split())}") from None
         if not isinstance(data, dict):
             raise InputError(yml, "must be a mapping (context, capture, artifacts, "

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pyarrow as pa
 from crossview import progress
 from crossview.errors import InputError
 from crossview.knowledge import api_roles, kernel_families
+from crossview.sources import tempdirs
 from crossview.sources.kineto import categories as C
 from crossview.sources.kineto import clock, staging
 from crossview.sources.kineto.flows import link_by_flows
@@ -101,7 +101,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
     con = store.con
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
-    tmpdir = tempfile.mkdtemp(prefix="crossview-")
+    tmpdir = tempdirs.make("kineto")  # swept by the next run if this one is killed
     cleanup: threading.Thread | None = None
     try:
         progress.current().phase("parsing JSON")

@@ -14,13 +14,11 @@
 from __future__ import annotations
 
 import contextlib
-import gzip
 import mmap
 import os
 import re
 import tempfile
 import threading
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,10 +68,7 @@ def load(path: Path) -> bytes | mmap.mmap:
         with open(path, "rb") as f:
             if f.read(2) == b"\x1f\x8b":
                 f.seek(0)
-                try:
-                    data = gzip.decompress(f.read())
-                except (EOFError, OSError, zlib.error) as e:
-                    raise InputError(path, f"corrupt or truncated gzip: {e}") from None
+                data = guard.gunzip(path, f.read())  # bounded: a bomb is refused
                 if not data.strip():
                     raise InputError(path, "empty trace: the gzip holds no data", "empty")
                 return data
