@@ -88,11 +88,26 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
 def emit(text: str, output: Path | None, result: Analysis) -> None:
     """Write the output; exit 2 after it when some input was rejected."""
     if output:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text, [Path(a.path) for a in result.artifacts])
     else:
         sys.stdout.write(text)
     if result.rejected:
         raise typer.Exit(2)
+
+
+def write_output(output: Path, data: str | bytes, inputs: list[Path]) -> None:
+    """-o: never onto an input (one error line), says when it overwrites, and is marked so a
+    later folder walk does not read it back as a capture (sources/outputs.py)."""
+    from crossview.sources import outputs
+
+    try:
+        outputs.write(output, data, inputs)
+    except UsageError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
+    except OSError as e:
+        error_line(f"-o {output}: cannot write: {e.strerror or e}")
+        raise typer.Exit(2) from None
 
 
 @dataclass

@@ -56,7 +56,8 @@ def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
         with zipfile.ZipFile(path) as z:
             infos = [i for i in z.infolist() if not i.is_dir()]
             if len(infos) > MAX_MEMBERS:
-                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members")
+                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members "
+                                 "(CROSSVIEW_ARCHIVE_MAX_MEMBERS): refused before extracting")
             for i in infos:
                 if (i.external_attr >> 16) & 0o170000 == 0o120000:  # a symlink entry
                     continue
@@ -64,9 +65,13 @@ def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
                     yield i.filename, f
         return
     with tarfile.open(path, "r:*") as t:
-        for n, m in enumerate(t):
+        members = []
+        for n, m in enumerate(t):  # headers only: counted before anything is extracted
             if n >= MAX_MEMBERS:
-                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members")
+                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members "
+                                 "(CROSSVIEW_ARCHIVE_MAX_MEMBERS): refused before extracting")
+            members.append(m)
+        for m in members:
             if not m.isreg():
                 continue
             f = t.extractfile(m)

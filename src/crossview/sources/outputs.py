@@ -60,13 +60,16 @@ def record(output: Path) -> None:
                 f.write(output.name + "\n")
 
 
-def write_text(output: Path, text: str, inputs: Iterable[Path] = ()) -> None:
+def write(output: Path, data: str | bytes, inputs: Iterable[Path] = ()) -> None:
     """Write an output file: refused onto an input, announced when it replaces a file,
     atomic (temp name + rename), and marked so a later folder walk does not read it."""
     check_target(output, inputs)
     existed = output.exists()
     tmp = output.with_name(f".{output.name}.crossview-tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
+    if isinstance(data, str):
+        tmp.write_text(data, encoding="utf-8")
+    else:
+        tmp.write_bytes(data)
     os.replace(tmp, output)
     record(output)
     if existed:
