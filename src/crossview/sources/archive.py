@@ -45,8 +45,9 @@ def _copy(path: Path, src: IO[bytes], dest: Path, budget: list[int]) -> None:
             budget[0] -= len(chunk)
             if budget[0] < 0:
                 raise InputError(path, "archive expands past its budget (at most "
-                                 f"{MAX_BYTES:,} bytes, CROSSVIEW_ARCHIVE_MAX_BYTES, and half "
-                                 "the temp folder's free space): a bomb? refused")
+                                 f"{MAX_BYTES:,} bytes, CROSSVIEW_ARCHIVE_MAX_BYTES, half the "
+                                 "temp folder's free space, and 200× the archive's size): a "
+                                 "bomb? refused")
             out.write(chunk)
 
 
@@ -79,7 +80,7 @@ def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
                 yield m.name, f
 
 
-def _budget(dest: Path) -> int:
+def _budget(dest: Path, archive: Path) -> int:
     """Bytes one archive may expand to: MAX_BYTES, and at most a share of the temp folder's
     free space (input_limits.yaml archive_free_disk_share) — a bomb stops before the disk
     fills, with one line naming the budget."""
@@ -87,7 +88,8 @@ def _budget(dest: Path) -> int:
         free = shutil.disk_usage(dest).free
     except OSError:
         return MAX_BYTES
-    return max(0, min(MAX_BYTES, int(free * float(guard.limit("archive_free_disk_share")))))
+    return max(0, min(MAX_BYTES, int(free * float(guard.limit("archive_free_disk_share"))),
+                      guard.ratio_budget(archive.stat().st_size)))
 
 
 def extract(path: Path) -> Path:
@@ -97,7 +99,7 @@ def extract(path: Path) -> Path:
     dest = Path(tempdirs.make(path.name))
     atexit.register(shutil.rmtree, dest, True)
     guard.allow_own(dest)
-    budget = [_budget(dest)]
+    budget = [_budget(dest, path)]
     n = 0
     try:
         for name, stream in _members(path):

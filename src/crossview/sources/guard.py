@@ -153,6 +153,13 @@ _SIZE = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
 
+def ratio_budget(compressed: int) -> int:
+    """Bytes `compressed` bytes may expand to before they are called a bomb
+    (input_limits.yaml max_compression_ratio, never below compression_ratio_floor_bytes)."""
+    return max(int(limit("compression_ratio_floor_bytes")),
+               compressed * int(limit("max_compression_ratio")))
+
+
 def gunzip_budget() -> int:
     """Decompressed bytes one gzip input may expand to in memory: input_limits.yaml
     max_gunzip_bytes, and at most gzip_memory_multiple × --memory-limit when one is set."""
@@ -171,7 +178,7 @@ def gunzip(path: Path | str, raw: bytes) -> bytes:
     budget it is refused, never decompressed whole first; a stream cut short is an error."""
     import zlib
 
-    budget = gunzip_budget()
+    budget = min(gunzip_budget(), ratio_budget(len(raw)))
     out = bytearray()
     data = memoryview(raw)
     while data.nbytes:
@@ -186,8 +193,8 @@ def gunzip(path: Path | str, raw: bytes) -> bytes:
             out += chunk
             if len(out) > budget:
                 raise InputError(show(path), f"gzip expands past {budget:,} bytes (the budget: "
-                                 "input_limits.yaml max_gunzip_bytes, or 4 × --memory-limit): "
-                                 "a bomb? refused — raise --memory-limit if it is real")
+                                 "input_limits.yaml max_gunzip_bytes, 4 × --memory-limit, and "
+                                 "200× its compressed size): a bomb? refused")
             if d.eof:
                 break
         if not d.eof:
