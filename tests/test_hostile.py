@@ -195,3 +195,31 @@ def test_output_never_becomes_an_input(tmp_path: Path) -> None:
     onto = _cli("analyze", "-o", str(good), str(tmp_path))
     assert onto.returncode == 2 and "that is an input of this run" in onto.stderr
     assert good.read_bytes() == GOOD_KINETO.read_bytes()
+
+
+def test_lake_after_a_crash_torn_line_part_and_orphans(tmp_path: Path) -> None:
+    """A killed ingest leaves a torn manifest line, a `.part` file and an unlisted Parquet
+    file: reads ignore the torn line (a warning), the next ingest removes all three and
+    commits after them; the lake's kernel count is the good trace's 425."""
+    from crossview.analysis import analyze_lake
+    from crossview.lake import manifest
+    from crossview.lake.ingest import ingest
+
+    lake = tmp_path / "lake"
+    ingest([GOOD_KINETO], lake)
+    n_lines = len((lake / manifest.MANIFEST).read_text().splitlines())
+    with open(lake / manifest.MANIFEST, "a") as f:
+        f.write('{"artifact_id": 9, "path": "x", "sha')  # torn
+    part = lake / "gpu_ops" / ".x.parquet.999999999.part"
+    part.write_bytes(b"half")
+    orphan = lake / "gpu_ops" / "orphan.parquet"
+    orphan.write_bytes(b"PAR1")
+    assert len(manifest.read(lake)) == n_lines  # the torn line ignored, not fatal
+    assert analyze_lake(lake).views.metrics.kernel_count == GOOD_KERNELS  # type: ignore[union-attr]
+    other = tmp_path / "other.pt.trace.json"
+    other.write_bytes(next(c for c in CASES if c.name == "k_deep_ops_ok").make(tmp_path)
+                      .read_bytes())
+    ingest([other], lake)
+    assert not part.exists() and not orphan.exists()
+    lines = (lake / manifest.MANIFEST).read_text().splitlines()
+    assert len(lines) == n_lines + 1 and all(ln.endswith("}") for ln in lines)
