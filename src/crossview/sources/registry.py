@@ -155,17 +155,19 @@ def discover_all(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
     maybe = tuple(s for r in READERS for s in r.sniff_only)
     for p in paths:
         if not p.is_dir():
-            out.append(p)
+            out.append(p)  # files as given, in the given order
             continue
+        found: list[Path] = []
         for f in guard.walk(p):
             name = f.name.lower()
             if _own_output(f) or outputs.is_own_output(f):
                 continue
             if name.endswith(suffixes):
-                out.append(f)
+                found.append(f)
             elif name.endswith(maybe):
-                (out if _sniffs(f) else skipped).append(f)
-    return sorted(out), skipped
+                (found if _sniffs(f) else skipped).append(f)
+        out.extend(sorted(found))
+    return out, skipped
 
 
 def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
