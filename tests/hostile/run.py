@@ -74,6 +74,10 @@ def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str,
     except (json.JSONDecodeError, RecursionError):
         doc = {}
     arts = doc.get("artifacts", []) if isinstance(doc, dict) else []
+    if cmd not in ("analyze", "inventory"):  # no artifact list: the exit and stderr decide
+        if case.ok:
+            return ["silent"] if rc not in (0, 2) or _mentioned(bad, err) else []
+        return [] if _mentioned(bad, err) or rc != 0 else ["silent"]
     good_ok = any(Path(a.get("path", "")).name == good.name
                   and (a.get("status") == "ok" or a.get("valid") is True) for a in arts)
     if not good_ok:
@@ -106,15 +110,21 @@ def run_case(case: Case, cmds: list[str], timeout: float) -> dict[str, list[str]
         for cmd in cmds:
             if case.cmds and cmd not in case.cmds:
                 continue
-            if cmd == "analyze":
-                args = ["analyze", "--format", "json", str(bad)] + (
-                    [str(good)] if bad != d and not bad.is_dir() or bad.is_dir() and bad != d
-                    else [])
-                if bad == d:
-                    args = ["analyze", "--format", "json", str(d)]
-            else:
-                args = ["inventory", "--format", "json", str(d)]
+            pair = [str(d)] if bad.is_dir() or bad.name == "bundle.yaml" else [str(bad),
+                                                                                str(good)]
+            out_dir = Path(tempfile.mkdtemp(prefix="hostile-out-"))
+            args = {
+                "analyze": ["analyze", "--format", "json", *pair],
+                "inventory": ["inventory", "--format", "json", str(d)],
+                "report": ["report", "-o", str(out_dir / "r.html"), *pair],
+                "export": ["export", "--to", "perfetto", "-o", str(out_dir / "t.json"), *pair],
+                "kernels": ["kernels", *pair],
+                "ingest": ["ingest", "--lake", str(out_dir / "lake"), *pair],
+                "synthesize": ["synthesize", str(d)],
+                "diff": ["diff", str(good), pair[0]],
+            }[cmd]
             rc, out, err = _cli(args, timeout)
+            shutil.rmtree(out_dir, ignore_errors=True)
             res[cmd] = judge(case, cmd, bad, good, rc, out, err)
             if res[cmd]:
                 first = err.strip().splitlines()[:1]
@@ -128,7 +138,8 @@ def main() -> int:
     sys.setrecursionlimit(20_000)  # crossview's JSON of a deep (plausible) call tree
     ap = argparse.ArgumentParser()
     ap.add_argument("--big", action="store_true", help="include the bombs (slow to build)")
-    ap.add_argument("--cmd", default="analyze,inventory")
+    ap.add_argument("--cmd", default="analyze,inventory",
+                    help="any of analyze,inventory,report,export,kernels,ingest,synthesize,diff")
     ap.add_argument("--only", default="")
     ap.add_argument("--timeout", type=float, default=60)
     a = ap.parse_args()
