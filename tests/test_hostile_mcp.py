@@ -99,3 +99,16 @@ def test_model_config_field_value_not_echoed(tmp_path: Path) -> None:
     err, text = _call(build([root]), "sol_bounds", {"model": str(root / "m.json"),
                                                      "hardware": "H100"})
     assert err and SECRET not in text and "hidden_size" in text
+
+
+def test_huge_argument_is_quoted_short_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    server = build([root])
+    huge = "/x" * 500_000  # a 1 MB path
+    err, text = _call(server, "analyze", {"paths": [huge]})
+    assert err and len(text) < 400 and "characters" in text
+    err, text = _call(server, "analyze", {"paths": ["a\nb\x1b[31m"]})
+    assert err and "\x1b" not in text and "\n" not in text
+    err, text = _call(server, "sol_bounds", {"model": "Llama-3.1-8B", "hardware": "H100"})
+    assert not err, text  # still serving, shipped configs still found
