@@ -112,3 +112,52 @@ def test_huge_argument_is_quoted_short_and_the_server_keeps_serving(tmp_path: Pa
     assert err and "\x1b" not in text and "\n" not in text
     err, text = _call(server, "sol_bounds", {"model": "Llama-3.1-8B", "hardware": "H100"})
     assert not err, text  # still serving, shipped configs still found
+
+
+def test_calls_are_bounded_and_memory_errors_are_results() -> None:
+    """At most mcp_max_concurrent_calls tool bodies run at once; a MemoryError or a failed
+    thread start ends that call with a sentence (Refused), not the server."""
+    import threading
+    import time
+
+    from crossview.mcp import guarded
+    from crossview.mcp.safety import Refused
+    from crossview.sources import guard
+
+    cap = int(guard.limit("mcp_max_concurrent_calls"))
+    running, peak = [0], [0]
+    lock = threading.Lock()
+
+    def slow() -> str:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return "ok"
+
+    def oom() -> str:
+        raise MemoryError
+
+    def nothread() -> str:
+        raise RuntimeError("can't start new thread")
+
+    async def go() -> list[str]:
+        lim = guarded.limiter()
+        tool = guarded.wrap(slow, [Path("/")], lim)
+        out: list[str] = []
+
+        async def one() -> None:
+            out.append(await tool())
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(12):
+                tg.start_soon(one)
+        for bad in (oom, nothread):
+            with pytest.raises(Refused, match="still running"):
+                await guarded.wrap(bad, [Path("/")], lim)()
+        return out
+
+    assert anyio.run(go) == ["ok"] * 12
+    assert peak[0] == cap
