@@ -260,6 +260,13 @@ def _bad_name(d: Path) -> Path:
     return p
 
 
+def _nonutf8_name(d: Path) -> Path:
+    """A good capture under a file name that is not UTF-8 (bytes ff fe): must be read."""
+    p = d / os.fsdecode(b"cap\xff\xfe.pt.trace.json.gz")
+    shutil.copyfile(GOOD_KINETO, p)
+    return p
+
+
 def _yaml_bomb(d: Path) -> Path:
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     prev = "a"
@@ -375,6 +382,7 @@ CASES: list[Case] = [
     Case("dir_loop", _dir_loop),
     Case("dangling", _dangling),
     Case("bad_name", _bad_name),
+    Case("nonutf8_name_ok", _nonutf8_name, ok=True),
     # bundle
     Case("yaml_bomb", _yaml_bomb, cmds=("inventory",)),
 ]

@@ -82,7 +82,8 @@ def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str,
                   and (a.get("status") == "ok" or a.get("valid") is True) for a in arts)
     if not good_ok:
         found.append("good_lost")
-    bad_arts = [a for a in arts if Path(a.get("path", "")).name == bad.name
+    esc = bad.name.encode("utf-8", "backslashreplace").decode("utf-8")  # as crossview shows
+    bad_arts = [a for a in arts if Path(a.get("path", "")).name in (bad.name, esc)
                 or bad.is_dir() and bad.name in a.get("path", "")]
     flagged = _mentioned(bad, err) or any(
         a.get("status") not in (None, "ok") or a.get("valid") is False for a in bad_arts)

@@ -203,6 +203,8 @@ def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
             bar.file_done()
     finally:
         bar.end()
+    for r in reports:  # a non-UTF-8 file name: the same escaped text as the store holds
+        r.path = r.path.encode("utf-8", "backslashreplace").decode("utf-8")
     return reports
 
 

@@ -93,6 +93,8 @@ class Store:
         # rows are read (its ArtifactReport keeps "partial", shown in recap/JSON/inventory)
         if row.get("status") == "partial":
             row["status"] = "ok"
+        if isinstance(row.get("path"), str):  # a non-UTF-8 file name (surrogate escapes)
+            row["path"] = row["path"].encode("utf-8", "backslashreplace").decode("utf-8")
         cols = list(row)
         marks = ", ".join("?" for _ in cols)
         self.con.execute(
