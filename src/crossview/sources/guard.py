@@ -208,3 +208,49 @@ def gunzip(path: Path | str, raw: bytes) -> bytes:
         if data.nbytes and data.tobytes()[:2] != b"\x1f\x8b":
             break  # trailing garbage after a member: as gzip itself, ignore it
     return bytes(out)
+
+
+def gunzip_to(path: Path | str, dest: Path) -> None:
+    """Decompress a gzip file (members concatenated) to `dest` on disk in bounded steps: the
+    bytes never sit in memory whole. Budget: the compression ratio (ratio_budget) and half
+    the destination's free space; past it, refused. A stream cut short is an error."""
+    import shutil as _shutil
+    import zlib
+
+    src = Path(path)
+    try:
+        free = _shutil.disk_usage(dest.parent).free
+    except OSError:
+        free = 1 << 62
+    budget = min(ratio_budget(src.stat().st_size),
+                 int(free * float(limit("archive_free_disk_share"))))
+    written = 0
+    with open(src, "rb") as f, open(dest, "wb") as out:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = b""
+        while True:
+            if not pending:
+                pending = f.read(1 << 20)
+                if not pending:
+                    break  # input over: complete only if the member ended (checked below)
+            try:
+                chunk = d.decompress(pending, 1 << 24)
+            except zlib.error as e:
+                raise InputError(show(path), f"corrupt gzip data ({e})") from None
+            pending = d.unconsumed_tail
+            written += len(chunk)
+            if written > budget:
+                raise InputError(show(path), f"gzip expands past {budget:,} bytes (200× its "
+                                 "size, or half the temp folder's free space): a bomb? "
+                                 "refused")
+            out.write(chunk)
+            if d.eof:  # a member ended: another may follow
+                rest = d.unused_data or f.read(1 << 20)
+                if len(rest) == 1:
+                    rest += f.read(1)
+                if rest[:2] != b"\x1f\x8b":
+                    return  # the end (bytes after the last member are ignored, as gzip does)
+                d, pending = zlib.decompressobj(16 + zlib.MAX_WBITS), rest
+    if not d.eof:
+        raise InputError(show(path), "truncated gzip: the stream ends before its end marker "
+                         "(an interrupted download or copy?)")
