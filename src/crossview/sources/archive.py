@@ -51,7 +51,8 @@ def _copy(path: Path, src: IO[bytes], dest: Path, budget: list[int]) -> None:
             out.write(chunk)
 
 
-def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
+def _members(path: Path, skipped: list[str] | None = None
+             ) -> Iterator[tuple[str, IO[bytes]]]:
     """(name, stream) of each regular file; links, devices and folders are skipped."""
     if path.name.lower().endswith(".zip"):
         with zipfile.ZipFile(path) as z:
@@ -61,6 +62,8 @@ def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
                                  "(CROSSVIEW_ARCHIVE_MAX_MEMBERS): refused before extracting")
             for i in infos:
                 if (i.external_attr >> 16) & 0o170000 == 0o120000:  # a symlink entry
+                    if skipped is not None:
+                        skipped.append(i.filename)
                     continue
                 with z.open(i) as f:
                     yield i.filename, f
@@ -74,6 +77,8 @@ def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
             members.append(m)
         for m in members:
             if not m.isreg():
+                if skipped is not None and not m.isdir():
+                    skipped.append(m.name)
                 continue
             f = t.extractfile(m)
             if f is not None:
@@ -92,7 +97,7 @@ def _budget(dest: Path, archive: Path) -> int:
                       guard.ratio_budget(archive.stat().st_size)))
 
 
-def extract(path: Path) -> Path:
+def extract(path: Path, skipped: list[str] | None = None) -> Path:
     """Extract into a fresh temporary folder; the folder is removed at exit (and, if this
     process is killed, by the next run: sources/tempdirs.py)."""
     guard.check_open(path)
@@ -102,7 +107,7 @@ def extract(path: Path) -> Path:
     budget = [_budget(dest, path)]
     n = 0
     try:
-        for name, stream in _members(path):
+        for name, stream in _members(path, skipped):
             _copy(path, stream, dest / _safe_name(path, name), budget)
             n += 1
         if n == 0:
@@ -122,10 +127,15 @@ def expand(paths: Iterable[Path]) -> tuple[list[Path], list[InputError]]:
     bad: list[InputError] = []
     for p in paths:
         if is_archive(p):
+            links: list[str] = []
             try:
-                out.append(extract(p))
+                out.append(extract(p, links))
             except InputError as e:
                 bad.append(e)
+            if links:  # said, not silently dropped (status skipped: a warning, not exit 2)
+                bad.append(InputError(p, f"{len(links):,} link/device member(s) not extracted "
+                                      f"(only regular files are read; first: "
+                                      f"{guard.quote(links[0], 60)})", "skipped"))
         else:
             out.append(p)
     return out, bad
