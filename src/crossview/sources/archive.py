@@ -44,10 +44,9 @@ def _copy(path: Path, src: IO[bytes], dest: Path, budget: list[int]) -> None:
         while chunk := src.read(_CHUNK):
             budget[0] -= len(chunk)
             if budget[0] < 0:
-                raise InputError(path, "archive expands past its budget (at most "
-                                 f"{MAX_BYTES:,} bytes, CROSSVIEW_ARCHIVE_MAX_BYTES, half the "
-                                 "temp folder's free space, and 200× the archive's size): a "
-                                 "bomb? refused")
+                raise InputError(path, f"archive expands past {budget[1]:,} bytes (its "
+                                 "budget: CROSSVIEW_ARCHIVE_MAX_BYTES, half the temp folder's "
+                                 "free space, 200× the archive's size): a bomb? refused")
             out.write(chunk)
 
 
@@ -104,7 +103,8 @@ def extract(path: Path, skipped: list[str] | None = None) -> Path:
     dest = Path(tempdirs.make(path.name))
     atexit.register(shutil.rmtree, dest, True)
     guard.allow_own(dest)
-    budget = [_budget(dest, path)]
+    cap = _budget(dest, path)
+    budget = [cap, cap]  # [left, total]
     n = 0
     try:
         for name, stream in _members(path, skipped):
