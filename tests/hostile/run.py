@@ -65,8 +65,9 @@ def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str,
         found.append("internal")
     if "MemoryError" in err or "out of memory" in err or rc in (-9, 137):
         found.append("memory")
-    if sum(line.startswith("crossview: error:") for line in err.splitlines()) > 2:
-        found.append("forged")
+    starts = sum(line.startswith("crossview: error:") for line in err.splitlines())
+    if "\x1b" in err or err.count("crossview: error:") > starts or starts > 2:
+        found.append("forged")  # a file name put an escape or a second error line out
     if found:
         return found
     try:
