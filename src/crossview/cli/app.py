@@ -101,7 +101,7 @@ def write_output(output: Path, data: str | bytes, inputs: list[Path]) -> None:
     from crossview.sources import outputs
 
     try:
-        outputs.write(output, data, inputs)
+        outputs.write(output, data, inputs, quiet=OPTIONS.quiet)
     except UsageError as e:
         error_line(str(e))
         raise typer.Exit(2) from None

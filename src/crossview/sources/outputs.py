@@ -60,7 +60,8 @@ def record(output: Path) -> None:
                 f.write(output.name + "\n")
 
 
-def write(output: Path, data: str | bytes, inputs: Iterable[Path] = ()) -> None:
+def write(output: Path, data: str | bytes, inputs: Iterable[Path] = (), quiet: bool = False
+          ) -> None:
     """Write an output file: refused onto an input, announced when it replaces a file,
     atomic (temp name + rename), and marked so a later folder walk does not read it."""
     check_target(output, inputs)
@@ -72,5 +73,5 @@ def write(output: Path, data: str | bytes, inputs: Iterable[Path] = ()) -> None:
         tmp.write_bytes(data)
     os.replace(tmp, output)
     record(output)
-    if existed:
+    if existed and not quiet:  # --quiet: as the other progress/status lines
         print(f"crossview: note: overwrote {output}", file=sys.stderr)
