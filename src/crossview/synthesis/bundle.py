@@ -4,6 +4,7 @@ is never read as input."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -72,10 +73,16 @@ class Bundle:
 
     def rel(self, path: str | Path) -> str:
         p = Path(path)
-        try:
-            return p.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return str(path)
+        # the name as found in the bundle first (a symlink keeps its own name, so a dangling
+        # or escaping link is reported as itself), then the resolved path
+        for a, b in ((Path(os.path.normpath(p.absolute())),
+                      Path(os.path.normpath(self.root.absolute()))),
+                     (p.resolve(), self.root.resolve())):
+            try:
+                return a.relative_to(b).as_posix()
+            except ValueError:
+                continue
+        return str(path)
 
     def facts_of(self, path: str | Path) -> ArtifactFacts:
         rel = self.rel(path)
