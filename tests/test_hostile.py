@@ -154,10 +154,11 @@ def test_dead_process_temp_folders_swept(tmp_path: Path, monkeypatch) -> None:
 # --------------------------------------------------------------------------- CLI contracts
 
 
-def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, quiet: bool = True) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    return subprocess.run([sys.executable, "-m", "crossview", "--quiet", *args], text=True,
-                          capture_output=True, env=env, cwd=cwd, timeout=120)
+    return subprocess.run([sys.executable, "-m", "crossview", *(["--quiet"] if quiet else []),
+                           *args], text=True, capture_output=True, env=env, cwd=REPO,
+                          timeout=120)
 
 
 def test_name_with_newline_and_ansi_cannot_forge_a_line(tmp_path: Path) -> None:
@@ -188,7 +189,7 @@ def test_output_never_becomes_an_input(tmp_path: Path) -> None:
     good.write_bytes(GOOD_KINETO.read_bytes())
     out = tmp_path / "timeline.json"
     assert _cli("export", "--to", "perfetto", "-o", str(out), str(tmp_path)).returncode == 0
-    again = _cli("export", "--to", "perfetto", "-o", str(out), str(tmp_path))
+    again = _cli("export", "--to", "perfetto", "-o", str(out), str(tmp_path), quiet=False)
     assert again.returncode == 0 and f"overwrote {out}" in again.stderr
     proc = _cli("analyze", "--format", "json", str(tmp_path))
     assert proc.returncode == 0 and '"kernel_count": 425' in proc.stdout  # not 850
