@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import OPTIONS, app, error_line, run_analysis
+from crossview.cli.app import OPTIONS, app, error_line, run_analysis, write_output
 from crossview.cli.filter_options import (
     AnnotationOpt,
     ArtifactOpt,
@@ -111,7 +111,7 @@ def export(
         else:
             data = speedscope.render(trees, ", ".join(Path(p).name for p in paths))
             what = f"profiles {totals}; open in speedscope.app"
-    output.write_bytes(data)
+    write_output(output, data, [Path(a.path) for a in result.artifacts] + list(paths))
     if not OPTIONS.quiet:
         typer.echo(f"crossview: wrote {to.value} export {output} ({what})", err=True)
     if result.rejected:
