@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crossview.schema import versioned
 from crossview.errors import InputError
+from crossview.schema import versioned
 from crossview.sources import guard
 from crossview.synthesis.bundle import OUTPUT_DIR
 
