@@ -1,0 +1,122 @@
+"""What a replay predicts per step: step time, GPU busy, and what bounds the step (the
+critical path walked back through the deciding constraints)."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from crossview.replay.graph import CPU, GAP, GPU_KINDS, WAIT, Graph
+from crossview.replay.replay import Timing
+from crossview.replay.steps import Step
+
+
+@dataclass
+class StepResult:
+    name: str
+    measured_ns: int
+    predicted_ns: int
+    gpu_busy_ns: int
+    path: dict[str, int] = field(default_factory=dict)  # critical-path time by cause (ns)
+
+
+def _bounds(g: Graph, t: Timing, step: Step, use_measured: bool) -> tuple[int, int] | None:
+    if not step.lane:  # the whole capture
+        if use_measured:
+            return min(g.mstart), max(s + d for s, d in zip(g.mstart, g.dur, strict=True))
+        return min(t.start), max(t.end)
+    first = g.at.get((step.lane, step.start_ns))
+    last = g.end_at.get((step.lane, step.end_ns))
+    if first is None or last is None:
+        return None
+    before = g.end_at.get((step.lane, step.start_ns))
+    a = t.end[before] if before is not None else t.start[first]
+    return a, t.end[last]
+
+
+def measure(g: Graph, t: Timing, steps: list[Step]) -> list[StepResult]:
+    busy = _merged(t, g)
+    out = []
+    for st in steps:
+        b = _bounds(g, t, st, False)
+        if b is None:
+            continue
+        a, e = b
+        last = g.end_at.get((st.lane, st.end_ns)) if st.lane else max(
+            range(len(g)), key=lambda i: t.end[i])
+        out.append(StepResult(st.name, st.dur_ns if st.lane else _span(g), e - a,
+                              _busy_in(busy, a, e), _path(g, t, last, a)))  # type: ignore[arg-type]
+    return out
+
+
+def _span(g: Graph) -> int:
+    return max(s + d for s, d in zip(g.mstart, g.dur, strict=True)) - min(g.mstart)
+
+
+def _merged(t: Timing, g: Graph) -> list[tuple[int, int]]:
+    spans = sorted((t.start[i], t.end[i]) for i in range(len(g)) if g.kind[i] in GPU_KINDS)
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and s <= out[-1][1]:
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
+
+
+def _busy_in(merged: list[tuple[int, int]], a: int, b: int) -> int:
+    i = max(0, bisect.bisect_right(merged, (a, a)) - 1)
+    total = 0
+    while i < len(merged) and merged[i][0] < b:
+        s, e = merged[i]
+        total += max(0, min(e, b) - max(s, a))
+        i += 1
+    return total
+
+
+def cause(g: Graph, i: int) -> str:
+    """The critical-path label of one node's own time."""
+    k = g.kind[i]
+    if k in GPU_KINDS:
+        return f"GPU {k} {g.family[i] or ''}".rstrip()
+    if "dataloader" in g.tags[i]:
+        return "host: data loading"
+    if "startup" in g.tags[i]:
+        return "host: start-up/JIT"
+    if k in (CPU, GAP):
+        return "host: CPU (ops and Python)"
+    if k == WAIT:
+        return "host: waiting"
+    return "host: runtime API calls"
+
+
+_OFFSET_CAUSE = {"launch": "launch latency (launch → GPU start)", "stream": "GPU queue gaps",
+                 "event": "cross-stream wait", "sync": "sync return", "thread": "thread wake-up",
+                 "chain": "host: CPU (ops and Python)"}
+
+
+def _path(g: Graph, t: Timing, last: int, floor: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    i: int | None = last
+    while i is not None and t.end[i] > floor:
+        own = t.end[i] - max(t.start[i], floor)
+        if own > 0:
+            key = cause(g, i)
+            out[key] = out.get(key, 0) + own
+        k = t.binding[i]
+        if k < 0 or t.start[i] <= floor:
+            break
+        c = g.cons[i][k]
+        p = c.pred
+        anchor = t.end[p] if c.at_end else t.start[p]
+        gap = t.start[i] - max(anchor, floor)
+        if gap > 0:
+            key = _OFFSET_CAUSE[c.why]
+            out[key] = out.get(key, 0) + gap
+        if not c.at_end:  # a kernel's launch: the path continues before the call began
+            out_of_call = min(t.end[p], t.start[i]) - max(t.start[p], floor)
+            if out_of_call > 0:  # the call's own time up to the launch is already in `gap`
+                pass
+        i = p
+    return out
