@@ -125,7 +125,7 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
     tagged: dict[str, list[tuple[int, int]]] = {"dataloader": [], "startup": []}
     cuts: set[int] = set()
     top: list[tuple[int, int]] = []
-    for op_id, kind, name, s, e, depth in ops:
+    for _op_id, kind, name, s, e, depth in ops:
         if kind == "runtime" or depth <= 1:
             cuts.update((s, e))
         if depth == 0:

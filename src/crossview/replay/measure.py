@@ -114,9 +114,5 @@ def _path(g: Graph, t: Timing, last: int, floor: int) -> dict[str, int]:
         if gap > 0:
             key = _OFFSET_CAUSE[c.why]
             out[key] = out.get(key, 0) + gap
-        if not c.at_end:  # a kernel's launch: the path continues before the call began
-            out_of_call = min(t.end[p], t.start[i]) - max(t.start[p], floor)
-            if out_of_call > 0:  # the call's own time up to the launch is already in `gap`
-                pass
         i = p
     return out
