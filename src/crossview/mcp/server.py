@@ -11,6 +11,7 @@ from crossview.mcp.safety import Roots
 from crossview.mcp.tools_other import OtherTools
 from crossview.mcp.tools_synthesis import SynthesisTools
 from crossview.mcp.tools_views import ViewTools
+from crossview.mcp.tools_whatif import WhatIfTools
 
 INSTRUCTIONS = (
     "crossview: why is this GPU workload slow and what do we change. Tools read profiler "
@@ -36,6 +37,8 @@ def build(roots: list[Path]) -> Any:
     syn = SynthesisTools(cache)
     for fn in (syn.inventory, syn.synthesize):
         server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
+    what = WhatIfTools(cache).whatif
+    server.add_tool(what, name="whatif", annotations=ro, structured_output=False)
 
     @server.resource("crossview://bundles", mime_type="application/json")
     def bundles() -> str:

@@ -246,7 +246,6 @@ def _gpu_nodes(g: Graph, ops: list[_GpuOp], launch_node: dict[int, int],
     queued_max = p["queued_gap_max_ns"]
     nodes: list[tuple[int, int | None, int | None, int | None]] = []  # node, launch, prev, gap
     last: dict[str, int] = {}
-    lags: list[int] = []
     gaps: list[int] = []
     by_end: dict[int, list[tuple[int, int]]] = {}  # device → (end, node), for cross-stream
     for op_id, dev, stream, kind, name, fam, s, d, launch_op, nbytes, mem, _vg in ops:
@@ -257,8 +256,6 @@ def _gpu_nodes(g: Graph, ops: list[_GpuOp], launch_node: dict[int, int],
         ln = launch_node.get(launch_op) if launch_op is not None else None
         prev = last.get(lane)
         gap = s - (g.mstart[prev] + g.dur[prev]) if prev is not None else None
-        if ln is not None and (gap is None or gap > queued_max):
-            lags.append(s - g.mstart[ln])
         if gap is not None and gap <= queued_max:
             gaps.append(gap)
         nodes.append((n, ln, prev, gap))
@@ -266,26 +263,33 @@ def _gpu_nodes(g: Graph, ops: list[_GpuOp], launch_node: dict[int, int],
         by_end.setdefault(dev, []).append((s + d, n))
         if launch_op in pageable:
             _pageable_wait(g, pageable[launch_op], n)
-    typ_lag = int(median(lags)) if lags else 0
-    typ_gap = int(median(gaps)) if gaps else 0
     ends = {dev: sorted(v) for dev, v in by_end.items()}
+    decided: list[tuple[int, int | None, int | None, int | None, str]] = []
+    lags = []
     for n, ln, prev, gap in nodes:
-        s = g.mstart[n]
-        lag = s - g.mstart[ln] if ln is not None else None
+        lag = g.mstart[n] - g.mstart[ln] if ln is not None else None
         binding = "launch"
         if gap is not None and gap <= queued_max:
             binding = "stream"
         elif lag is None or lag > p["cross_stream_lag_min_ns"]:
             dep = _other_stream_end(g, ends, n, queued_max)
             if dep is not None:
-                g.cons[n].append(Cons(dep, True, s - (g.mstart[dep] + g.dur[dep]), "event"))
+                end = g.mstart[dep] + g.dur[dep]
+                g.cons[n].append(Cons(dep, True, g.mstart[n] - end, "event"))
                 binding = "event"
+        if binding == "launch" and lag is not None:
+            lags.append(lag)
+        decided.append((n, ln, prev, gap, binding))
+    typ_lag = int(median(lags)) if lags else 0  # launch → start when nothing else delayed it
+    typ_gap = int(median(gaps)) if gaps else 0  # back-to-back gap on one stream
+    for n, ln, prev, gap, binding in decided:
         if ln is not None:
-            off = lag if binding == "launch" else min(lag, typ_lag)  # type: ignore[type-var]
-            g.cons[n].append(Cons(ln, False, off, "launch"))
-        if prev is not None:
-            off = gap if binding == "stream" else min(gap, typ_gap)  # type: ignore[type-var]
-            g.cons[n].append(Cons(prev, True, off, "stream"))
+            lag = g.mstart[n] - g.mstart[ln]
+            g.cons[n].append(Cons(ln, False, lag if binding == "launch" else min(lag, typ_lag),
+                                  "launch"))
+        if prev is not None and gap is not None:
+            g.cons[n].append(Cons(prev, True, gap if binding == "stream" else min(gap, typ_gap),
+                                  "stream"))
 
 
 def _other_stream_end(g: Graph, ends: dict[int, list[tuple[int, int]]], n: int,

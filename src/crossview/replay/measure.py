@@ -99,8 +99,9 @@ _OFFSET_CAUSE = {"launch": "launch latency (launch → GPU start)", "stream": "G
 def _path(g: Graph, t: Timing, last: int, floor: int) -> dict[str, int]:
     out: dict[str, int] = {}
     i: int | None = last
-    while i is not None and t.end[i] > floor:
-        own = t.end[i] - max(t.start[i], floor)
+    top = t.end[last]  # the path reaches a node at its end, or at its start via a launch
+    while i is not None and top > floor:
+        own = top - max(t.start[i], floor)
         if own > 0:
             key = cause(g, i)
             out[key] = out.get(key, 0) + own
@@ -114,5 +115,6 @@ def _path(g: Graph, t: Timing, last: int, floor: int) -> dict[str, int]:
         if gap > 0:
             key = _OFFSET_CAUSE[c.why]
             out[key] = out.get(key, 0) + gap
+        top = min(anchor, t.start[i])
         i = p
     return out

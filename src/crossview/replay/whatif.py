@@ -48,11 +48,17 @@ class WhatIf:
             "predicted_gpu_busy_ns": med([s.gpu_busy_ns for s in self.predicted]),
         }
 
+    def median_step(self) -> StepResult | None:
+        """The predicted step at the median (upper middle for an even count)."""
+        if not self.predicted:
+            return None
+        return sorted(self.predicted, key=lambda s: s.predicted_ns)[len(self.predicted) // 2]
+
     def bound_by(self) -> list[tuple[str, float]]:
         """The median step's critical path by cause: (cause, ns), largest first."""
-        if not self.predicted:
+        mid = self.median_step()
+        if mid is None:
             return []
-        mid = sorted(self.predicted, key=lambda s: s.predicted_ns)[len(self.predicted) // 2]
         return sorted(((k, float(v)) for k, v in mid.path.items()), key=lambda kv: -kv[1])
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,7 +77,10 @@ class WhatIf:
         }
         if self.selfcheck_ok:
             body["median"] = m
-            body["critical_path"] = [{"cause": k, "ns": v} for k, v in self.bound_by()]
+            mid = self.median_step()
+            body["critical_path"] = {"step": mid.name if mid else None,
+                                     "by_cause": [{"cause": k, "ns": v}
+                                                  for k, v in self.bound_by()]}
         else:
             body["median"] = {"measured_step_ns": m["measured_step_ns"], "predicted_step_ns": None}
         return body
