@@ -94,7 +94,7 @@ def _contradictions(s: Synthesis) -> list[str]:
 
 
 def _ledger(s: Synthesis) -> list[str]:
-    out = ["## Ledger (ranked by recoverable share of each lever's own window)", "",
+    out = ["## Ledger (ranked by predicted saving; levers with no prediction last)", "",
            "| rank | lever | type | expected effect | evidence | source refs | rigor | "
            "confidence |", "|---:|---|---|---|---|---|---|---|"]
     for lv in s.levers:

@@ -11,6 +11,7 @@ from crossview.model.finding import Finding
 from crossview.model.measurement import Measurement
 from crossview.synthesis.bundle import SourceRef, phase_words, window_words
 from crossview.synthesis.inventory import Inventory
+from crossview.synthesis.kernel_effect import LABEL, kernel_saving
 from crossview.synthesis.reconcile import KernelJoin, Reconciliation
 
 TYPES = ("config", "engine-src", "kernel")
@@ -33,20 +34,33 @@ class Lever:
     confidence: str = "DRAFT"
     ab: dict[str, object] | None = None
     rank: int = 0
+    # how `recoverable` was predicted: "roofline" (kernel time at a fraction of its roofline
+    # ceiling), "removed" (the copies' whole kernel time), "bound" (≤, a finding's share),
+    # None: not predicted (`basis` says what is missing); ranking follows the prediction
+    effect: str | None = "bound"
 
     @property
     def actionable(self) -> bool:
         return self.type == "config" or bool(self.source_refs)
 
     def expected_effect(self) -> str:
-        return (f"≤ {self.recoverable.text()} recoverable ({self.window_share.text()} of "
-                f"{self.subject.get('window', 'the window')})")
+        window = f"{self.window_share.text()} of {self.subject.get('window', 'the window')}"
+        if self.effect is None:
+            return f"not predicted: {self.basis}"
+        if self.effect == "roofline":
+            return (f"{self.recoverable.text()} kernel time saved at "
+                    f"{self.subject['roofline_fraction']} of its roofline ceiling ({window}; "
+                    f"{LABEL})")
+        if self.effect == "removed":
+            return f"{self.recoverable.text()} kernel time removed ({window}; {LABEL})"
+        return f"≤ {self.recoverable.text()} recoverable ({window})"
 
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "rank": self.rank, "lever": self.lever, "type": self.type,
                 "expected_effect": self.expected_effect(),
                 "recoverable": self.recoverable.to_dict(),
                 "window_share": self.window_share.to_dict(), "basis": self.basis,
+                "effect": self.effect,
                 "evidence_artifacts": self.evidence_artifacts,
                 "source_refs": [r.to_dict() for r in self.source_refs],
                 "actionable": self.actionable,
@@ -63,21 +77,6 @@ def _refs(inv: Inventory, *keys: str) -> list[SourceRef]:
 
 def _window(rec: Reconciliation, phase: str, artifact: str) -> Measurement:
     return rec.phase_totals[(phase, artifact)]
-
-
-def _roof_ns(j: KernelJoin) -> tuple[float, str] | None:
-    """Per-launch time at the roofline: max(bytes ÷ peak BW, FLOP ÷ peak FLOP/s)."""
-    k = j.ncu
-    parts = []
-    if k.dram_bytes and k.peak_dram_bytes_per_s:
-        parts.append((1e9 * k.dram_bytes / k.peak_dram_bytes_per_s,
-                      f"{k.dram_bytes / 1e6:.3g} MB ÷ {k.peak_dram_bytes_per_s / 1e12:.3g} TB/s"))
-    if k.achieved_flops_per_s and k.duration_ns and k.peak_flops_per_s:
-        flop = k.achieved_flops_per_s * k.duration_ns / 1e9
-        parts.append((1e9 * flop / k.peak_flops_per_s,
-                      f"{flop / 1e9:.3g} GFLOP ÷ {k.peak_flops_per_s / 1e12:.3g} TFLOP/s "
-                      f"({k.peak_flops_basis})"))
-    return max(parts) if parts else None
 
 
 def _rubric(inv: Inventory, j: KernelJoin) -> dict[str, dict[str, str]]:
@@ -103,26 +102,25 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
         t = j.trace
         if t is None or j.ncu.at_roofline or t.share.value < min_share or j.ratio is None:
             continue
-        roof = _roof_ns(j)
-        if roof is None:
-            continue
-        per, how = roof
-        rec_ns = max(t.time.value - t.count * per, 0.0)
         win = _window(rec, t.phase, t.artifact)
+        sv = kernel_saving(j, t.time.value, t.time.text(), t.count)
+        if sv is None or sv.saved_ns <= 0:
+            continue  # no ceiling, or already at/above the stated fraction of it
+        rec_ns = sv.saved_ns
         ctx = t.time.context
         ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
         lid = f"kernel:{j.kernel}:{t.phase}"
         out.append(Lever(
-            lid, f"faster `{j.kernel}` ({j.family}, {phase_words(t.phase)}): reach its roofline "
-            f"(now {j.ncu.bound}, tensor cores {'on' if j.ncu.tensor_cores else 'off'})",
+            lid, f"faster `{j.kernel}` ({j.family}, {phase_words(t.phase)}): reach "
+            f"{sv.fraction:.0%} of its roofline (now {j.ncu.bound}, tensor cores "
+            f"{'on' if j.ncu.tensor_cores else 'off'})",
             "kernel", "kernel", {"kernel": j.kernel, "family": j.family, "phase": t.phase,
-                                 "window": f"{window_words(t.phase)} ({win.text()})"},
+                                 "window": f"{window_words(t.phase)} ({win.text()})",
+                                 "roofline_fraction": f"{sv.fraction:.0%}"},
             Measurement(rec_ns, "ns", ev, ctx),
             Measurement(100 * rec_ns / win.value, "%", ev, ctx),
-            f"trace {t.time.text()} over {t.count:,} launches − {t.count:,} × {per / 1e3:.2f} µs "
-            f"at the roofline ({how}, bytes/FLOPs of the ncu launch, assumed equal for every "
-            "launch)", sorted({t.artifact, *j.ncu_artifacts}), "L4",
-            _refs(inv, lid, j.kernel, j.family), _rubric(inv, j)))
+            sv.basis, sorted({t.artifact, *j.ncu_artifacts}), "L4",
+            _refs(inv, lid, j.kernel, j.family), _rubric(inv, j), effect="roofline"))
     return out
 
 
@@ -147,13 +145,19 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             f"`{f.top_kernel}`", kind, tpl,
             {"family": f.family, "phase": f.phase, "kernel": f.top_kernel,
              "window": f"{window_words(f.phase)} ({win.text()})"},
-            Measurement(f.time.value, "ns", f.time.evidence, f.time.context),
-            Measurement(f.share.value, "%", f.share.evidence, f.share.context),
-            f"upper bound: the family's whole kernel time ({f.time.text()}); "
-            + ("removing a copy removes its launch and its bytes" if tpl == "copies" else
-               "fusion removes DRAM round trips and launches, not the arithmetic"),
+            # not predicted (fusion): 0, as the frontier's unknown-size candidates
+            Measurement(f.time.value if tpl == "copies" else 0.0, "ns", f.time.evidence,
+                        f.time.context),
+            Measurement(f.share.value if tpl == "copies" else 0.0, "%", f.share.evidence,
+                        f.share.context),
+            f"the copies' whole kernel time ({f.time.text()}): removing a copy removes its "
+            "launch and its bytes" if tpl == "copies" else
+            f"no ncu measurement of the {f.family} kernels (top `{f.top_kernel}`) to place "
+            "them against a roofline: fusion removes DRAM round trips and launches, not the "
+            f"arithmetic, so its share of the family's {f.time.text()} is for the A/B to "
+            "measure",
             [f.artifact], "L2",
-            _refs(inv, lid, f.family)))
+            _refs(inv, lid, f.family), effect="removed" if tpl == "copies" else None))
     return out
 
 
@@ -191,9 +195,8 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     # every cited artifact must be a file of the bundle (the explainability contract)
     files = {e.path for e in inv.entries}
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
-    # windows of different phases are different runs: rank by the share of each lever's own
-    # window (comparable), then by time; absolute ms are never compared across windows
-    rows.sort(key=lambda r: (-round(r.window_share.value, 6), -r.recoverable.value, r.id))
+    # rank by predicted saving (ns of kernel or step time); levers with no prediction last
+    rows.sort(key=lambda r: (r.effect is None, -r.recoverable.value, r.id))
     for i, r in enumerate(rows, 1):
         r.rank = i
     return rows
