@@ -137,3 +137,14 @@ def test_two_host_threads_and_dataloader_lever() -> None:
 def test_levers_compose_in_order() -> None:
     # speedup then remove-sync: the host no longer waits for the faster kernels: 133 µs
     assert step_us(overlap_and_sync().whatif("kernel-speedup=A:2", "remove-sync")) == 133
+
+
+def test_kernel_to_a_fraction_of_its_roofline() -> None:
+    # ncu says A runs at 40% of its DRAM-bandwidth ceiling; the lever brings it to 80%
+    # (knowledge/replay.yaml roofline_fraction.memory): 200 → 100 µs, as the factor-2 case
+    c = overlap_and_sync()
+    g = graph_mod.build(c.store, 1)
+    how, steps = step_windows(c.store, 1)
+    w = predict(g, steps, how, [parse("kernel-speedup=A:roofline")],
+                roofline={"A": (0.4, "memory")})
+    assert step_us(w) == 190

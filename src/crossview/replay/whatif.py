@@ -125,7 +125,8 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
 
 
 def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
-            capture: str = "", roofline: dict[str, float] | None = None) -> WhatIf:
+            capture: str = "", roofline: dict[str, tuple[float, str]] | None = None
+            ) -> WhatIf:
     base = measure(g, replay(g), steps)
     limit = graph_mod.params()["selfcheck"]["max_step_error"]
     err = max((abs(s.predicted_ns - s.measured_ns) / s.measured_ns for s in base
@@ -142,7 +143,7 @@ def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.
                   limit, notes)
 
 
-def _roofline(store: Store) -> dict[str, float]:
+def _roofline(store: Store) -> dict[str, tuple[float, str]]:
     """Achieved fraction of the roofline ceiling (the nearer of the FLOP/s and DRAM-bandwidth
     ceilings) per ncu-profiled kernel name, when the store holds ncu rows."""
     if not store.sql("SELECT count(*) FROM profiled_kernels").fetchone()[0]:
@@ -153,9 +154,11 @@ def _roofline(store: Store) -> dict[str, float]:
     from crossview.views.roofline import compute
 
     paths = [r[0] for r in store.sql("SELECT path FROM artifacts WHERE status = 'ok'").fetchall()]
-    out: dict[str, float] = {}
+    out: dict[str, tuple[float, str]] = {}
     for k in compute(store, SimpleNamespace(artifacts=paths), defaults()):  # type: ignore[arg-type]
-        pcts = [x for x in (k.pct_of_peak_flops, k.pct_of_peak_dram_bw) if x is not None]
+        pcts = [(x, kind) for x, kind in ((k.pct_of_peak_flops, "compute"),
+                                          (k.pct_of_peak_dram_bw, "memory")) if x is not None]
         if pcts:
-            out[k.name] = max(pcts) / 100
+            pct, kind = max(pcts)
+            out[k.name] = (pct / 100, kind)
     return out

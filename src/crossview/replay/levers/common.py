@@ -33,4 +33,5 @@ def number(name: str, param: str | None, default: float) -> float:
 class LeverContext:
     """What a lever may read besides the graph: ncu roofline fractions by kernel name."""
 
-    roofline: dict[str, float] = field(default_factory=dict)  # kernel name → achieved/ceiling
+    # kernel name → (achieved fraction of the nearer ceiling, "memory" | "compute")
+    roofline: dict[str, tuple[float, str]] = field(default_factory=dict)

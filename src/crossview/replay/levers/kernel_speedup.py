@@ -6,6 +6,7 @@ from __future__ import annotations
 from crossview.errors import UsageError
 from crossview.replay.graph import KERNEL, Graph
 from crossview.replay.levers.common import LeverContext, LeverUnavailable, defaults
+from crossview.synthesis.kernel_match import signature
 
 NAME = "kernel-speedup"
 SUMMARY = "a kernel or family sped up by a factor or to a fraction of its roofline"
@@ -22,15 +23,17 @@ def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
         raise LeverUnavailable(f"{NAME}: no kernel of family or name {match!r} here")
     before = sum(g.dur[i] for i in idx)
     if how == "roofline":
-        frac = defaults(NAME)["roofline_fraction"]
-        missing = {g.name[i] for i in idx if g.name[i] not in ctx.roofline}
+        fracs = defaults(NAME)["roofline_fraction"]  # by ceiling: memory | compute
+        # the same kernel instantiation across trace and ncu (synthesis/kernel_match.py)
+        roof = {signature(k): v for k, v in ctx.roofline.items()}
+        missing = {g.name[i] for i in idx if signature(g.name[i]) not in roof}
         if missing:
             raise LeverUnavailable(f"{NAME}: {match}:roofline needs ncu measurements of the "
                                    f"matching kernels; none for {len(missing)} of them (e.g. "
                                    f"{sorted(missing)[0][:60]}); give a factor instead")
         for i in idx:
-            achieved = ctx.roofline[g.name[i]]
-            g.dur[i] = int(g.dur[i] * min(1.0, achieved / frac))
+            achieved, bound = roof[signature(g.name[i])]
+            g.dur[i] = int(g.dur[i] * min(1.0, achieved / fracs[bound]))
     else:
         try:
             factor = float(how)
