@@ -21,20 +21,21 @@ PATTERNS = ("kineto/*.json.gz", "nsys/*.sqlite", "nsys/*/")
 
 def main(data: Path) -> None:
     print("| capture | steps from | steps | median measured step | max self-check error "
-          "| within 2% | replay time |")
-    print("|---|---|---:|---:|---:|---|---:|")
+          "| within 2% | nodes off their measured start | replay time |")
+    print("|---|---|---:|---:|---:|---|---:|---:|")
     for pattern in PATTERNS:
         for path in sorted(data.glob(pattern)):
             t0 = time.perf_counter()
             try:
                 w = run([path], [])
             except CrossviewError as e:
-                print(f"| {path.relative_to(data)} | refused: {e} | | | | | |")
+                print(f"| {path.relative_to(data)} | refused: {e} | | | | | | |")
                 continue
             m = w.medians()
             print(f"| {path.relative_to(data)} | {w.steps_from} | {len(w.baseline)} "
                   f"| {m['measured_step_ns'] / 1e6:.2f} ms | {w.selfcheck_max_error:.4%} "
-                  f"| {'yes' if w.selfcheck_ok else 'NO'} | {time.perf_counter() - t0:.1f} s |")
+                  f"| {'yes' if w.selfcheck_ok else 'NO'} | {w.nodes_moved:,} of {w.nodes:,} "
+                  f"| {time.perf_counter() - t0:.1f} s |")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ def test_selfcheck_within_2_percent(path: Path) -> None:
         return
     assert w.baseline, "no step placed on the graph"
     assert w.selfcheck_max_error <= 0.02, w.selfcheck_max_error
+    assert w.nodes_moved == 0  # every node of the unchanged replay at its measured start
 
 
 @needs_data

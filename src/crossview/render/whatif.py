@@ -20,7 +20,8 @@ def render(w: WhatIf) -> str:
     lines += [f"  {c}" for c in w.changes]
     lines.append(f"self-check: the unchanged replay reproduces the {n} measured steps "
                  f"({w.steps_from}) within {w.selfcheck_max_error:.2%} "
-                 f"(limit {w.selfcheck_limit:.0%})")
+                 f"(limit {w.selfcheck_limit:.0%}); {w.nodes_moved:,} of {w.nodes:,} graph "
+                 "nodes off their measured start")
     if not w.selfcheck_ok:
         lines.append("prediction withheld: the self-check failed, so the graph does not "
                      "model this capture well enough to trust a predicted number")

@@ -279,6 +279,8 @@ def _gpu_nodes(g: Graph, ops: list[_GpuOp], launch_node: dict[int, int],
                 binding = "event"
         if binding == "launch" and lag is not None:
             lags.append(lag)
+        elif binding == "launch":  # launched before the capture: its stream gap stays
+            binding = "stream"
         decided.append((n, ln, prev, gap, binding))
     typ_lag = int(median(lags)) if lags else 0  # launch → start when nothing else delayed it
     typ_gap = int(median(gaps)) if gaps else 0  # back-to-back gap on one stream

@@ -12,7 +12,7 @@ from typing import Any
 from crossview.errors import InputError
 from crossview.replay import graph as graph_mod
 from crossview.replay import levers as lever_mod
-from crossview.replay.graph import Graph
+from crossview.replay.graph import WAIT, Graph
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure
 from crossview.replay.replay import replay
@@ -32,6 +32,8 @@ class WhatIf:
     selfcheck_max_error: float
     selfcheck_limit: float
     notes: list[str] = field(default_factory=list)
+    nodes: int = 0  # graph nodes
+    nodes_moved: int = 0  # non-wait nodes whose unchanged replay differs from the capture
 
     @property
     def selfcheck_ok(self) -> bool:
@@ -67,7 +69,8 @@ class WhatIf:
             "capture": self.capture, "units": "ns", "levers": self.levers,
             "changes": self.changes, "steps_from": self.steps_from,
             "selfcheck": {"max_step_error": self.selfcheck_max_error,
-                          "limit": self.selfcheck_limit, "ok": self.selfcheck_ok},
+                          "limit": self.selfcheck_limit, "ok": self.selfcheck_ok,
+                          "nodes": self.nodes, "nodes_moved": self.nodes_moved},
             "steps": [{"name": b.name, "measured_ns": b.measured_ns,
                        "replayed_ns": b.predicted_ns,
                        "predicted_ns": p.predicted_ns if self.selfcheck_ok else None,
@@ -127,7 +130,10 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
 def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
             capture: str = "", roofline: dict[str, tuple[float, str]] | None = None
             ) -> WhatIf:
-    base = measure(g, replay(g), steps)
+    timing = replay(g)
+    base = measure(g, timing, steps)
+    moved = sum(1 for i in range(len(g))
+                if g.kind[i] != WAIT and timing.start[i] != g.mstart[i])
     limit = graph_mod.params()["selfcheck"]["max_step_error"]
     err = max((abs(s.predicted_ns - s.measured_ns) / s.measured_ns for s in base
                if s.measured_ns), default=0.0)
@@ -140,7 +146,7 @@ def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.
     if not base:
         notes.append("no step could be placed on the graph")
     return WhatIf(capture, steps_from, base, pred, [str(s) for s in specs], changes, err,
-                  limit, notes)
+                  limit, notes, len(g), moved)
 
 
 def _roofline(store: Store) -> dict[str, tuple[float, str]]:
