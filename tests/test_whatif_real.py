@@ -104,3 +104,20 @@ def test_lever_needing_missing_information_says_which() -> None:
         run([W0], ["kernel-speedup=gemm:roofline"])
     with pytest.raises(LeverUnavailable, match="no start-up frames"):
         run([W0], ["exclude-startup"])
+
+
+@needs_data
+def test_recap_findings_take_their_expected_effect_from_the_replay() -> None:
+    from crossview.analysis import analyze
+
+    a = analyze([W0])
+    by = {f.pattern: f for f in a.findings}
+    dl = by["dataloader-starved"]
+    assert dl.expected_effect.startswith("Replay (`crossview whatif --lever dataloader-workers`)")
+    assert "152.47 → 119.33 ms" in dl.expected_effect and "self-check 0.00%" in dl.expected_effect
+    assert dl.details["replay"]["predicted_step_ns"] == run([W0], ["dataloader-workers"]
+                                                           ).medians()["predicted_step_ns"]
+    # two findings addressed by one lever: the second points at the first, no repeat
+    assert by["cuda-graphs-missing"].expected_effect.startswith("The same replay as")
+    # gpu-idle has no single lever: its own bound stays
+    assert by["gpu-idle"].expected_effect.startswith("Up to")
