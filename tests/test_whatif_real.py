@@ -121,3 +121,15 @@ def test_recap_findings_take_their_expected_effect_from_the_replay() -> None:
     assert by["cuda-graphs-missing"].expected_effect.startswith("The same replay as")
     # gpu-idle has no single lever: its own bound stays
     assert by["gpu-idle"].expected_effect.startswith("Up to")
+
+
+@needs_data
+def test_whatif_refuses_two_timelines_and_bad_input(tmp_path: Path) -> None:
+    mi300 = DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
+    h100 = DATA / "kineto" / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
+    with pytest.raises(CrossviewError, match="one timeline at a time; 2 given"):
+        run([mi300, h100], [])
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(CrossviewError, match="bad.json: not a PyTorch-profiler trace"):
+        run([mi300, bad], [])

@@ -94,7 +94,7 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
     store = store or Store()
     reports = read_all(paths, store)
     bad = [r for r in reports if r.status != "ok"]
-    if bad and len(bad) == len(reports):
+    if bad:
         raise InputError(bad[0].path, "; ".join(bad[0].problems))
     rows = store.sql(
         "SELECT a.artifact_id, a.path, a.kind, "
@@ -103,9 +103,12 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
         "(SELECT count(*) FROM gpu_ops g WHERE g.artifact_id = a.artifact_id), "
         "(SELECT count(*) FROM summary_stats s WHERE s.artifact_id = a.artifact_id) "
         "FROM artifacts a WHERE a.status = 'ok' ORDER BY a.artifact_id").fetchall()
-    for aid, _path, _kind, host, gpu, _summ in rows:
-        if host and gpu:
-            return store, aid
+    timelines = [(aid, path) for aid, path, _kind, host, gpu, _summ in rows if host and gpu]
+    if len(timelines) > 1:
+        raise InputError(timelines[1][1], f"whatif replays one timeline at a time; "
+                         f"{len(timelines)} given ({', '.join(p for _, p in timelines)})")
+    if timelines:
+        return store, timelines[0][0]
     what = ", ".join(str(p) for p in paths)
     if any(summ and not gpu for *_, gpu, summ in rows):
         raise InputError(what, "summary-only input (nsys stats CSV): no timeline to "
