@@ -20,11 +20,20 @@ class StepResult:
     path: dict[str, int] = field(default_factory=dict)  # critical-path time by cause (ns)
 
 
+def active(g: Graph) -> list[int]:
+    """Nodes of the lanes that take part: GPU streams and host threads that call the CUDA
+    API (a thread holding only a profiler-wide annotation would pin the capture's end)."""
+    lanes = {g.lane[i] for i in range(len(g)) if g.kind[i] != CPU and g.kind[i] != GAP}
+    return [i for i in range(len(g)) if g.lane[i] in lanes]
+
+
 def _bounds(g: Graph, t: Timing, step: Step, use_measured: bool) -> tuple[int, int] | None:
     if not step.lane:  # the whole capture
+        nodes = active(g)
         if use_measured:
-            return min(g.mstart), max(s + d for s, d in zip(g.mstart, g.dur, strict=True))
-        return min(t.start), max(t.end)
+            return (min(g.mstart[i] for i in nodes),
+                    max(g.mstart[i] + g.dur[i] for i in nodes))
+        return min(t.start[i] for i in nodes), max(t.end[i] for i in nodes)
     first = g.at.get((step.lane, step.start_ns))
     last = g.end_at.get((step.lane, step.end_ns))
     if first is None or last is None:
@@ -43,14 +52,16 @@ def measure(g: Graph, t: Timing, steps: list[Step]) -> list[StepResult]:
             continue
         a, e = b
         last = g.end_at.get((st.lane, st.end_ns)) if st.lane else max(
-            range(len(g)), key=lambda i: t.end[i])
-        out.append(StepResult(st.name, st.dur_ns if st.lane else _span(g), e - a,
+            active(g), key=lambda i: t.end[i])
+        measured = st.dur_ns if st.lane else _span(g)
+        out.append(StepResult(st.name, measured, e - a,
                               _busy_in(busy, a, e), _path(g, t, last, a)))  # type: ignore[arg-type]
     return out
 
 
 def _span(g: Graph) -> int:
-    return max(s + d for s, d in zip(g.mstart, g.dur, strict=True)) - min(g.mstart)
+    nodes = active(g)
+    return max(g.mstart[i] + g.dur[i] for i in nodes) - min(g.mstart[i] for i in nodes)
 
 
 def _merged(t: Timing, g: Graph) -> list[tuple[int, int]]:
@@ -106,7 +117,11 @@ def _path(g: Graph, t: Timing, last: int, floor: int) -> dict[str, int]:
             key = cause(g, i)
             out[key] = out.get(key, 0) + own
         k = t.binding[i]
-        if k < 0 or t.start[i] <= floor:
+        if t.start[i] <= floor:
+            break
+        if k < 0:  # the first node of its lane, at its measured start
+            key = "before the lane's first recorded op (measured start)"
+            out[key] = out.get(key, 0) + t.start[i] - floor
             break
         c = g.cons[i][k]
         p = c.pred
