@@ -93,6 +93,10 @@ def _contradictions(s: Synthesis) -> list[str]:
     return out + [""]
 
 
+def _pct(x: object) -> str:
+    return f"{x:+.1f}%" if isinstance(x, (int, float)) else "n/a"
+
+
 def _ledger(s: Synthesis) -> list[str]:
     out = ["## Ledger (ranked by predicted saving; levers with no prediction last)", "",
            "| rank | lever | type | expected effect | evidence | source refs | rigor | "
@@ -115,6 +119,10 @@ def _ledger(s: Synthesis) -> list[str]:
                        f"H {c['H']}, P {c['P']}, A {c['A']}")
         if lv.ab:
             out.append(f"  - A/B: {lv.ab.get('verdict')} ({lv.ab.get('reason')})")
+        for c in lv.prediction_check():
+            meas, pred, err = c["measured_pct"], c["predicted_pct"], c["error_pts"]
+            out.append(f"  - {c['metric']}: measured {_pct(meas)}, predicted {_pct(pred)}"
+                       + (f", error {err:+.1f} pts" if err is not None else ""))
     return out + [""]
 
 

@@ -12,6 +12,7 @@ from crossview.model.measurement import Measurement
 from crossview.synthesis.bundle import SourceRef, phase_words, window_words
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.kernel_effect import LABEL, kernel_saving
+from crossview.synthesis.prediction_check import check
 from crossview.synthesis.reconcile import KernelJoin, Reconciliation
 
 TYPES = ("config", "engine-src", "kernel")
@@ -68,7 +69,12 @@ class Lever:
                     "source_refs missing: add `source_refs: [{lever: " + self.id +
                     ", repository, commit, file, delivery}]` to bundle.yaml"),
                 "sol_rigor": self.sol_rigor, "confidence": self.confidence,
-                "rubric": self.rubric, "ab": self.ab, "subject": self.subject}
+                "rubric": self.rubric, "ab": self.ab, "subject": self.subject,
+                "prediction_check": self.prediction_check()}
+
+    def prediction_check(self) -> list[dict[str, object]]:
+        """Measured vs predicted change per A/B metric, with the error ([] before an A/B)."""
+        return check(self.ab, self.window_share.value, self.effect is not None)
 
 
 def _refs(inv: Inventory, *keys: str) -> list[SourceRef]:
