@@ -133,3 +133,25 @@ def test_whatif_refuses_two_timelines_and_bad_input(tmp_path: Path) -> None:
     bad.write_text("{}")
     with pytest.raises(CrossviewError, match="bad.json: not a PyTorch-profiler trace"):
         run([mi300, bad], [])
+
+
+@needs_data
+def test_synthesis_ledger_takes_the_replayed_saving(tmp_path: Path) -> None:
+    import shutil
+
+    from crossview.synthesis import synthesize
+
+    b = tmp_path / "w0"
+    b.mkdir()
+    shutil.copyfile(W0, b / W0.name)
+    ncu = DATA / "ncu" / "llm-perf-opt_rtx5090_deepseek-ocr" / "kernel_0001_ncu.details.csv"
+    shutil.copyfile(ncu, b / ncu.name)  # a second source, so the bundle synthesizes
+    syn = synthesize.run(b)
+    dl = next(lv for lv in syn.levers if lv.id == "finding:dataloader-starved")
+    # the replay predicts the median step 152.47 → 119.33 ms: 33.13 ms per step saved
+    w = run([W0], ["dataloader-workers"]).medians()
+    assert dl.effect == "replay"
+    assert dl.recoverable.value == w["measured_step_ns"] - w["predicted_step_ns"]
+    assert round(dl.recoverable.value / 1e6, 2) == 33.13
+    assert "replay: `crossview whatif --lever dataloader-workers`" in dl.basis
+    assert dl.rank == 1  # the largest predicted saving

@@ -98,7 +98,8 @@ def _pct(x: object) -> str:
 
 
 def _ledger(s: Synthesis) -> list[str]:
-    out = ["## Ledger (ranked by predicted saving; levers with no prediction last)", "",
+    out = ["## Ledger (ranked by predicted saving, then upper bounds, then levers with no "
+           "prediction)", "",
            "| rank | lever | type | expected effect | evidence | source refs | rigor | "
            "confidence |", "|---:|---|---|---|---|---|---|---|"]
     for lv in s.levers:

@@ -54,6 +54,7 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
             lever = table[f.pattern]
             if lever in done:
                 f.expected_effect = f"The same replay as `{done[lever]}` (--lever {lever})."
+                f.details["replay_same_as"] = done[lever]
                 continue
             try:
                 w = predict(g, steps, how, [parse(lever)])

@@ -35,8 +35,9 @@ class Lever:
     confidence: str = "DRAFT"
     ab: dict[str, object] | None = None
     rank: int = 0
-    # how `recoverable` was predicted: "roofline" (kernel time at a fraction of its roofline
-    # ceiling), "removed" (the copies' whole kernel time), "bound" (≤, a finding's share),
+    # how `recoverable` was predicted: "replay" (the replayed median step, replay/), "roofline"
+    # (kernel time at a fraction of its roofline ceiling), "removed" (the copies' whole kernel
+    # time), "bound" (≤, a finding's share),
     # None: not predicted (`basis` says what is missing); ranking follows the prediction
     effect: str | None = "bound"
 
@@ -52,6 +53,8 @@ class Lever:
             return (f"{self.recoverable.text()} kernel time saved at "
                     f"{self.subject['roofline_fraction']} of its roofline ceiling ({window}; "
                     f"{LABEL})")
+        if self.effect == "replay":
+            return f"{self.recoverable.text()} per step saved ({window}; {self.basis})"
         if self.effect == "removed":
             return f"{self.recoverable.text()} kernel time removed ({window}; {LABEL})"
         return f"≤ {self.recoverable.text()} recoverable ({window})"
@@ -174,6 +177,15 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
     span = v.metrics.kernel_span_ns
     out = []
     for f in findings:
+        if "replay_same_as" in f.details:
+            continue  # its lever is the row of the finding it names
+        rp = f.details.get("replay")  # replay/findings.py: the replayed median step
+        if rp is not None and f.fix and rp["measured_step_ns"] > rp["predicted_step_ns"]:
+            arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
+                           if inv.entry(e.artifact) is not None})
+            if arts:
+                out.append(_replayed(inv, f, rp, arts))
+            continue
         if f.severity == "info" or f.share <= 0 or not f.fix:
             continue
         arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
@@ -194,6 +206,24 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
     return out
 
 
+def _replayed(inv: Inventory, f: Finding, rp: dict, arts: list[str]) -> Lever:
+    """A finding whose lever was replayed (issue 16): the predicted saving per median step."""
+    meas, pred = float(rp["measured_step_ns"]), float(rp["predicted_step_ns"])
+    ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
+           "tool": "trace"}
+    lid = f"finding:{f.pattern}"
+    return Lever(
+        lid, f"{f.title} — {f.fix}", "config", "finding",
+        {"fix": f.fix, "pattern": f.pattern, "phase": "all",
+         "window": f"the median step ({meas / 1e6:,.2f} ms)"},
+        Measurement(meas - pred, "ns", arts[0], ctx),
+        Measurement(100 * (meas - pred) / meas, "%", arts[0], ctx),
+        f"replay: `crossview whatif --lever {rp['lever']}` predicts the median step "
+        f"{meas / 1e6:,.2f} → {pred / 1e6:,.2f} ms (self-check "
+        f"{rp['selfcheck_max_step_error']:.2%})", arts, f.rigor,
+        _refs(inv, lid, f.pattern), effect="replay")
+
+
 def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     cfg = kb.table("ledger")
     rows = (_kernel_levers(inv, rec, float(cfg["kernel_min_share_pct"]))
@@ -201,8 +231,10 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     # every cited artifact must be a file of the bundle (the explainability contract)
     files = {e.path for e in inv.entries}
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
-    # rank by predicted saving (ns of kernel or step time); levers with no prediction last
-    rows.sort(key=lambda r: (r.effect is None, -r.recoverable.value, r.id))
+    # rank by predicted saving (ns of kernel or step time); then upper bounds (a finding's
+    # share of the span: not a prediction); levers with no prediction last
+    order = {"replay": 0, "roofline": 0, "removed": 0, "bound": 1, None: 2}
+    rows.sort(key=lambda r: (order[r.effect], -r.recoverable.value, r.id))
     for i, r in enumerate(rows, 1):
         r.rank = i
     return rows
