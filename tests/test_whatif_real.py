@@ -155,3 +155,15 @@ def test_synthesis_ledger_takes_the_replayed_saving(tmp_path: Path) -> None:
     assert round(dl.recoverable.value / 1e6, 2) == 33.13
     assert "replay: `crossview whatif --lever dataloader-workers`" in dl.basis
     assert dl.rank == 1  # the largest predicted saving
+
+
+@needs_data
+def test_html_report_has_the_predicted_vs_measured_panel() -> None:
+    from crossview.analysis import analyze
+    from crossview.render.html.page import render
+
+    html = render(analyze([W0]))
+    panel = html[html.index('<section id="whatif"'):]
+    panel = panel[:panel.index("</section>")]
+    assert "<code>--lever dataloader-workers</code>" in panel
+    assert "152.47 ms" in panel and "119.33 ms" in panel and "-21.7%" in panel

@@ -9,7 +9,7 @@ from typing import Any
 
 from crossview.analysis import Analysis
 from crossview.render import kernels as kernels_md
-from crossview.render.html import extras, panels
+from crossview.render.html import extras, panels, whatif_panel
 from crossview.render.html.esc import esc, section
 from crossview.render.html.inputs import Synthesis
 from crossview.render.html.metrics_panel import metrics_panel
@@ -53,6 +53,8 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
         out.append(("timeline", "Timeline", panels.timeline_panel(v)))
     if v.kernels:
         out.append(("roofline", "Roofline", panels.roofline_panel(v)))
+    if whatif_panel.rows(a.findings):
+        out.append(("whatif", "What-if", whatif_panel.whatif_panel(a.findings)))
     for syn in ex.synthesis:
         out.append(("ledger", "Ledger", extras.ledger_panel(syn)))
     for path, d in ex.ab:
