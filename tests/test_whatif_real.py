@@ -167,3 +167,17 @@ def test_html_report_has_the_predicted_vs_measured_panel() -> None:
     panel = panel[:panel.index("</section>")]
     assert "<code>--lever dataloader-workers</code>" in panel
     assert "152.47 ms" in panel and "119.33 ms" in panel and "-21.7%" in panel
+
+
+@needs_data
+def test_whatif_refuses_a_graph_over_the_row_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import copy
+
+    from crossview.replay import graph as graph_mod
+
+    p = copy.deepcopy(graph_mod.params())
+    p["graph"]["max_rows"] = 100
+    monkeypatch.setattr(graph_mod, "params", lambda: p)
+    mi300 = DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
+    with pytest.raises(CrossviewError, match="over the replay's limit of 100"):
+        run([mi300], [])

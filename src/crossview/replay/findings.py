@@ -44,8 +44,8 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
     if not todo:
         return findings
     aid = _artifact(store)
-    if aid is None:
-        return findings
+    if aid is None or graph_mod.rows(store, aid) > graph_mod.params()["graph"]["recap_max_rows"]:
+        return findings  # no single timeline, or too large to replay within a recap
     try:
         g = graph_mod.build(store, aid)
         how, steps = step_windows(store, aid)

@@ -83,6 +83,14 @@ def params() -> dict:
     return load_yaml("replay.yaml")
 
 
+def rows(store: Store, artifact_id: int) -> int:
+    """host_ops + gpu_ops rows of the artifact: the size of its graph."""
+    return int(store.sql(
+        "SELECT (SELECT count(*) FROM host_ops WHERE artifact_id = $a) + "
+        "(SELECT count(*) FROM gpu_ops WHERE artifact_id = $a)", {"a": artifact_id}
+    ).fetchone()[0])
+
+
 def build(store: Store, artifact_id: int) -> Graph:
     """The graph of one artifact (one process's Kineto trace or one nsys report)."""
     p = params()["graph"]

@@ -124,6 +124,10 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
 def run(paths: list[Path], specs: list[str], store: Store | None = None) -> WhatIf:
     store, aid = load(paths, store)
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchone()[0]
+    n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
+    if n > cap:
+        raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
+                         "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
     g = graph_mod.build(store, aid)
     steps_from, steps = step_windows(store, aid)
     return predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
