@@ -14,6 +14,7 @@ from crossview.cli.filter_options import (
     ArtifactOpt,
     DeviceOpt,
     PidOpt,
+    StepOpt,
     StreamOpt,
     TidOpt,
     WindowOpt,
@@ -64,6 +65,7 @@ def export(
     window: WindowOpt = None,
     annotation: AnnotationOpt = None,
     artifact: ArtifactOpt = None,
+    step: StepOpt = None,
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
@@ -76,7 +78,7 @@ def export(
     if to is To.perfetto and view is not None:
         error_line("--view does not apply to --to perfetto: the timeline holds host and GPU")
         raise typer.Exit(2)
-    flt = make_filter(device, stream, pid, tid, window, annotation, artifact)
+    flt = make_filter(device, stream, pid, tid, window, annotation, artifact, step)
     paths = sources(paths, lake)
     result = run_analysis(lambda: run(paths, flt, lake=lake, campaign=campaign, run=run_id),
                           paths)

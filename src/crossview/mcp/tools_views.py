@@ -89,6 +89,9 @@ class ViewTools:
                     "top_kernels": [k.to_dict() for k in v.top_kernels],
                     "gpu_metrics": v.gpu_metrics.to_dict(),
                     "workload_sol": [s.to_dict() for s in v.workload_sol],
+                    # issue 15: the step summary and the steady-state time account
+                    "steps": v.steps.to_dict(),
+                    "account": v.account.summary_dict() if v.account else None,
                     "engine": v.engine,
                     "artifacts": [i.__dict__ for i in v.artifact_info]}
         return _out(e, **body)
@@ -163,7 +166,12 @@ class ViewTools:
             d = as_dict(e.analysis)
             md = markdown.render(e.analysis) if include_markdown else None
         body: dict[str, Any] = {"metrics": d["metrics"], "findings": d["findings"],
-                                "artifacts": d["artifacts"]}
+                                "artifacts": d["artifacts"],
+                                # issue 15: steps and the steady-state time account
+                                "steps": d.get("steps"),
+                                "account": ({k: v for k, v in d["account"].items()
+                                             if k != "per_device"} if d.get("account") else
+                                            None)}
         if md is not None:
             body["markdown"] = md
         return _out(e, **body)

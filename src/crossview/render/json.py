@@ -44,6 +44,9 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         # analyze --workers/--dask: engine, the rank the single-rank parts describe, worker RSS
         "fanout": a.fanout.to_dict() if a.fanout else None,
         "findings": [f.to_dict() for f in a.findings],
+        # issue 15: steps (views/steps.py) and the time account (views/account.py)
+        "steps": v.steps.to_dict() if v else None,
+        "account": (v.account.to_dict() if v.account else None) if v else None,
     }
 
 

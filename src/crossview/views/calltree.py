@@ -31,6 +31,7 @@ class TreeNode:
     family: str | None = None  # kernel leaves
     sync: bool = False  # a sync point (stream/device sync, blocking copy, .item())
     children: list[TreeNode] = field(default_factory=list)
+    repeats: int = 1  # sibling frames merged into this one (views/tree_ops.py: steps, layers)
 
     def to_dict(self, with_self: bool) -> dict[str, object]:
         d: dict[str, object] = {"frame": self.frame, "kind": self.kind,
@@ -41,6 +42,8 @@ class TreeNode:
             d["family"] = self.family
         if self.sync:
             d["sync"] = True
+        if self.repeats > 1:
+            d["repeats"] = self.repeats
         d["children"] = [c.to_dict(with_self) for c in self.children]
         return d
 
