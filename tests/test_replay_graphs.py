@@ -148,3 +148,20 @@ def test_kernel_to_a_fraction_of_its_roofline() -> None:
     w = predict(g, steps, how, [parse("kernel-speedup=A:roofline")],
                 roofline={"A": (0.4, "memory")})
     assert step_us(w) == 190
+
+
+def test_findings_of_one_lever_share_one_replay() -> None:
+    from crossview.model.finding import Finding
+    from crossview.replay.findings import annotate
+
+    def finding(pattern: str) -> Finding:
+        return Finding(pattern, "yellow", pattern, "", "fix", 0.1, [],
+                       expected_effect="Up to 1 ms")
+
+    fs = [finding("sync-bound"), finding("sync-memcpy"), finding("gpu-gap")]
+    annotate(overlap_and_sync().store, fs)
+    # remove-sync: 280 → 133 µs (test_sync_removed_host_runs_on)
+    assert fs[0].expected_effect.startswith("Replay (`crossview whatif --lever remove-sync`)")
+    assert "median step 0.28 → 0.13 ms" in fs[0].expected_effect
+    assert fs[1].expected_effect == "The same replay as `sync-bound` (--lever remove-sync)."
+    assert fs[2].expected_effect == "Up to 1 ms"  # no lever for it: its own bound stays

@@ -30,7 +30,11 @@ def render(w: WhatIf) -> str:
     delta = pred - meas
     sign = "+" if delta >= 0 else "−"
     pct = f", {sign}{abs(delta) / meas:.1%}" if meas else ""
-    lines.append(f"step time (median of {n} steps): measured {_ms(meas)} → predicted "
+    k = int(m["steps"])
+    steady = f"{k} steady steps" if k == n else (
+        f"{k} steady steps of {n}; not steady: " + "; ".join(
+            f"{name} ({why})" for name, why in w.unsteady.items()))
+    lines.append(f"step time (median of {steady}): measured {_ms(meas)} → predicted "
                  f"{_ms(pred)} ({sign}{_ms(abs(delta))}{pct})")
     bb, pb = m["baseline_gpu_busy_ns"], m["predicted_gpu_busy_ns"]
     lines.append(f"GPU busy per step (median): {_ms(bb)} ({bb / meas:.1%} of the step) → "

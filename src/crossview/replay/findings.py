@@ -10,7 +10,7 @@ from crossview.errors import CrossviewError
 from crossview.model.finding import Finding
 from crossview.replay import graph as graph_mod
 from crossview.replay.levers import parse
-from crossview.replay.steps import step_windows
+from crossview.replay.steps import step_windows, unsteady
 from crossview.replay.whatif import WhatIf, predict
 from crossview.store.store import Store
 
@@ -33,7 +33,7 @@ def effect_text(w: WhatIf, lever: str) -> str | None:
     sign = "+" if d >= 0 else "−"
     return (f"Replay (`crossview whatif --lever {lever}`): median step {meas / 1e6:.2f} → "
             f"{pred / 1e6:.2f} ms ({sign}{abs(d) / 1e6:.2f} ms, {sign}{abs(d) / meas:.1%}; "
-            f"{len(w.baseline)} steps, {w.steps_from}; self-check "
+            f"{int(m['steps'])} steady of {len(w.baseline)} steps, {w.steps_from}; self-check "
             f"{w.selfcheck_max_error:.2%}).")
 
 
@@ -49,6 +49,7 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
     try:
         g = graph_mod.build(store, aid)
         how, steps = step_windows(store, aid)
+        flagged = unsteady(store, aid)  # warm-up / outlier steps: out of the medians
         done: dict[str, str] = {}  # lever → the finding whose effect already says it
         for f in todo:
             lever = table[f.pattern]
@@ -60,6 +61,7 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
                 w = predict(g, steps, how, [parse(lever)])
             except CrossviewError:
                 continue  # the lever needs what this capture lacks: the bound stays
+            w.unsteady = flagged
             text = effect_text(w, lever)
             if text:
                 f.expected_effect = text

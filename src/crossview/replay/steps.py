@@ -50,3 +50,15 @@ def step_windows(store: Store, artifact_id: int) -> tuple[str, list[Step]]:
     if row is None or row[0] is None:
         return "none", []
     return "the whole capture (no step ranges)", [Step("capture", "", row[0], row[1])]
+
+
+def unsteady(store: Store, artifact_id: int) -> dict[str, str]:
+    """Step name → why it is not steady state (warm-up, JIT, outlier), from the time
+    account's step detection (views/steps.py), for steps of this artifact."""
+    from crossview.views.steps import detect
+
+    out = {}
+    for st in detect(store, "host_ops", "gpu_ops").steps:
+        if st.artifact_id == artifact_id and st.flags:
+            out[st.name] = "; ".join(st.reasons) or ", ".join(st.flags)
+    return out

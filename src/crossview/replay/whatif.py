@@ -16,7 +16,7 @@ from crossview.replay.graph import WAIT, Graph
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure
 from crossview.replay.replay import replay
-from crossview.replay.steps import Step, step_windows
+from crossview.replay.steps import Step, step_windows, unsteady
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
@@ -34,6 +34,11 @@ class WhatIf:
     notes: list[str] = field(default_factory=list)
     nodes: int = 0  # graph nodes
     nodes_moved: int = 0  # non-wait nodes whose unchanged replay differs from the capture
+    unsteady: dict[str, str] = field(default_factory=dict)  # step → why not steady state
+
+    def _steady(self, steps: list[StepResult]) -> list[StepResult]:
+        """The steady-state steps (all when every step is flagged)."""
+        return [s for s in steps if s.name not in self.unsteady] or steps
 
     @property
     def selfcheck_ok(self) -> bool:
@@ -42,19 +47,22 @@ class WhatIf:
     def medians(self) -> dict[str, float]:
         def med(xs: list[int]) -> float:
             return float(median(xs)) if xs else 0.0
+        base, pred = self._steady(self.baseline), self._steady(self.predicted)
         return {
-            "measured_step_ns": med([s.measured_ns for s in self.baseline]),
-            "baseline_step_ns": med([s.predicted_ns for s in self.baseline]),
-            "predicted_step_ns": med([s.predicted_ns for s in self.predicted]),
-            "baseline_gpu_busy_ns": med([s.gpu_busy_ns for s in self.baseline]),
-            "predicted_gpu_busy_ns": med([s.gpu_busy_ns for s in self.predicted]),
+            "measured_step_ns": med([s.measured_ns for s in base]),
+            "baseline_step_ns": med([s.predicted_ns for s in base]),
+            "predicted_step_ns": med([s.predicted_ns for s in pred]),
+            "baseline_gpu_busy_ns": med([s.gpu_busy_ns for s in base]),
+            "predicted_gpu_busy_ns": med([s.gpu_busy_ns for s in pred]),
+            "steps": float(len(base)),
         }
 
     def median_step(self) -> StepResult | None:
         """The predicted step at the median (upper middle for an even count)."""
-        if not self.predicted:
+        steady = self._steady(self.predicted)
+        if not steady:
             return None
-        return sorted(self.predicted, key=lambda s: s.predicted_ns)[len(self.predicted) // 2]
+        return sorted(steady, key=lambda s: s.predicted_ns)[len(steady) // 2]
 
     def bound_by(self) -> list[tuple[str, float]]:
         """The median step's critical path by cause: (cause, ns), largest first."""
@@ -74,7 +82,9 @@ class WhatIf:
             "steps": [{"name": b.name, "measured_ns": b.measured_ns,
                        "replayed_ns": b.predicted_ns,
                        "predicted_ns": p.predicted_ns if self.selfcheck_ok else None,
-                       "predicted_gpu_busy_ns": p.gpu_busy_ns if self.selfcheck_ok else None}
+                       "predicted_gpu_busy_ns": p.gpu_busy_ns if self.selfcheck_ok else None,
+                       "steady": b.name not in self.unsteady,
+                       "not_steady_because": self.unsteady.get(b.name)}
                       for b, p in zip(self.baseline, self.predicted, strict=True)],
             "notes": self.notes,
         }
@@ -130,8 +140,10 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
                          "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
     g = graph_mod.build(store, aid)
     steps_from, steps = step_windows(store, aid)
-    return predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
-                   _roofline(store))
+    w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
+                _roofline(store))
+    w.unsteady = unsteady(store, aid)
+    return w
 
 
 def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
