@@ -146,15 +146,18 @@ def test_permutation_exact_min_p() -> None:
 def test_cli_json_fail_on_and_ledger(tmp_path: Path) -> None:
     a, b = arms(tmp_path, [(100, 50), (101, 51), (102, 52)], [(120, 60), (121, 61), (122, 62)])
     led = tmp_path / "ledger.json"
-    led.write_text(json.dumps({"levers": [
+    led.write_text(json.dumps({"context": {"model": "meta-llama/Llama-3.1-8B",
+                                           "gpu": "NVIDIA H200", "concurrency": 64},
+                               "levers": [
         {"id": "L1", "rank": 1, "lever": "--max-num-seqs 256", "type": "config",
+         "target": "throughput", "changes": ["max_num_seqs"],
          "expected_effect": "+15 % tok/s", "evidence_artifacts": ["x.json"], "source_refs": [],
          "sol_rigor": "L2", "confidence": "DRAFT"},
         {"id": "L2", "rank": 2, "lever": "other", "confidence": "DRAFT"}]}))
     args = ["ab", *sum((["--baseline", str(p)] for p in a), []),
             *sum((["--variant", str(p)] for p in b), []), "--metric", "output_throughput",
             "--metric", "median_ttft_ms", "--format", "json", "--ledger", str(led),
-            "--lever", "L1", "--fail-on", "loss"]
+            "--lever", "L1", "--gpu-uuid", "GPU-1", "--fail-on", "loss"]
     r = runner.invoke(app, args)
     assert r.exit_code == 1  # TTFT is a loss
     out = json.loads(r.stdout)
@@ -164,10 +167,12 @@ def test_cli_json_fail_on_and_ledger(tmp_path: Path) -> None:
     assert m["variant"]["unit"] == "tok/s" and m["p"] == pytest.approx(0.1)
     assert m["ci"] == pytest.approx([120 / 102, 122 / 100]) and "permutation" in m["test"]
     rows = json.loads(led.read_text())["levers"]
-    assert rows[0]["confidence"] == "VERDICT" and rows[0]["ab"]["verdict"] == "mixed"
+    # the throughput lever is judged on output_throughput only (TTFT compared, not used)
+    assert rows[0]["confidence"] == "VERDICT" and rows[0]["ab"]["verdict"] == "win"
+    assert rows[0]["ab"]["failed_gates"] == []
     assert rows[0]["expected_effect"] == "+15 % tok/s" and rows[1] == {
         "id": "L2", "rank": 2, "lever": "other", "confidence": "DRAFT"}
-    r = runner.invoke(app, args[:-2] + ["--lever", "nope"])
+    r = runner.invoke(app, args[:-4] + ["--lever", "nope"])
     assert r.exit_code == 2 and "no such lever" in r.stderr
     # null → tried-null; refusal → DRAFT with the reason
     a2, b2 = arms(tmp_path / "n", [(100, 50), (101, 51), (102, 52)],
@@ -176,7 +181,10 @@ def test_cli_json_fail_on_and_ledger(tmp_path: Path) -> None:
             "--lever", "L2"]
     assert runner.invoke(app, base + sum((["--variant", str(p)] for p in b2), [])
                          ).exit_code == 0
-    assert json.loads(led.read_text())["levers"][1]["confidence"] == "tried-null"
+    # L2 names no phase/target and the trials no GPU UUIDs: null on the numbers, kept DRAFT
+    row = json.loads(led.read_text())["levers"][1]
+    assert row["confidence"] == "DRAFT" and row["ab"]["verdict"] == "null"
+    assert {g.split(":")[0] for g in row["ab"]["failed_gates"]} == {"node", "metric"}
     _, b3 = arms(tmp_path / "r", [], [(120, 60)] * 3, max_concurrency=8)
     r = runner.invoke(app, base + sum((["--variant", str(p)] for p in b3), []))
     assert r.exit_code == 0 and "refused" in r.stdout

@@ -379,8 +379,12 @@ def test_histogram_quantiles_from_buckets(tmp_path: Path) -> None:
     s = analyze([path]).views.gpu_metrics.serving[0]
     h = s.hist("ttft")
     assert h.count == 100 and h.mean == pytest.approx(0.25)
-    assert h.p50 == pytest.approx(0.1 + 0.4 * (50 - 10) / 80)  # PromQL histogram_quantile
-    assert h.p90 == pytest.approx(0.5) and h.p99 == pytest.approx(0.5)  # +Inf bucket → 0.5
+    # bucket bounds, never interpolated (issue 17): rank 50 and 90 fall in (0.1, 0.5]; the
+    # mean 0.25 s clips nothing there (0.25 ÷ 0.5 = 0.5, 0.25 ÷ 0.1 = 2.5)
+    assert (h.p50.lo, h.p50.hi, h.p50.clipped) == (0.1, 0.5, False)
+    assert (h.p90.lo, h.p90.hi) == (0.1, 0.5)
+    # rank 99 is in the +Inf bucket: above 0.5 s, at most mean ÷ 0.01 = 25 s
+    assert h.p99.lo == 0.5 and h.p99.hi == pytest.approx(25.0) and h.p99.clipped
 
 
 # --------------------------------------------------------------------------- bad input

@@ -154,12 +154,12 @@ def test_cli_persists_deterministically_and_keeps_ab_outcomes(tmp_path: Path) ->
     from crossview.experiments.ledger import read_ledger, rows_of
     data = read_ledger(js2)
     row = rows_of(data)[0]
-    row["confidence"], row["ab"] = "tried-null", {"verdict": "null", "reason": "noise"}
+    rec = {"verdict": "null", "reason": "noise", "failed_gates": []}  # every gate passed
+    row["confidence"], row["ab"] = "tried-null", rec
     js2.write_text(json.dumps(data))
     s3 = synthesize.run(b, now=datetime(2026, 1, 3, tzinfo=UTC))
     again = next(lv for lv in s3.levers if lv.id == row["id"])
-    assert again.confidence == "tried-null" and again.ab == {"verdict": "null",
-                                                             "reason": "noise"}
+    assert again.confidence == "tried-null" and again.ab == rec
     assert row["id"] in s3.kept and row["id"] not in {p.lever_id for p in s3.plans}
 
     cli = subprocess.run([sys.executable, "-m", "crossview", "synthesize", str(b)],

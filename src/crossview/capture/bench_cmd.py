@@ -43,8 +43,28 @@ def _num(text: str) -> Any:
     return text
 
 
-def prepare(command: str, bundle: Path) -> BenchCommand:
-    """Split the command; add --save-result/--result-dir/--result-filename unless given."""
+def with_node(argv: list[str], node: dict[str, str]) -> list[str]:
+    """Add the node identity as `--metadata KEY=VALUE` pairs (issue 17: the A/B VERDICT gate
+    needs every trial to say which host and GPUs ran it). `vllm bench serve --metadata` takes
+    its pairs after one flag (a second flag would replace the first): ours join the user's;
+    a key the user gave is kept as given."""
+    pairs = [f"{k}={v}" for k, v in node.items() if v]
+    out = list(argv)
+    if "--metadata" in out:
+        i = out.index("--metadata") + 1
+        given = set()
+        while i < len(out) and not out[i].startswith("--"):
+            given.add(out[i].partition("=")[0])
+            i += 1
+        out[i:i] = [p for p in pairs if p.partition("=")[0] not in given]
+    elif pairs:
+        out += ["--metadata", *pairs]
+    return out
+
+
+def prepare(command: str, bundle: Path, node: dict[str, str] | None = None) -> BenchCommand:
+    """Split the command; add --save-result/--result-dir/--result-filename unless given, and
+    the node identity (hostname, gpu_uuids) as --metadata pairs when known."""
     argv = shlex.split(command)
     result_dir, result_file = bundle / RESULT_DIR, RESULT_FILE
     meta: dict[str, str] = {}
@@ -65,7 +85,7 @@ def prepare(command: str, bundle: Path) -> BenchCommand:
                 meta[k] = v
                 j += 1
         i += 1
-    out = list(argv)
+    out = with_node(argv, node or {})
     if "--save-result" not in out:
         out.append("--save-result")
     if not any(a.split("=")[0] == "--result-dir" for a in out):

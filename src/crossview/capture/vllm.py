@@ -78,7 +78,10 @@ def _run_load(opts: VllmOptions, bundle: Path, meta: BundleMeta) -> tuple[int, P
     if opts.bench is None:
         time.sleep(opts.duration_s or 0)
         return 0, None
-    cmd = bench_cmd.prepare(opts.bench, bundle)
+    uuids = meta.context.get("gpu_uuids")
+    node = {"hostname": str(meta.context.get("hostname") or ""),
+            "gpu_uuids": ",".join(uuids) if isinstance(uuids, list) else str(uuids or "")}
+    cmd = bench_cmd.prepare(opts.bench, bundle, node)
     meta.context.setdefault("metadata", {}).update(cmd.metadata)
     for k, v in cmd.context.items():
         meta.context.setdefault(k, v)

@@ -11,6 +11,7 @@ import typer
 
 from crossview.cli.app import Fmt, app, error_line, run_analysis
 from crossview.cli.lake import lake_side
+from crossview.cli.multi_value import multi_value
 from crossview.errors import CrossviewError, UsageError
 
 
@@ -52,10 +53,12 @@ class FailOn(StrEnum):
     insufficient = "insufficient"  # also fails on refusals: the A/B proved nothing
 
 
-@app.command()
+@app.command(cls=multi_value("--baseline", "--variant"))
 def ab(
-    baseline: Annotated[list[Path], typer.Option(help="Baseline result file(s), one per trial.")],
-    variant: Annotated[list[Path], typer.Option(help="Variant result file(s), one per trial.")],
+    baseline: Annotated[list[Path], typer.Option(
+        help="Baseline result files, one per trial: `--baseline b-t*.json` or repeated.")],
+    variant: Annotated[list[Path], typer.Option(
+        help="Variant result files, one per trial: `--variant v-t*.json` or repeated.")],
     metric: Annotated[list[str] | None, typer.Option(
         help="Metric(s) to compare (default: every metric with a known direction).")] = None,
     noise: Annotated[float | None, typer.Option(
@@ -73,9 +76,18 @@ def ab(
     fail_on: Annotated[FailOn | None, typer.Option(help="Exit 1 on this verdict.")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    node: Annotated[str | None, typer.Option(
+        help="Hostname both arms ran on, for trials that recorded none (VERDICT gate).")]
+    = None,
+    gpu_uuid: Annotated[list[str] | None, typer.Option(
+        help="GPU UUID(s) both arms ran on, for trials that recorded none (VERDICT gate).")]
+    = None,
+    exclude_cold: Annotated[bool, typer.Option(
+        help="Leave trials flagged cold (warm-up outliers) out of the comparison.")] = False,
 ) -> None:
     """A/B of benchmark trials: medians, CI, p, verdict (win/loss/null/insufficient)."""
     from crossview.experiments.ab import run_ab
+    from crossview.experiments.gates import NodeClaim
     from crossview.experiments.ledger import read_ledger, update_ledger
     from crossview.knowledge.thresholds import defaults
     from crossview.render import ab as table
@@ -86,10 +98,16 @@ def ab(
         if ledger is not None:
             read_ledger(ledger)  # a bad ledger fails before any work
         res = run_ab(baseline, variant, metric, noise, alpha, set(allow_diff or ()),
-                     set(higher_is_better or ()), set(lower_is_better or ()))
+                     set(higher_is_better or ()), set(lower_is_better or ()),
+                     exclude_cold=exclude_cold)
         n = defaults().ab_bootstrap_resamples
         if ledger is not None and lever is not None:
-            update_ledger(ledger, lever, res, table.to_json(res, n))
+            claim = NodeClaim(node, ",".join(gpu_uuid) if gpu_uuid else None)
+            conf, failed = update_ledger(ledger, lever, res, table.to_json(res, n), claim,
+                                         set(allow_diff or ()))
+            print(f"crossview: {ledger}: lever {lever} → {conf}", file=sys.stderr)
+            for g in failed:  # why it stays DRAFT, one line per gate
+                print(f"crossview: failed gate {g}", file=sys.stderr)
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None

@@ -33,12 +33,16 @@ def detect(v: Views) -> list[Finding]:
                      "is to its FLOP ceiling (collect `--section SpeedOfLight_RooflineChart`)")
         if k.tensor_cores is False:
             line += f"; tensor cores not engaged ({k.tensor_evidence})"
+        elif k.compute_class == "tensor-core":
+            line += f"; {k.tensor_note}"
         lines.append(line + ".")
     obs = " ".join(lines) + kc.ncu_says(top, ("SOLBottleneck",))
-    key = PATTERN + ("-at-roofline" if at_roof else "")
+    tensor = top.compute_class == "tensor-core"  # never told to "use tensor cores" (issue 17)
+    key = PATTERN + ("-at-roofline" if at_roof else "-tensor" if tensor else "")
     fix = fix_for(key, None, kc.names(ks[:1]))
     if top.pct_of_peak_flops is None:
-        fix += " " + fix_for(PATTERN + "-collect-roofline", None, kc.names(ks[:1]))
+        fix += " " + fix_for(PATTERN + ("-tensor-collect" if tensor else "-collect-roofline"),
+                             None, kc.names(ks[:1]))
     return [kc.finding(
         PATTERN, sev, f"Compute-bound kernel{'s' if len(ks) > 1 else ''}: {kc.names(ks)} "
         f"({100 * share:.1f}% of {kc.basis(v, ks)})", obs,

@@ -1,7 +1,8 @@
 """gpu-idle: the GPU waits on the host (busy share of the kernel span, idle by cause).
 
-With a time account (views/account.py) gpu-idle is a symptom: an info note summarizing the
-account's idle rows (the causes are their own findings). It charges only two slices itself:
+With a time account (views/account.py) gpu-idle is a symptom that the account table beside
+the metrics already summarizes cause by cause (the causes are their own findings). It
+charges only two slices itself:
 `gpu_dependency` (work already queued, the GPU waiting on a GPU-side dependency) and
 `unexplained` (no host activity recorded) — a 🔴 for the latter only when it dominates the
 idle time, with the capture that would explain it as the fix."""
@@ -89,23 +90,14 @@ def _host_wait_effect(host_wait_ns: int, startup_ns: int) -> str:
 def _from_account(v: Views) -> list[Finding]:
     acc, lim = v.account, v.limits
     assert acc is not None
-    idle = [c for c in acc.steady_state if c.idle]
-    idle_ns = sum(c.ns for c in idle)
-    wall = acc.steady_wall_ns or 1
+    idle_ns = sum(c.ns for c in acc.steady_state if c.idle)
     if not idle_ns:
         return []
-    parts = "; ".join(f"{c.label} {ms(c.ns)} ({pct(c.ns / idle_ns)})" for c in idle[:5])
+    # the idle share itself is a summary: the time-account table beside the metrics shows it
+    # cause by cause, and each cause is charged by the finding that owns it
     ev = evidence(v, "kernel union per device and the launching threads' host ops (time "
                      "account)")
-    out = [Finding(
-        pattern=PATTERN, severity="info",
-        title=f"GPU idle {pct(idle_ns / wall)} of the steady step",
-        observation=(f"Per steady step ({ms(acc.steady_wall_ns)}) the GPU idles "
-                     f"{ms(idle_ns)}: {parts}. Each cause is charged once, by the finding "
-                     "that owns it."),
-        fix="See the findings that own each cause.", share=idle_ns / wall, evidence=ev,
-        details={"idle_ns": idle_ns},
-    )]
+    out: list[Finding] = []
     dep = slice_of(v, "gpu_dependency")
     if dep is not None and dep.ns:
         sev = severity(dep.share, lim.gpu_idle_red_share, lim.gpu_idle_yellow_share)

@@ -31,9 +31,12 @@ def _from_engine(v: Views) -> list[Finding]:
     lim = v.limits
     for s in v.gpu_metrics.serving:
         itl = s.hist("itl")
-        if itl is None or itl.count < lim.serving_min_requests or not itl.p50 or not itl.p99:
+        if (itl is None or itl.count < lim.serving_min_requests or not itl.p50
+                or not itl.p99 or itl.p50.hi <= 0):
             continue
-        ratio = itl.p99 / itl.p50
+        # buckets give intervals: the ratio's lower bound (p99 ≥ lo, median ≤ hi) is what
+        # the data shows for sure
+        ratio = itl.p99.lo / itl.p50.hi
         plen = s.hist("prompt_len")
         isl = plen.mean if plen else None
         if isl is None and s.finished and s.counter("prompt_tokens"):
@@ -45,7 +48,8 @@ def _from_engine(v: Views) -> list[Finding]:
             pattern=PATTERN, severity="yellow",
             title=f"ITL spikes with long prompts in {s.engine}{model}",
             observation=(f"{s.engine} /metrics, {where(s)}: inter-token latency p99 "
-                         f"{fmt_s(itl.p99)} is {ratio:.1f}× the median {fmt_s(itl.p50)} "
+                         f"{itl.p99.text(fmt_s)} is at least {ratio:.1f}× the median "
+                         f"{itl.p50.text(fmt_s)} "
                          f"({itl.count:,.0f} token gaps) with prompts of {isl:,.0f} tokens on "
                          "average: decode steps stall behind prefills (histogram estimate: "
                          "bucket-width precision)."),

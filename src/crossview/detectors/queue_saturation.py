@@ -43,7 +43,8 @@ def _latency_reading(v: Views, s: ServingSummary) -> tuple[float | None, str]:
         share = qt.sum / e2e.sum
         return share, (f"requests spent {pct(share)} of their end-to-end time queued (mean "
                        f"queue {fmt_s(qt.mean)} of {fmt_s(e2e.mean)} per request, p99 queue "
-                       f"{fmt_s(qt.p99)}, {e2e.count:,.0f} requests)")
+                       f"{qt.p99.text(fmt_s) if qt.p99 else 'n/a'}, {e2e.count:,.0f} "
+                       "requests)")
     q, r = s.counter("queue_time_total"), s.counter("request_time_total")
     n = s.finished or 0
     if q is not None and r and n >= v.limits.serving_min_requests:

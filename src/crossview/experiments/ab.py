@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from crossview.errors import InputError, UsageError
+from crossview.experiments import cold
 from crossview.experiments.ab_stats import Comparison, compare
 from crossview.knowledge.loader import load_yaml
 from crossview.knowledge.thresholds import defaults
@@ -39,6 +40,12 @@ class Arm:
     values: dict[str, list[float]] = field(default_factory=dict)  # metric → one value/trial
     units: dict[str, str] = field(default_factory=dict)
     contexts: list[dict[str, object]] = field(default_factory=list)
+    # per trial, in order: (file, trial number), its metrics, and the cold flag (None = warm)
+    trial_ids: list[tuple[str, int]] = field(default_factory=list)
+    trials: list[dict[str, float]] = field(default_factory=list)
+    cold: list[str | None] = field(default_factory=list)
+    excluded: list[int] = field(default_factory=list)  # trial indexes left out (cold)
+    first_ttft: list[tuple[float, float] | None] = field(default_factory=list)  # (first, median)
 
 
 @dataclass
@@ -98,15 +105,28 @@ def load_arm(name: str, paths: list[Path]) -> Arm:
         if rep.status != "ok" or rep.problems:
             # an A/B trial with a skipped row (NaN, a malformed line) is not a trial to trust
             raise InputError(rep.path, "; ".join(rep.problems) or rep.status)
-    rows = store.sql("SELECT artifact_id, arm, trial, metric, value, unit FROM trials"
-                     " ORDER BY artifact_id, arm, trial, metric").fetchall()
+    rows = store.sql("SELECT t.artifact_id, t.arm, t.trial, metric, value, unit, a.path"
+                     " FROM trials t JOIN artifacts a USING (artifact_id)"
+                     " ORDER BY t.artifact_id, t.arm, t.trial, metric").fetchall()
     if not rows:
         raise InputError(", ".join(arm.paths), f"{name} arm: no benchmark trials found", "empty")
-    for _aid, _arm, _trial, metric, value, unit in rows:
+    keys: dict[tuple[int, str, int], int] = {}
+    for aid, arm_name, trial, metric, value, unit, path in rows:
         if not math.isfinite(value):
             raise InputError(", ".join(arm.paths), f"{name} arm: {metric} is {value}")
+        i = keys.setdefault((aid, arm_name, trial), len(keys))
+        if i == len(arm.trials):
+            arm.trial_ids.append((str(path), int(trial)))
+            arm.trials.append({})
+        arm.trials[i][metric] = float(value)
         arm.values.setdefault(metric, []).append(float(value))
         arm.units.setdefault(metric, unit or "")
+    # per-request TTFTs (--save-detailed): the first request's and the trial's median, seconds
+    firsts = {(aid, a, t): (f, m) for aid, a, t, f, m in store.sql(
+        "SELECT artifact_id, arm, trial, arg_min(ttft_s, request), median(ttft_s)"
+        " FROM bench_requests WHERE ttft_s IS NOT NULL AND error IS NULL"
+        " GROUP BY ALL").fetchall()}
+    arm.first_ttft = [firsts.get(k) for k in keys]
     arm.contexts = [json.loads(c) for c, in store.sql(
         "SELECT context FROM context ORDER BY artifact_id, arm, trial").fetchall()]
     store.close()
@@ -167,16 +187,38 @@ def verdict(c: Comparison, d: str, noise_pct: float, alpha: float) -> tuple[str,
     return "null", f"CI [{lo:.4f}, {hi:.4f}] reaches into 1 ± {noise_pct:g} %"
 
 
+def mark_cold(arm: Arm, hi_set: set[str], lo_set: set[str], exclude: bool) -> list[str]:
+    """Flag cold trials (experiments/cold.py); leave them out only when `exclude`."""
+    arm.cold = cold.flags(arm.trials, lambda m: direction(m, hi_set, lo_set), arm.first_ttft)
+    notes = []
+    for i, why in enumerate(arm.cold):
+        if why:
+            path, trial = arm.trial_ids[i]
+            notes.append(f"{arm.name} trial {trial} of {path} flagged cold — {why}; "
+                         + ("left out (--exclude-cold)" if exclude else
+                            "kept (leave it out with --exclude-cold)"))
+    if exclude and any(arm.cold):
+        arm.excluded = [i for i, w in enumerate(arm.cold) if w]
+        arm.values = {}
+        for i, t in enumerate(arm.trials):
+            if i not in arm.excluded:
+                for m, v in t.items():
+                    arm.values.setdefault(m, []).append(v)
+    return notes
+
+
 def run_ab(baseline: list[Path], variant: list[Path], metrics: list[str] | None = None,
            noise_pct: float | None = None, alpha: float | None = None,
            allow_diff: set[str] | None = None, higher: set[str] | None = None,
-           lower: set[str] | None = None) -> ABResult:
+           lower: set[str] | None = None, exclude_cold: bool = False) -> ABResult:
     th = defaults()
     noise = th.ab_noise_pct if noise_pct is None else noise_pct
     a_level = th.ab_alpha if alpha is None else alpha
     hi_set, lo_set = higher or set(), lower or set()
     a, b = load_arm("baseline", baseline), load_arm("variant", variant)
     refusals, notes = preconditions(a, b, allow_diff or set())
+    for arm in (a, b):
+        notes += mark_cold(arm, hi_set, lo_set, exclude_cold)
     if metrics:
         names = list(dict.fromkeys(metrics))
     else:  # every metric with a known direction that either arm recorded

@@ -3,6 +3,7 @@ scope (hot_traces gpu then cpu, topfunctions, query…) reuse one store instead 
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from dataclasses import asdict
@@ -39,8 +40,9 @@ class FilterArg(BaseModel):
 
 
 def filter_echo(f: Filter) -> dict[str, Any]:
-    d = asdict(f)
-    if d["window_ns"] is not None:
+    """The filter's set fields only ({} = everything): pass it back as `filter`."""
+    d = {k: v for k, v in asdict(f).items() if v is not None}
+    if "window_ns" in d:
         d["window_ns"] = list(d["window_ns"])
     return d
 
@@ -52,17 +54,29 @@ class Entry:
         self.filter = flt
         # one DuckDB connection: one call at a time; re-entrant so `diff A A` takes it twice
         self.lock = threading.RLock()
+        self.given: list[str] | None = None
 
     def scope(self) -> dict[str, Any]:
-        """What every tool result starts with: pass `paths` + `filter` back to reuse it."""
+        """What every tool result starts with: pass `paths` + `filter` back to reuse it.
+        `paths` as the caller spelled them (a root reached through a symlink stays the
+        link); the filter once, set fields only; `resolved` what it selected."""
         v = self.analysis.views
+        resolved = v.filter.to_dict() if v else None
+        if resolved is not None:
+            resolved.pop("requested", None)  # the same as `filter`
         return {
-            "paths": [str(p) for p in self.paths],
+            "paths": list(self.given) if self.given else [str(p) for p in self.paths],
             "filter": filter_echo(self.filter),
-            "resolved": v.filter.to_dict() if v else None,
+            "resolved": resolved,
             "rejected": [{"path": r.path, "problems": r.problems}
                          for r in self.analysis.rejected],
         }
+
+    def as_given(self, paths: list[str]) -> Entry:
+        """This entry, echoing `paths` as this call spelled them (shared analysis and lock)."""
+        view = copy.copy(self)
+        view.given = list(paths)
+        return view
 
 
 class AnalysisCache:
@@ -72,6 +86,15 @@ class AnalysisCache:
         self._entries: OrderedDict[tuple[Any, ...], Entry] = OrderedDict()
         self._lock = threading.Lock()
 
+    def _spelled(self, paths: list[str], real: list[Path]) -> list[Path]:
+        out = []
+        for p, r in zip(paths, real, strict=True):
+            given = Path(p).expanduser()
+            if not given.is_absolute():
+                given = self.roots.roots[0] / given
+            out.append(given if given.resolve(strict=False) == r else r)
+        return out
+
     def get(self, paths: list[str], flt: FilterArg | None, gpu: str | None = None) -> Entry:
         real = self.roots.check_all(paths)
         f = (flt or FilterArg()).to_filter()
@@ -80,9 +103,11 @@ class AnalysisCache:
             hit = self._entries.get(key)
             if hit is not None:
                 self._entries.move_to_end(key)
-                return hit
+                return hit.as_given(paths)
         try:
-            result = analyze(real, f, gpu=gpu)
+            # read through the path as given (checked above: its real path is under a root),
+            # so artifact paths in results match what the caller and the CLI spell
+            result = analyze(self._spelled(paths, real), f, gpu=gpu)
         except CrossviewError as e:
             raise Refused(str(e)) from None
         if result.views is None:
@@ -95,4 +120,4 @@ class AnalysisCache:
                 _, old = self._entries.popitem(last=False)
                 with old.lock:
                     old.analysis.views.store.close()  # type: ignore[union-attr]
-        return entry
+        return entry.as_given(paths)

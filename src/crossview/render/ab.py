@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from crossview.experiments.ab import ABResult, MetricResult
+from crossview.schema import versioned
 
 _METHOD = ("medians; CI: bootstrap percentile on the ratio variant ÷ baseline median "
            "(seeded, {n} resamples, {lvl:g} %); p: exact permutation (Mann-Whitney) test, "
@@ -33,8 +34,18 @@ def metric_json(m: MetricResult) -> dict[str, Any]:
             "verdict": m.verdict, "reason": m.reason}
 
 
+def trials_json(res: ABResult) -> dict[str, list[dict[str, Any]]]:
+    """Each trial's regime: warm, or cold with the reason (experiments/cold.py)."""
+    return {arm.name: [{"file": f, "trial": t, "regime": "cold" if why else "warm",
+                        "reason": why, "excluded": i in arm.excluded}
+                       for i, ((f, t), why) in enumerate(zip(arm.trial_ids, arm.cold,
+                                                            strict=False))]
+            for arm in (res.baseline, res.variant)}
+
+
 def to_json(res: ABResult, resamples: int) -> dict[str, Any]:
-    return {"metrics": [metric_json(m) for m in res.metrics], "refusals": res.refusals,
+    return {"metrics": [metric_json(m) for m in res.metrics], "trials": trials_json(res),
+            "refusals": res.refusals,
             "notes": res.notes, "noise_pct": res.noise_pct, "alpha": res.alpha,
             "ci_level": res.ci_level,
             "method": _METHOD.format(n=resamples, lvl=res.ci_level * 100, alpha=res.alpha,
@@ -42,8 +53,8 @@ def to_json(res: ABResult, resamples: int) -> dict[str, Any]:
 
 
 def render_json(res: ABResult, resamples: int) -> str:
-    return json.dumps({"baseline": res.baseline.paths, "variant": res.variant.paths,
-                       **to_json(res, resamples)}, indent=2) + "\n"
+    return json.dumps(versioned({"baseline": res.baseline.paths, "variant": res.variant.paths,
+                                 **to_json(res, resamples)}), indent=2) + "\n"
 
 
 def _fmt(x: float) -> str:

@@ -12,12 +12,18 @@ def _cell(text: str) -> str:
 def context_lines(inv: Inventory) -> list[str]:
     b = inv.bundle
     known = b.context.known()
-    lines = ["**Context** (bundle.yaml" + ("" if b.has_yaml else ": absent — every field "
-                                           "unknown") + "): "
+    from_files = any(v != "bundle.yaml" for v in b.context_sources.values())
+    lines = ["**Context** (bundle.yaml" + ("" if b.has_yaml else (
+                 ": absent — read from the bundle's files" if from_files
+                 else ": absent — every field unknown")) + "): "
              + (", ".join(f"{k} {v}" for k, v in known.items()) or "nothing recorded")]
     if b.extra:
         lines.append("extra: " + ", ".join(f"{k} {v}" for k, v in sorted(b.extra.items())))
     lines.append("unknown: " + (", ".join(b.unknowns()) or "none"))
+    srcs = {k: v for k, v in b.context_sources.items() if v != "bundle.yaml"}
+    if srcs:
+        lines.append("read from the bundle's files: " + "; ".join(
+            f"{k} ← {v}" for k, v in sorted(srcs.items())))
     return [" ".join(lines[:1]), *[f"- {x}" for x in lines[1:]]]
 
 

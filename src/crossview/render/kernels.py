@@ -82,6 +82,9 @@ def notes(rows: list[KernelRoofline]) -> list[str]:
         out.append(head + ".")
         if k.tensor_cores is not None:
             out.append(f"   - tensor cores: {_TC[k.tensor_cores]} ({_cell(k.tensor_evidence)})")
+        pipe = (f", tensor pipe {k.tensor_pipe_pct:.1f}% of peak"
+                if k.tensor_pipe_pct is not None else "")
+        out.append(f"   - compute class: {k.compute_class}{pipe} — {_cell(k.tensor_note)}")
         if k.missing:
             out.append("   - not in the capture: " + "; ".join(k.missing))
         for r in k.ncu_rules:

@@ -83,8 +83,10 @@ def _device_line(d: DeviceCounters) -> str:
 def _hist(h: HistStat | None) -> str | None:
     if h is None:
         return None
-    return (f"p50 {qty(h.p50, h.unit)} / p90 {qty(h.p90, h.unit)} / p99 {qty(h.p99, h.unit)} "
-            f"(mean {qty(h.mean, h.unit)}, {h.count:,.0f} obs.)")
+    def q(x: object) -> str:
+        return x.text(lambda v: qty(v, h.unit)) if x is not None else "n/a"  # type: ignore[attr-defined]
+    return (f"p50 {q(h.p50)} / p90 {q(h.p90)} / p99 {q(h.p99)} "
+            f"(mean {qty(h.mean, h.unit)}, {h.count:,.0f} obs.; quantiles as bucket bounds)")
 
 
 def _serving_line(s: ServingSummary) -> str:

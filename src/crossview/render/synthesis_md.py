@@ -107,7 +107,7 @@ def _ledger(s: Synthesis) -> list[str]:
                           for r in lv.source_refs) or
                 ("n/a (config)" if lv.type == "config" else "**missing → non-actionable**"))
         out.append(f"| {lv.rank} | {_c(lv.lever)} (`{lv.id}`) | {lv.type} | "
-                   f"{_c(lv.expected_effect())} | "
+                   f"{_c(lv.measured_effect() or lv.expected_effect())} | "
                    + ", ".join(f"`{a}`" for a in lv.evidence_artifacts)
                    + f" | {_c(refs)} | {lv.sol_rigor} | {lv.confidence} |")
     out.append("")
@@ -120,6 +120,8 @@ def _ledger(s: Synthesis) -> list[str]:
                        f"H {c['H']}, P {c['P']}, A {c['A']}")
         if lv.ab:
             out.append(f"  - A/B: {lv.ab.get('verdict')} ({lv.ab.get('reason')})")
+            for g in lv.ab.get("failed_gates") or []:
+                out.append(f"    - failed gate {g}")
         for c in lv.prediction_check():
             meas, pred, err = c["measured_pct"], c["predicted_pct"], c["error_pts"]
             out.append(f"  - {c['metric']}: measured {_pct(meas)}, predicted {_pct(pred)}"
@@ -136,6 +138,9 @@ def _experiments(s: Synthesis) -> list[str]:
                 f"- measure: `{p.metric}` — {p.metric_why}; {p.trials} trials per arm",
                 *[f"- note: {n}" for n in p.notes], "", "```sh", *p.commands, p.record,
                 "```", ""]
+        if p.command_diff:
+            out += [f"Command line, baseline (-) vs variant (+), from `{p.command_source}`:",
+                    "", "```diff", *p.command_diff, "```", ""]
     return out
 
 

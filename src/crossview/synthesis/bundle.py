@@ -68,6 +68,10 @@ class Bundle:
     files: list[Path]
     warnings: list[str] = field(default_factory=list)
     has_yaml: bool = False
+    # Context field (or extra.KEY) → the file it came from (synthesis/bundle_context.py)
+    context_sources: dict[str, str] = field(default_factory=dict)
+    command: Any = None  # bundle_context.Command read from the bundle's command files
+    command_files: list[str] = field(default_factory=list)  # the command files read
 
     def rel(self, path: str | Path) -> str:
         p = Path(path)

@@ -22,9 +22,11 @@ class Contradiction:
     evidence_artifacts: list[str]
     measurements: list[Measurement] = field(default_factory=list)
     refused: str | None = None  # the comparison could not be made: the differing fields
+    kernels: list[dict[str, object]] = field(default_factory=list)  # full identities
 
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "kind": self.kind, "title": self.title,
+                "kernels": self.kernels,
                 "observation": self.observation, "meaning": self.meaning,
                 "evidence_artifacts": self.evidence_artifacts,
                 "measurements": [m.to_dict() for m in self.measurements],
@@ -34,13 +36,14 @@ class Contradiction:
 def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]:
     out = []
     for j in rec.joins:
+        n_before = len(out)
         k = j.ncu
         arts = list(j.ncu_artifacts) + ([j.trace.artifact] if j.trace else [])
         pr = j.pct_roofline()
         if j.trace and pr and k.at_roofline and j.trace.share.value >= t["hot_share_pct"]:
             out.append(Contradiction(
                 f"hot-at-roofline:{j.kernel}", "hot-at-roofline",
-                f"`{j.kernel}` is hot but already at its roofline",
+                f"{j.identity_text()} is hot but already at its roofline",
                 f"{j.trace.share.cited()} of {j.trace.phase} kernel time, yet ncu measures "
                 f"{pr.cited()}", "not addressable by a kernel change: only fewer bytes/FLOPs "
                 "(precision, batching, algorithm) move it", arts, [j.trace.share, pr]))
@@ -50,7 +53,7 @@ def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]
             assert ref is not None and j.ncu_duration is not None
             out.append(Contradiction(
                 f"duration-disagrees:{j.kernel}:{j.phase}", "duration-disagrees",
-                f"ncu and the trace disagree on how long `{j.kernel}` takes",
+                f"ncu and the trace disagree on how long {j.identity_text()} takes",
                 f"ncu {j.ncu_duration.cited()} vs trace {ref.cited()} per launch: "
                 f"{j.ratio.text()} (threshold {t['duration_ratio_max']}×)",
                 "ncu replays one launch serialized, with clocks locked to base and caches "
@@ -61,7 +64,7 @@ def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]
         elif j.duration_cmp is not None and not j.duration_cmp.ok:
             out.append(Contradiction(
                 f"not-comparable:{j.kernel}", "not-comparable",
-                f"ncu and trace durations of `{j.kernel}` cannot be compared",
+                f"ncu and trace durations of {j.identity_text()} cannot be compared",
                 "their contexts differ beyond the tool", "the join is kept for identity "
                 "only; no duration or recoverable time is taken from the mismatched pair",
                 arts, [], j.duration_cmp.reason()))
@@ -70,7 +73,7 @@ def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]
                 and k.pct_of_peak_flops < 15.0):
             out.append(Contradiction(
                 f"sm-busy-below-roofline:{j.kernel}", "sm-busy-below-roofline",
-                f"`{j.kernel}` keeps the SMs busy but is far below its FLOP roofline",
+                f"{j.identity_text()} keeps the SMs busy but is far below its FLOP roofline",
                 f"ncu SM throughput {sm:.1f}% vs {k.pct_of_peak_flops:.1f}% of the "
                 f"{k.peak_flops_basis} FLOP/s ceiling [{j.ncu_artifacts[0]}]",
                 "SM-busy is not at-roof (spin, split-K, serialization): a kernel lever, not "
@@ -78,9 +81,11 @@ def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]
         if j.match == "none":
             out.append(Contradiction(
                 f"ncu-not-in-trace:{j.kernel}", "ncu-not-in-trace",
-                f"ncu measured `{j.kernel}`, which no trace of the bundle shows",
+                f"ncu measured {j.identity_text()}, which no trace of the bundle shows",
                 f"no L2 row of family {j.family} with that name", "its roofline cannot be "
                 "weighed by time: no recoverable time, frontier only", list(j.ncu_artifacts)))
+        for c in out[n_before:]:
+            c.kernels = [j.identity()]
     return out
 
 

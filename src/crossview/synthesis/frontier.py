@@ -12,6 +12,8 @@ from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.ledger import Lever
 from crossview.synthesis.reconcile import Reconciliation
 
+INVENTORY = "inventory"  # the bundle's artifact list (synthesis JSON `inventory`)
+
 
 @dataclass
 class Candidate:
@@ -24,6 +26,7 @@ class Candidate:
     test: str  # the experiment or capture that proves or refutes it
     evidence_artifacts: list[str]
     score: float = 0.0
+    evidence: str = ""  # what the cited artifacts show (a missing tier: the inventory)
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -43,7 +46,6 @@ def build(inv: Inventory, rec: Reconciliation, levers: list[Lever],
                              f"`crossview ab --ledger … --lever {lv.id}`",
                              lv.evidence_artifacts))
     tiers = set(inv.tiers())
-    anchor = sorted(e.path for e in inv.valid())[:1]
     short = int(cfg["short_kernel_ns"])
     for (phase, art), _win in sorted(rec.phase_totals.items()):
         rows = [k for k in rec.kernels if k.artifact == art]
@@ -70,10 +72,13 @@ def build(inv: Inventory, rec: Reconciliation, levers: list[Lever],
              "kernels of the reconciliation table"),
             ("L1", "sampled stacks: CPU-side share and the Python frames behind the launches",
              "record `py-spy record --format raw` (or speedscope) during the benchmark")):
-        if tier not in tiers:
+        if tier not in tiers:  # the evidence of an absence is the inventory, not a file
             out.append(Candidate(f"capture:{tier}", f"missing {tier}: {what}", "capture",
                                  "unlocks the levers this tier can see (not sized)", 0.0,
-                                 int(costs["capture"]), test, anchor))
+                                 int(costs["capture"]), test, [INVENTORY],
+                                 evidence=f"the bundle inventory: {len(inv.entries)} "
+                                 f"artifact(s) supply {', '.join(sorted(tiers)) or 'no tier'}"
+                                 f"; none supplies {tier}"))
     for c in out:
         c.score = round(c.value_pct / c.cost, 4)
     out.sort(key=lambda c: (-c.score, c.cost, c.type == "capture", c.id))

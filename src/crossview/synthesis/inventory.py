@@ -87,6 +87,7 @@ class Inventory:
     def to_dict(self) -> dict[str, object]:
         return {"bundle": str(self.bundle.root), "context": self.bundle.context_dict(),
                 "unknown_context": self.bundle.unknowns(),
+                "context_sources": dict(sorted(self.bundle.context_sources.items())),
                 "capture": {k: self.bundle.capture[k] for k in sorted(self.bundle.capture)},
                 "warnings": list(self.bundle.warnings),
                 "gpu_named": self.gpu_named,

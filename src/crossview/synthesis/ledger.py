@@ -40,12 +40,18 @@ class Lever:
     # time), "bound" (≤, a finding's share),
     # None: not predicted (`basis` says what is missing); ranking follows the prediction
     effect: str | None = "bound"
+    # why the expected effect could not be sized (kept, never dropped: issue 17), e.g. no
+    # GPU named for the ceilings; the row then ranks after every sized row
+    unsized: str | None = None
 
     @property
     def actionable(self) -> bool:
         return self.type == "config" or bool(self.source_refs)
 
     def expected_effect(self) -> str:
+        if self.unsized:
+            return (f"{self.unsized} (upper bound ≤ {self.recoverable.text()}, "
+                    f"{self.window_share.text()} of {self.subject.get('window', 'the window')})")
         window = f"{self.window_share.text()} of {self.subject.get('window', 'the window')}"
         if self.effect is None:
             return f"not predicted: {self.basis}"
@@ -59,9 +65,27 @@ class Lever:
             return f"{self.recoverable.text()} kernel time removed ({window}; {LABEL})"
         return f"≤ {self.recoverable.text()} recoverable ({window})"
 
+    def measured_effect(self) -> str | None:
+        """A VERDICT row's measured change (A/B median delta with its CI) next to the
+        prediction and its error; None when no gated A/B measured it (issue 17)."""
+        ab = self.ab or {}
+        m, p = ab.get("measured"), ab.get("predicted") or {}
+        if self.confidence not in ("VERDICT", "tried-null") or not isinstance(m, dict):
+            return None
+        lo, hi = m["ci_pct"]
+        pred = p.get("delta_pct")
+        err = ab.get("prediction_error_pct_points")
+        return (f"measured {m['delta_pct']:+.2f} % {m['metric']} (median {m['baseline_median']:.4g}"
+                f" → {m['variant_median']:.4g} {m['unit']}, {100 * m['ci_level']:g} % CI "
+                f"[{lo:+.2f}, {hi:+.2f}] %, n {m['n'][0]}+{m['n'][1]}); predicted "
+                + (f"{pred:+.1f} % ({p.get('expected_effect')}), error {err:+.2f} points"
+                   if isinstance(pred, int | float) and isinstance(err, int | float)
+                   else str(p.get("expected_effect"))))
+
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "rank": self.rank, "lever": self.lever, "type": self.type,
                 "expected_effect": self.expected_effect(),
+                "measured_effect": self.measured_effect(),
                 "recoverable": self.recoverable.to_dict(),
                 "window_share": self.window_share.to_dict(), "basis": self.basis,
                 "effect": self.effect,
@@ -72,6 +96,7 @@ class Lever:
                     "source_refs missing: add `source_refs: [{lever: " + self.id +
                     ", repository, commit, file, delivery}]` to bundle.yaml"),
                 "sol_rigor": self.sol_rigor, "confidence": self.confidence,
+                "unsized": self.unsized,
                 "rubric": self.rubric, "ab": self.ab, "subject": self.subject,
                 "prediction_check": self.prediction_check()}
 
@@ -110,20 +135,31 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
     for j in rec.joins:
         t = j.trace
         if t is None or j.ncu.at_roofline or t.share.value < min_share or j.ratio is None:
+            if t is not None and t.share.value >= min_share and j.ratio is None:
+                why = (j.duration_cmp.reason() if j.duration_cmp else
+                       "no ncu duration to compare")  # nothing silently dropped (issue 17)
+                inv.bundle.warnings.append(
+                    f"lever kernel:{j.kernel}:{t.phase} not built — ncu and trace durations "
+                    f"not comparable ({why}): see the not-comparable contradiction")
             continue
         win = _window(rec, t.phase, t.artifact)
         sv = kernel_saving(j, t.time.value, t.time.text(), t.count)
-        if sv is None or sv.saved_ns <= 0:
-            continue  # no ceiling, or already at/above the stated fraction of it
+        if sv is None:
+            _unsized_kernel(inv, rec, j, out)
+            continue
+        if sv.saved_ns <= 0:
+            continue  # already at/above the stated fraction of its ceiling
         rec_ns = sv.saved_ns
         ctx = t.time.context
         ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
         lid = f"kernel:{j.kernel}:{t.phase}"
         out.append(Lever(
-            lid, f"faster `{j.kernel}` ({j.family}, {phase_words(t.phase)}): reach "
+            lid, f"faster {j.identity_text()} ({j.family}, {phase_words(t.phase)}): reach "
             f"{sv.fraction:.0%} of its roofline (now {j.ncu.bound}, tensor cores "
             f"{'on' if j.ncu.tensor_cores else 'off'})",
-            "kernel", "kernel", {"kernel": j.kernel, "family": j.family, "phase": t.phase,
+            "kernel", "kernel", {"kernel": j.kernel, "kernel_name": j.ncu.name,
+                                 "launch": j.identity_text(), "family": j.family,
+                                 "phase": t.phase,
                                  "window": f"{window_words(t.phase)} ({win.text()})",
                                  "roofline_fraction": f"{sv.fraction:.0%}"},
             Measurement(rec_ns, "ns", ev, ctx),
@@ -131,6 +167,35 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
             sv.basis, sorted({t.artifact, *j.ncu_artifacts}), "L4",
             _refs(inv, lid, j.kernel, j.family), _rubric(inv, j), effect="roofline"))
     return out
+
+
+def _unsized_kernel(inv: Inventory, rec: Reconciliation, j: KernelJoin,
+                    out: list[Lever]) -> None:
+    """A hot kernel whose roofline time needs a ceiling nobody named: kept with the reason
+    and the option that fixes it, and a warning (nothing silently dropped)."""
+    t = j.trace
+    assert t is not None
+    k = j.ncu
+    why = ("ceiling unknown: pass --gpu (e.g. --gpu \"RTX 5090\"): the capture does not "
+           "name its GPU" if not k.peak_dram_bytes_per_s and not k.peak_flops_per_s else
+           "ceiling unknown: the ncu launch has no DRAM bytes or FLOP counters to time "
+           "against the roofline")
+    win = _window(rec, t.phase, t.artifact)
+    ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
+    lid = f"kernel:{j.kernel}:{t.phase}"
+    inv.bundle.warnings.append(f"lever {lid} not sized — {why}")
+    out.append(Lever(
+        lid, f"faster {j.identity_text()} ({j.family}, {phase_words(t.phase)}): reach its "
+        "roofline",
+        "kernel", "kernel", {"kernel": j.kernel, "kernel_name": j.ncu.name,
+                                 "launch": j.identity_text(), "family": j.family,
+                                 "phase": t.phase,
+                             "window": f"{window_words(t.phase)} ({win.text()})"},
+        Measurement(t.time.value, "ns", ev, t.time.context),
+        Measurement(t.share.value, "%", ev, t.share.context),
+        f"not sized ({why}); the bound shown is the kernel's whole trace time "
+        f"{t.time.text()} over {t.count:,} launches", sorted({t.artifact, *j.ncu_artifacts}),
+        "L4", _refs(inv, lid, j.kernel, j.family), _rubric(inv, j), unsized=why))
 
 
 def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
@@ -153,6 +218,7 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             lid, f"{f.family} in {phase_words(f.phase)}: {what} — {f.count:,} launches, top "
             f"`{f.top_kernel}`", kind, tpl,
             {"family": f.family, "phase": f.phase, "kernel": f.top_kernel,
+             "kernel_name": f.top_name,
              "window": f"{window_words(f.phase)} ({win.text()})"},
             # not predicted (fusion): 0, as the frontier's unknown-size candidates
             Measurement(f.time.value if tpl == "copies" else 0.0, "ns", f.time.evidence,
@@ -191,6 +257,8 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
         arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
                        if inv.entry(e.artifact) is not None})
         if not arts:
+            inv.bundle.warnings.append(f"finding {f.pattern} not a lever: its evidence is "
+                                       "not a file of the bundle")
             continue
         ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
                "tool": "trace"}
@@ -230,11 +298,18 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             + _family_levers(inv, rec) + _finding_levers(inv, inv.findings))
     # every cited artifact must be a file of the bundle (the explainability contract)
     files = {e.path for e in inv.entries}
+    for r in rows:
+        if not r.evidence_artifacts or not set(r.evidence_artifacts) <= files:
+            inv.bundle.warnings.append(f"lever {r.id} left out: it cites "
+                                       f"{r.evidence_artifacts or 'no artifact'}, not files of "
+                                       "the bundle")
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
     # rank by predicted saving (ns of kernel or step time); then upper bounds (a finding's
-    # share of the span: not a prediction); levers with no prediction last
+    # share of the span: not a prediction), unsized rows after them (issue 17); levers with
+    # no prediction last
     order = {"replay": 0, "roofline": 0, "removed": 0, "bound": 1, None: 2}
-    rows.sort(key=lambda r: (order[r.effect], -r.recoverable.value, r.id))
+    rows.sort(key=lambda r: (order[r.effect], r.unsized is not None, -r.recoverable.value,
+                             r.id))
     for i, r in enumerate(rows, 1):
         r.rank = i
     return rows

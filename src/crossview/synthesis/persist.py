@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.schema import versioned
 from crossview.synthesis.bundle import OUTPUT_DIR
 
 if TYPE_CHECKING:
@@ -21,9 +22,12 @@ def _earlier(root: Path) -> list[Path]:
     return sorted((root / OUTPUT_DIR).glob("synthesis-*.json"))
 
 
-def keep_outcomes(root: Path, levers: list[Lever]) -> list[str]:
+def keep_outcomes(root: Path, levers: list[Lever], warnings: list[str] | None = None
+                  ) -> list[str]:
     """Rows already VERDICT / tried-null keep that status and their `ab` record (newest
-    synthesis first). Returns the ids kept."""
+    synthesis first) — only when that record shows every VERDICT gate passed
+    (experiments/gates.py); an outcome without it goes back to DRAFT, with a warning.
+    Returns the ids kept."""
     outcome: dict[str, tuple[str, object]] = {}
     for path in _earlier(root):
         try:
@@ -35,6 +39,14 @@ def keep_outcomes(root: Path, levers: list[Lever]) -> list[str]:
                 outcome[str(row["id"])] = (str(row["confidence"]), row.get("ab"))
     kept = []
     for lv in levers:
+        ab_rec = outcome[lv.id][1] if lv.id in outcome else None
+        if lv.id in outcome and not (isinstance(ab_rec, dict)
+                                     and ab_rec.get("failed_gates") == []):
+            if warnings is not None:
+                warnings.append(f"lever {lv.id}: the earlier {outcome[lv.id][0]} has no "
+                                "passed VERDICT-gate record — back to DRAFT; rerun `crossview "
+                                "ab --ledger … --lever " + lv.id + "`")
+            continue
         if lv.id in outcome:
             lv.confidence, ab = outcome[lv.id]
             lv.ab = ab if isinstance(ab, dict) else None
@@ -48,6 +60,6 @@ def write(syn: Synthesis, markdown: str) -> tuple[Path, Path]:
     md = out / f"synthesis-{syn.stamp}.md"
     js = out / f"synthesis-{syn.stamp}.json"
     md.write_text(markdown, encoding="utf-8")
-    js.write_text(json.dumps(syn.to_dict(), indent=2, sort_keys=False) + "\n",
+    js.write_text(json.dumps(versioned(syn.to_dict()), indent=2, sort_keys=False) + "\n",
                   encoding="utf-8")
     return md, js

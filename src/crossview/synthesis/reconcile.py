@@ -72,10 +72,25 @@ class KernelJoin:
                            {"hardware": k.hw_key or "unknown", "phase": self.phase,
                             "tool": "ncu"})
 
+    def identity(self) -> dict[str, object]:
+        """The kernel's full identity (issue 17): the demangled names each source gives, the
+        ncu launch and its geometry — a base name like `cutlass::Kernel2` names 15 kernels."""
+        k = self.ncu
+        return {"base_name": self.kernel, "ncu_name": k.name,
+                "trace_name": self.trace.name if self.trace else None,
+                "ncu_launch": self.ncu_artifacts[0],
+                "grid": k.grid, "block": k.block, "match": self.match}
+
+    def identity_text(self) -> str:
+        k = self.ncu
+        geo = ", ".join(f"{n} {v}" for n, v in (("grid", k.grid), ("block", k.block)) if v)
+        return f"`{k.name}`" + (f" ({geo})" if geo else "")
+
     def to_dict(self) -> dict[str, object]:
         k = self.ncu
         pr = self.pct_roofline()
-        return {"kernel": self.kernel, "family": self.family, "phase": self.phase,
+        return {"kernel": self.kernel, "identity": self.identity(),
+                "family": self.family, "phase": self.phase,
                 "match": self.match, "ncu_name": k.name, "ncu_artifacts": self.ncu_artifacts,
                 "ncu_duration": self.ncu_duration.to_dict() if self.ncu_duration else None,
                 "trace": self.trace.to_dict() if self.trace else None,
@@ -105,6 +120,7 @@ class FamilyRow:
     l3: str
     l4: KernelJoin | None
     why_missing: dict[str, str] = field(default_factory=dict)
+    top_name: str = ""  # the top kernel's full demangled name (top_kernel is its base name)
 
     def to_dict(self) -> dict[str, object]:
         def m(x: Measurement | None, key: str) -> object:
@@ -112,6 +128,7 @@ class FamilyRow:
         return {"phase": self.phase, "family": self.family, "artifact": self.artifact,
                 "l2_time": self.time.to_dict(), "l2_share": self.share.to_dict(),
                 "count": self.count, "top_kernel": self.top_kernel,
+                "top_kernel_name": self.top_name,
                 "l1_share": m(self.l1_share, "l1"), "host_gap_before": m(self.host_gap, "gap"),
                 "in_cuda_graph": m(self.in_graph, "graph"), "l3_workload": self.l3,
                 "l4_dominant_kernel": self.l4.kernel if self.l4 else NOT_IN_BUNDLE,
@@ -335,7 +352,7 @@ def build(inv: Inventory) -> Reconciliation:
                                   Measurement(100.0 * t / (total or 1), "%", ev +
                                               " ÷ phase kernel time", ctx),
                                   sum(r.count for r in rs), normalize(rs[0].name),
-                                  l1s, gap, graph, l3_text, l4, why))
+                                  l1s, gap, graph, l3_text, l4, why, rs[0].name))
     order = {"decode": 0, "prefill": 1, "all": 2}
     fams.sort(key=lambda f: (order.get(f.phase, 3), f.artifact, -f.time.value, f.family))
     return Reconciliation(fams, rows, joins, totals, l3, l1_note, _l3_host(inv))

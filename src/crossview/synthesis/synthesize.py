@@ -10,6 +10,7 @@ from pathlib import Path
 from crossview.errors import CrossviewError
 from crossview.synthesis import (
     bundle,
+    bundle_context,
     contradictions,
     experiments,
     frontier,
@@ -41,6 +42,11 @@ class Synthesis:
         return {"generated_at": self.stamp, "bundle": str(inv.bundle.root),
                 "context": inv.bundle.context_dict(),
                 "unknown_context": inv.bundle.unknowns(),
+                "context_sources": dict(sorted(inv.bundle.context_sources.items())),
+                "command": ({"argv": inv.bundle.command.argv,
+                             "source": inv.bundle.command.source,
+                             "profiler_removed": inv.bundle.command.wrapper}
+                            if inv.bundle.command else None),
                 "sources": {s: {"artifacts": a, "tier": next(
                     e.tier for e in inv.entries if e.path == a[0])}
                     for s, a in inv.sources().items()},
@@ -50,7 +56,17 @@ class Synthesis:
                 "ledger": [lv.to_dict() for lv in self.levers],
                 "experiments": [p.to_dict() for p in self.plans],
                 "frontier": [c.to_dict() for c in self.frontier], "wall": self.wall,
-                "kept_from_earlier": self.kept, "warnings": list(inv.bundle.warnings)}
+                "kept_from_earlier": self.kept, "warnings": self.warnings()}
+
+    def warnings(self) -> list[str]:
+        """Everything left out, with why (issue 17: never empty when something was)."""
+        inv = self.inv
+        out = list(inv.bundle.warnings)
+        out += [f"{e.path}: left out — {p.problem}: {p.detail} (fix: {p.fix})"
+                for e in inv.entries for p in e.problems]
+        out += [f"{f}: left out — not a format crossview reads" for f in inv.other_files
+                if f not in inv.bundle.command_files]
+        return out
 
 
 def refusal(inv: inventory.Inventory) -> str | None:
@@ -71,8 +87,8 @@ def refusal(inv: inventory.Inventory) -> str | None:
 
 
 def run(root: Path, gpu: str | None = None, now: datetime | None = None) -> Synthesis:
-    b = bundle.load(root)
-    inv = inventory.take(b, gpu)
+    inv = bundle_context.take_inventory(root, gpu)
+    b = inv.bundle
     why = refusal(inv)
     if why:
         raise Refused(why)
@@ -80,7 +96,7 @@ def run(root: Path, gpu: str | None = None, now: datetime | None = None) -> Synt
     rec = reconcile.build(inv)
     cons = contradictions.find(inv, rec)
     levers = ledger.build(inv, rec)
-    kept = persist.keep_outcomes(root, levers)
+    kept = persist.keep_outcomes(root, levers, b.warnings)
     ledger_rel = f"{bundle.OUTPUT_DIR}/synthesis-{stamp}.json"
     plans = experiments.plans(b, levers, ledger_rel)
     front, wall = frontier.build(inv, rec, levers, {p.lever_id for p in plans})

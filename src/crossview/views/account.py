@@ -24,7 +24,8 @@ import numpy.typing as npt
 
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views import host_state, timeline
+from crossview.views import idle_pieces, launch_queue, timeline
+from crossview.views.idle_pieces import Pieces
 from crossview.views.steps import Step, StepSet
 
 I64 = npt.NDArray[np.int64]
@@ -151,16 +152,6 @@ class Account:
 
 
 # -- per device ------------------------------------------------------------------------------
-@dataclass
-class _Pieces:
-    s: I64
-    e: I64
-    cause: I64  # rank into the cause table
-    frame: I64  # index into names (-1 none)
-    calling: I64
-    names: list[str]
-
-
 def _largest_remainder(total: int, weights: dict[str, int]) -> dict[str, int]:
     w = sum(weights.values())
     if total <= 0 or w <= 0:
@@ -173,107 +164,8 @@ def _largest_remainder(total: int, weights: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in out.items() if v}
 
 
-def _complement(us: I64, ue: I64, lo: int, hi: int) -> tuple[I64, I64]:
-    """Holes of a sorted disjoint union inside [lo, hi)."""
-    s = np.concatenate([[lo], np.clip(ue, lo, hi)])
-    e = np.concatenate([np.clip(us, lo, hi), [hi]])
-    keep = e > s
-    return s[keep].astype(np.int64), e[keep].astype(np.int64)
-
-
-def _pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64
-            ) -> tuple[_Pieces, I64, I64]:
-    rules = causes.rules()
-    rk = {c.id: i for i, c in enumerate(rules.causes)}
-    host = host_state.build(store, a, d)
-    gs, ge = _complement(us, ue, lo, hi)
-    cp = store.sql(
-        "SELECT start_ns, start_ns + dur_ns AS e FROM f_gpu WHERE artifact_id = $a AND"
-        " device = $d AND kind IN ('memcpy', 'memset') ORDER BY 1", {"a": a, "d": d},
-    ).fetchnumpy()
-    cs, ce = timeline.merge(np.asarray(cp["start_ns"], dtype=np.int64),
-                            np.asarray(cp["e"], dtype=np.int64))
-    cuts = timeline.uniq(np.concatenate([gs, ge, host.bounds, cs, ce]))
-    cuts = cuts[(cuts >= lo) & (cuts <= hi)]
-    ps, pe = cuts[:-1], cuts[1:]
-    gi = np.searchsorted(gs, ps, side="right") - 1
-    inside = (gi >= 0) & (ps < ge[np.maximum(gi, 0)])
-    ps, pe, gi = ps[inside], pe[inside], gi[inside]
-    seg = host.segment_of(ps)
-    has = seg >= 0
-    cause = np.where(has, host.rank[np.maximum(seg, 0)], host.none)
-    frame = np.where(has, host.frame[np.maximum(seg, 0)], -1)
-    calling = np.where(has, host.calling[np.maximum(seg, 0)], -1)
-    # gap rule 1: a gap opened while the host was blocked in a sync → the sync owns the
-    # refill (cpu_dispatch / launch_overhead pieces of that gap)
-    first = np.r_[True, gi[1:] != gi[:-1]] if len(gi) else np.zeros(0, dtype=bool)
-    g_cause = np.full(len(gs), host.none, dtype=np.int64)
-    g_frame = np.full(len(gs), -1, dtype=np.int64)
-    g_cause[gi[first]] = cause[first]
-    g_frame[gi[first]] = frame[first]
-    synced = g_cause[gi] == rk["sync_drained"]
-    refill = synced & np.isin(cause, [rk["cpu_dispatch"], rk["launch_overhead"]])
-    cause = np.where(refill, rk["sync_drained"], cause)
-    frame = np.where(refill, g_frame[gi], frame)
-    # gap rule 2: the kernel ending the gap was launched (its launch call returned) before the
-    # gap opened → queued work
-    # waiting on a GPU-side dependency (a GPU copy running then is a blocking copy)
-    k = store.sql(
-        "SELECT g.start_ns, min(h.start_ns + h.dur_ns) AS ls FROM f_gpu g JOIN host_ops h"
-        " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id WHERE g.kind = 'kernel'"
-        " AND g.artifact_id = $a AND g.device = $d GROUP BY 1 ORDER BY 1", {"a": a, "d": d},
-    ).fetchnumpy()
-    ks = np.asarray(k["start_ns"], dtype=np.int64)
-    kl = np.asarray(k["ls"], dtype=np.int64)
-    j = np.searchsorted(ks, ge)
-    found = (j < len(ks)) & (ks[np.minimum(j, max(len(ks) - 1, 0))] == ge) if len(ks) else \
-        np.zeros(len(ge), dtype=bool)
-    launch_at = np.where(found, kl[np.minimum(j, max(len(ks) - 1, 0))] if len(ks) else 0,
-                         np.iinfo(np.int64).max)
-    # ... or launched during the gap but started much later than launched (the GPU had the
-    # work and did not run it: another stream, the copy engine, work outside the capture)
-    late = (ge - np.minimum(launch_at, ge)) > rules.queued_latency_ns
-    queued = (launch_at < gs)[gi] | ((ps >= launch_at[gi]) & late[gi])
-    ci = np.searchsorted(cs, ps, side="right") - 1
-    in_copy = (ci >= 0) & (ps < ce[np.maximum(ci, 0)]) if len(cs) else np.zeros(len(ps), bool)
-    # ... unless the host itself is blocked waiting (a copy, a sync, a collective): then host
-    # and GPU wait on the same thing and the host's blocking call names it
-    waiting = np.isin(cause, [rk["blocking_copy"], rk["sync_drained"], rk["collective_wait"]])
-    queued &= ~waiting
-    cause = np.where(queued, np.where(in_copy, rk["blocking_copy"], rk["gpu_dependency"]),
-                     cause)
-    frame = np.where(queued, -1, frame)
-    # no host op: before the first / after the last kernel → capture boundary
-    first_k, last_k = (int(us[0]), int(ue[-1])) if len(us) else (hi, lo)
-    edge = (pe <= first_k) | (ps >= last_k)
-    cause = np.where(cause == host.none,
-                     np.where(edge, rk["capture_boundary"], rk["unexplained"]), cause)
-    return _Pieces(ps, pe, cause, frame, calling, host.names), gs, ge
-
-
-def _queue(store: Store, a: int, d: int) -> tuple[I64, I64]:
-    """Launch-call start times on the device and, per call, kernels launched earlier and
-    still unfinished (the launch queue HTA calls queue length)."""
-    r = store.sql(
-        "SELECT h.op_id, min(h.start_ns) AS ls, max(g.start_ns + g.dur_ns) AS e FROM f_gpu g"
-        " JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
-        " WHERE g.kind = 'kernel' AND g.artifact_id = $a AND g.device = $d GROUP BY 1",
-        {"a": a, "d": d},
-    ).fetchnumpy()
-    ls = np.sort(np.asarray(r["ls"], dtype=np.int64))
-    k = store.sql(
-        "SELECT h.start_ns AS ls, g.start_ns + g.dur_ns AS e FROM f_gpu g JOIN host_ops h"
-        " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id WHERE g.kind = 'kernel'"
-        " AND g.artifact_id = $a AND g.device = $d", {"a": a, "d": d},
-    ).fetchnumpy()
-    kl = np.sort(np.asarray(k["ls"], dtype=np.int64))
-    ke = np.sort(np.asarray(k["e"], dtype=np.int64))
-    depth = np.searchsorted(kl, ls, side="left") - np.searchsorted(ke, ls, side="right")
-    return ls, np.maximum(depth, 0)
-
-
 def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
-            ) -> tuple[DeviceAccount, _Pieces]:
+            ) -> tuple[DeviceAccount, Pieces]:
     rules = causes.rules()
     ids = [c.id for c in rules.causes]
     k = store.sql(
@@ -288,7 +180,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     we = np.array([x.end_ns for x in steps], dtype=np.int64)
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
     hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
-    pcs, gs, ge = _pieces(store, a, d, lo, hi, us, ue)
+    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue)
     busy = timeline.overlap(ws, we, us, ue)
     comm = fam == "comm"
     ns_, ne_ = timeline.merge(s[~comm], e[~comm])
@@ -299,7 +191,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
         fam_w[str(f)] = timeline.overlap(ws, we, fs, fe)
     by_cause = {c: timeline.overlap(ws, we, pcs.s[pcs.cause == i], pcs.e[pcs.cause == i])
                 for i, c in enumerate(ids)}
-    ls, depth = _queue(store, a, d)
+    ls, depth = launch_queue.depth_at_launches(store, a, d)
     rows: list[StepAccount] = []
     for i, x in enumerate(steps):
         sel = (ls >= x.start_ns) & (ls < x.end_ns)
@@ -315,7 +207,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     return DeviceAccount(path, d, rows, outside), pcs
 
 
-def _top_gaps(p: _Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]:
+def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]:
     rules = causes.rules()
     cs, ce = np.clip(gs, x.start_ns, x.end_ns), np.clip(ge, x.start_ns, x.end_ns)
     dur = ce - cs
@@ -349,7 +241,7 @@ def compute(store: Store, steps: StepSet) -> Account | None:
     devs = store.sql("SELECT DISTINCT artifact_id, device FROM f_gpu WHERE kind = 'kernel'"
                      " ORDER BY ALL").fetchall()
     per_device: list[DeviceAccount] = []
-    pieces: list[tuple[_Pieces, list[Step]]] = []
+    pieces: list[tuple[Pieces, list[Step]]] = []
     for a, d in devs:
         mine = [x for x in steps.steps if x.artifact_id == a]
         if not mine:
@@ -416,7 +308,7 @@ def _flag_jit(steps: StepSet, per_device: list[DeviceAccount]) -> None:
                                   "last kernel with no host work recorded")
 
 
-def _top_frames(pieces: list[tuple[_Pieces, list[Step]]], keys: set[tuple[str, int]],
+def _top_frames(pieces: list[tuple[Pieces, list[Step]]], keys: set[tuple[str, int]],
                 ids: list[str]) -> dict[str, list[tuple[str, int]]]:
     acc: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for p, mine in pieces:

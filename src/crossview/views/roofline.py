@@ -18,7 +18,7 @@ from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.thresholds import Thresholds
 from crossview.model.filter import ResolvedFilter
 from crossview.store.store import Store
-from crossview.views import roofline_class
+from crossview.views import roofline_class, tensor_class
 from crossview.views.kernel_inputs import KernelInputs, pipe_pattern, tensor_rules
 
 CEILINGS = hardware.CEILINGS_FILE
@@ -64,6 +64,11 @@ class KernelRoofline:
     block: str | None
     cc: str | None
     missing: list[str] = field(default_factory=list)
+    # tensor-core class (views/tensor_class.py): tensor-core | cuda-core | not collected
+    compute_class: str = "not collected"
+    tensor_pipe_pct: float | None = None  # tensor pipe utilization, % of peak
+    tensor_ceiling: str | None = None  # the sol_ceilings key that judges its FLOP/s
+    tensor_note: str = ""
     ncu_rules: list[dict[str, object]] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
     artifacts: list[str] = field(default_factory=list)
@@ -147,7 +152,15 @@ def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str,
     dram_bytes, dram_rate = _dram(inp, duration, missing, evidence)
     flops = _flops(inp, duration, spec, missing, evidence)
     achieved = sum(flops.values()) if flops else None
-    peak, basis, pct_flops = _pct_flops(flops, spec, missing)
+    tc, tc_how = roofline_class.tensor_cores(inp, tensor_rules()[2])
+    tcls = tensor_class.classify(str(rows[0][3]), tc, tc_how, inp, flops, spec)
+    peak, basis, pct_flops = _pct_flops(
+        flops if tcls.judge_fp32 else {k: v for k, v in flops.items()
+                                       if k.endswith(tensor_class.TENSOR_KEYS_SUFFIX)},
+        spec, missing)
+    if not tcls.judge_fp32 and basis is None:
+        missing.append("tensor operation counts (sm__ops_path_tensor_*): a tensor-core "
+                       "kernel is not judged on FP32 FLOP/s")
     peak_bw = spec.dram_bytes_per_s if spec else None
     if spec is not None and peak_bw is None:
         missing.append(f"DRAM bandwidth ceiling of {spec.hw_key} ({CEILINGS})")
@@ -167,7 +180,6 @@ def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str,
         evidence.append(waves_how)
     elif waves is None:
         missing.append("waves per SM (LaunchStats section, or Occupancy limits + SM count)")
-    tc, tc_how = roofline_class.tensor_cores(inp, tensor_rules()[2])
     bound, reason = roofline_class.classify(sol["compute_sol_pct"], sol["memory_sol_pct"],
                                             waves, limits)
     ai = achieved / dram_rate if achieved is not None and dram_rate else None
@@ -189,7 +201,9 @@ def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str,
         busiest_pipes=roofline_class.pipes(inp, pipe_pattern()), bound=bound, bound_reason=reason,
         at_roofline=roofline_class.at_roofline(pct_flops, pct_bw, limits),
         grid=rows[0][9], block=rows[0][10], cc=cc,  # type: ignore[arg-type]
-        missing=missing, ncu_rules=_rules(kids, rules), evidence=list(dict.fromkeys(evidence)),
+        missing=missing, compute_class=tcls.compute_class, tensor_pipe_pct=tcls.pipe_pct,
+        tensor_ceiling=tcls.ceiling_key, tensor_note=tcls.note, ncu_rules=_rules(kids, rules),
+        evidence=list(dict.fromkeys(evidence)),
         artifacts=list(dict.fromkeys(str(r[2]) for r in rows)),
     )
 

@@ -54,7 +54,7 @@ def ledger_panel(syn: Synthesis) -> str:
     body += _items("Frontier", syn.frontier)
     return section("ledger", "Lever ledger (synthesis)", body,
                    f"From <code>{esc(syn.path)}</code>. Confidence stays DRAFT until a "
-                   "same-node A/B confirms a lever.")
+                   "same-node A/B confirms a lever (every VERDICT gate passed).")
 
 
 def _num(x: Any, unit: str = "") -> str:

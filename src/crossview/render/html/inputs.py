@@ -12,7 +12,8 @@ from typing import Any
 from crossview.errors import InputError
 
 LEDGER_KEYS = ("rank", "lever", "type", "expected_effect", "evidence_artifacts", "source_refs",
-               "sol_rigor", "confidence")
+               "sol_rigor", "confidence",
+               "measured_effect")  # issue 17: the A/B's measured change on VERDICT rows
 
 
 @dataclass
