@@ -33,8 +33,7 @@ def effect_text(w: WhatIf, lever: str) -> str | None:
     sign = "+" if d >= 0 else "−"
     return (f"Replay (`crossview whatif --lever {lever}`): median step {meas / 1e6:.2f} → "
             f"{pred / 1e6:.2f} ms ({sign}{abs(d) / 1e6:.2f} ms, {sign}{abs(d) / meas:.1%}; "
-            f"{int(m['steps'])} steady of {len(w.baseline)} steps, {w.steps_from}; self-check "
-            f"{w.selfcheck_max_error:.2%}).")
+            f"self-check {w.selfcheck_max_error:.2%}).")
 
 
 def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
@@ -65,7 +64,10 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
             text = effect_text(w, lever)
             if text:
                 f.expected_effect = text
-                f.details["replay"] = {"lever": lever, **w.to_dict()["median"],
+                m = w.medians()
+                f.details["replay"] = {"lever": lever,
+                                       "measured_step_ns": m["measured_step_ns"],
+                                       "predicted_step_ns": m["predicted_step_ns"],
                                        "selfcheck_max_step_error": w.selfcheck_max_error}
                 done[lever] = f.pattern
     except CrossviewError:
