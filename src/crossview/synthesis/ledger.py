@@ -147,8 +147,6 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
         if sv is None:
             _unsized_kernel(inv, rec, j, out)
             continue
-        if sv.saved_ns <= 0:
-            continue  # already at/above the stated fraction of its ceiling
         rec_ns = sv.saved_ns
         ctx = t.time.context
         ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
@@ -220,11 +218,9 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             {"family": f.family, "phase": f.phase, "kernel": f.top_kernel,
              "kernel_name": f.top_name,
              "window": f"{window_words(f.phase)} ({win.text()})"},
-            # not predicted (fusion): 0, as the frontier's unknown-size candidates
-            Measurement(f.time.value if tpl == "copies" else 0.0, "ns", f.time.evidence,
-                        f.time.context),
-            Measurement(f.share.value if tpl == "copies" else 0.0, "%", f.share.evidence,
-                        f.share.context),
+            # fusion: not predicted (effect None); the family's time stays as its upper bound
+            Measurement(f.time.value, "ns", f.time.evidence, f.time.context),
+            Measurement(f.share.value, "%", f.share.evidence, f.share.context),
             f"the copies' whole kernel time ({f.time.text()}): removing a copy removes its "
             "launch and its bytes" if tpl == "copies" else
             f"no ncu measurement of the {f.family} kernels (top `{f.top_kernel}`) to place "
@@ -304,11 +300,11 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
                                        f"{r.evidence_artifacts or 'no artifact'}, not files of "
                                        "the bundle")
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
-    # rank by predicted saving (ns of kernel or step time); then upper bounds (a finding's
-    # share of the span: not a prediction), unsized rows after them (issue 17); levers with
-    # no prediction last
+    # unsized rows after every sized one (issue 17); then by predicted saving (ns of kernel
+    # or step time); then upper bounds (a finding's share of the span: not a prediction);
+    # levers with no prediction last
     order = {"replay": 0, "roofline": 0, "removed": 0, "bound": 1, None: 2}
-    rows.sort(key=lambda r: (order[r.effect], r.unsized is not None, -r.recoverable.value,
+    rows.sort(key=lambda r: (r.unsized is not None, order[r.effect], -r.recoverable.value,
                              r.id))
     for i, r in enumerate(rows, 1):
         r.rank = i
