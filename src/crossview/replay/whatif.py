@@ -103,7 +103,9 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
     """Read the capture(s); the artifact with a host side and GPU ops; one-line refusals."""
     store = store or Store()
     reports = read_all(paths, store)
-    bad = [r for r in reports if r.status != "ok"]
+    # files that are not captures (a bundle's *_cmd.txt) are skipped, as analyze skips them;
+    # a rejected or partial capture is refused: a replay of half a timeline predicts nothing
+    bad = [r for r in reports if r.status not in ("ok", "skipped")]
     if bad:
         raise InputError(bad[0].path, "; ".join(bad[0].problems))
     rows = store.sql(
