@@ -57,6 +57,17 @@ class Store:
         attach(store, Path(lake), campaign, run)
         return store
 
+    def cursor(self) -> Store:
+        """Another connection to the same database: the same tables, its own temp views
+        (a filter's f_gpu / f_host), so two scopes over one read do not disturb each other."""
+        other = object.__new__(Store)
+        other.con = self.con.cursor()
+        other.con.execute("SET enable_progress_bar=false")  # a per-connection setting
+        other._next_artifact = self._next_artifact
+        other._next_node = self._next_node
+        other._next_op = self._next_op
+        return other
+
     # id allocation keeps ids unique across artifacts in one store
     def new_artifact_id(self) -> int:
         self._next_artifact += 1
