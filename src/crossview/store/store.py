@@ -39,6 +39,7 @@ class Store:
             except duckdb.Error as e:
                 origin = "memory_limit" if memory_limit else "CROSSVIEW_MEMORY_LIMIT"
                 raise UsageError(f"{origin}={limit!r}: {e}") from None
+        threads = threads or default_threads()
         if threads:
             self.con.execute(f"SET threads={int(threads)}")
         for name, cols in TABLES.items():
@@ -111,6 +112,27 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+
+def default_threads() -> int | None:
+    """DuckDB threads when the caller names none: CROSSVIEW_THREADS, else the cores this
+    process may run on when fewer than the machine's (`taskset -c 0`: DuckDB itself counts
+    every core and would run 2 threads on 1); None = DuckDB's own default."""
+    env = os.environ.get("CROSSVIEW_THREADS")
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise UsageError(f"CROSSVIEW_THREADS={env!r}: give a whole number of threads"
+                             ) from None
+        if n < 1:
+            raise UsageError(f"CROSSVIEW_THREADS={env!r}: give at least 1 thread")
+        return n
+    try:
+        allowed = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return None
+    return allowed if allowed < (os.cpu_count() or allowed) else None
 
 
 def _quote(text: str) -> str:
