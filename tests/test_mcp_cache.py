@@ -58,7 +58,11 @@ def test_read_once_then_cached_across_tools_and_filters(root: Path) -> None:
     # another filter: a new connection on the same store, not a second parse
     dev = _q(other, p, FilterArg(device=2))
     assert dev["store"]["state"] == "cached" and dev["rows"] == [[425, 10_674_517]]
-    assert json.loads(views.topentities(p))["devices"][0]["gpu_kernel_ns"] == 10_674_517
+    top = json.loads(views.topentities(p))
+    assert top["devices"][0]["gpu_kernel_ns"] == 10_674_517
+    assert json.loads(views.topentities(p)) == top  # memoized on the entry: same answer
+    entry = cache.get(p, None)
+    assert entry.memo[("topentities", 20)]["devices"] == top["devices"]
     assert cache.reads == 1 and cache.hashes.hashed == 1
     # the first filter's view is untouched by the second's f_gpu
     assert _q(other, p)["rows"] == [[425, 10_674_517]]

@@ -82,6 +82,10 @@ class Entry:
         # how this call got its store: {"state": "read" | "cached" | "re-read", ...}
         self.read = read or {"state": "read"}
         self.lock = opened.lock if opened else threading.RLock()
+        # results of read-only SQL tools by their arguments (topentities): the store does not
+        # change under an entry (a changed file makes a new entry), so the answer cannot
+        # either; shared by every copy `used` makes
+        self.memo: dict[tuple[Any, ...], Any] = {}
 
     def used(self, read: dict[str, Any]) -> Entry:
         """This entry as one call sees it: same analysis and lock, this call's `read`."""
@@ -184,7 +188,7 @@ class AnalysisCache:
                 store.sql(f"SET allowed_directories = ['{_sql_str(lakes[0])}/']")
                 reports = lake_reports(store)
             else:
-                store = Store()
+                store = Store(compress=True)  # read once, queried by every later call
                 reports = read_all(real, store)
         except CrossviewError as e:
             raise Refused(str(e)) from None

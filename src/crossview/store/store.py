@@ -13,6 +13,8 @@ import pyarrow as pa
 from crossview.errors import UsageError
 from crossview.store.schema import TABLES
 
+COMPRESSED_DB = "cv"
+
 
 class Store:
     """One DuckDB connection with the normalized tables created.
@@ -21,10 +23,19 @@ class Store:
     """
 
     def __init__(self, path: Path | str | None = None, threads: int | None = None,
-                 memory_limit: str | None = None) -> None:
+                 memory_limit: str | None = None, compress: bool | None = None) -> None:
         """memory_limit: DuckDB's (e.g. "1GB"); default `crossview --memory-limit`
-        (CROSSVIEW_MEMORY_LIMIT). Past it the store spills to its temp folder."""
+        (CROSSVIEW_MEMORY_LIMIT). Past it the store spills to its temp folder.
+        compress: an in-memory store with DuckDB's storage compression (dictionary, FSST:
+        a kernel name repeated on a million rows is kept about once per row group), so a
+        GROUP BY name scans dictionary vectors: the MCP server's stores, queried many times
+        after one read. Default CROSSVIEW_STORE_COMPRESS=1, else off."""
         self.con = duckdb.connect(str(path) if path else ":memory:")
+        if compress is None:
+            compress = os.environ.get("CROSSVIEW_STORE_COMPRESS") == "1"
+        if not path and compress:
+            self.con.execute(f"ATTACH ':memory:' AS {COMPRESSED_DB} (COMPRESS)")
+            self.con.execute(f"USE {COMPRESSED_DB}")
         # DuckDB prints its own progress bar to stdout on queries > 2 s, even when stdout
         # is a pipe: it would corrupt `--format json` output and ingest reports
         self.con.execute("SET enable_progress_bar=false")
@@ -62,7 +73,7 @@ class Store:
         """Another connection to the same database: the same tables, its own temp views
         (a filter's f_gpu / f_host), so two scopes over one read do not disturb each other."""
         other = object.__new__(Store)
-        other.con = self.con.cursor()
+        other.con = cursor_of(self.con)
         other.con.execute("SET enable_progress_bar=false")  # a per-connection setting
         other._next_artifact = self._next_artifact
         other._next_node = self._next_node
@@ -112,6 +123,17 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+
+def cursor_of(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A second connection on `con`'s database that sees the same tables: DuckDB starts a
+    cursor on the default catalog, not on the compressed one the store switched to with USE.
+    Runs nothing on `con` itself (readers call this from a second thread while `con` works)."""
+    cur = con.cursor()
+    if cur.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = $d",
+                   {"d": COMPRESSED_DB}).fetchall()[0][0]:
+        cur.execute(f"USE {COMPRESSED_DB}")
+    return cur
 
 
 def default_threads() -> int | None:
