@@ -190,6 +190,7 @@ class AnalysisCache:
             else:
                 store = Store(compress=True)  # read once, queried by every later call
                 reports = read_all(real, store)
+                store.compact()
         except CrossviewError as e:
             raise Refused(str(e)) from None
         self.reads += 1

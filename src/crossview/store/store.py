@@ -33,7 +33,8 @@ class Store:
         self.con = duckdb.connect(str(path) if path else ":memory:")
         if compress is None:
             compress = os.environ.get("CROSSVIEW_STORE_COMPRESS") == "1"
-        if not path and compress:
+        self._compressed = bool(compress and not path)
+        if self._compressed:
             self.con.execute(f"ATTACH ':memory:' AS {COMPRESSED_DB} (COMPRESS)")
             self.con.execute(f"USE {COMPRESSED_DB}")
         # DuckDB prints its own progress bar to stdout on queries > 2 s, even when stdout
@@ -75,10 +76,23 @@ class Store:
         other = object.__new__(Store)
         other.con = cursor_of(self.con)
         other.con.execute("SET enable_progress_bar=false")  # a per-connection setting
+        other._compressed = self._compressed
         other._next_artifact = self._next_artifact
         other._next_node = self._next_node
         other._next_op = self._next_op
         return other
+
+    @property
+    def compressed(self) -> bool:
+        return self._compressed
+
+    def compact(self) -> None:
+        """Compress what was inserted (a compressed store only; else nothing): DuckDB
+        compresses in-memory row groups at a checkpoint, so until then the rows appended by
+        a reader stay as written (1 M nsys kernels: 616 MB of table memory → 27 MB, and a
+        GROUP BY name 270 → 9 ms, measured in bench/README.md)."""
+        if self._compressed:
+            self.con.execute(f"CHECKPOINT {COMPRESSED_DB}")
 
     # id allocation keeps ids unique across artifacts in one store
     def new_artifact_id(self) -> int:
