@@ -49,7 +49,7 @@ MI300X = KINETO / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
 def test_compressed_store_same_answers_and_cursors_see_it() -> None:
     """The MCP server's compressed in-memory store: the same recap as the plain one, and a
     cursor (a second connection: readers' threads, another filter) lands on its catalog."""
-    plain = as_dict(analyze([MI300X], store=Store()))
+    plain = as_dict(analyze([MI300X], store=Store(compress=False)))
     comp_store = Store(compress=True)
     comp = as_dict(analyze([MI300X], store=comp_store))
     assert comp == plain
@@ -57,5 +57,5 @@ def test_compressed_store_same_answers_and_cursors_see_it() -> None:
     cur = comp_store.cursor()
     assert cur.sql("SELECT current_database()").fetchall() == [("cv",)]
     assert cur.sql("SELECT count(*) FROM gpu_ops WHERE kind = 'kernel'").fetchall() == [(425,)]
-    assert cursor_of(Store().con).execute("SELECT current_database()").fetchall() == [
+    assert cursor_of(Store(compress=False).con).execute("SELECT current_database()").fetchall() == [
         ("memory",)]
