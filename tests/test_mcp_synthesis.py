@@ -5,6 +5,7 @@ numbers: the decode gemv is 34.4% of decode kernel time; ncu measured it at 6.75
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -19,6 +20,9 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from test_synthesis import NCU, NSYS, needs_data, rtx_bundle  # noqa: E402
 
+# the SDK client gives the server a default environment: run these sources
+SERVER_ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+
 
 @needs_data
 def test_synthesize_and_inventory_tools(tmp_path: Path) -> None:
@@ -31,10 +35,12 @@ def test_synthesize_and_inventory_tools(tmp_path: Path) -> None:
     args = ["-m", "crossview", "mcp", "--root", str(root)]
 
     async def main() -> None:
-        async with Client(StdioServerParameters(command=sys.executable, args=args)) as c:
+        async with Client(StdioServerParameters(
+                command=sys.executable, args=args,
+                env=SERVER_ENV)) as c:
             names = {t.name for t in (await c.list_tools()).tools}
             assert {"synthesize", "inventory"} <= names
-            r = await c.call_tool("synthesize", {"bundle": str(b)})
+            r = await c.call_tool("synthesize", {"bundle": str(b), "detail": "full"})
             assert not r.is_error, r.content[0].text
             got = json.loads(r.content[0].text)
             assert got["persisted"] is False and not (b / "findings").exists()
@@ -46,7 +52,12 @@ def test_synthesize_and_inventory_tools(tmp_path: Path) -> None:
                      if j["phase"] == "decode")
             assert j["ncu_duration"]["value"] == 6750.0
             assert round(j["trace"]["share"]["value"], 1) == 34.4
-            assert "## Ledger" in got["markdown"]
+            assert "markdown" not in got
+            r = await c.call_tool("synthesize", {"bundle": str(b), "format": "md"})
+            assert "## Ledger" in json.loads(r.content[0].text)["markdown"]
+            r = await c.call_tool("synthesize", {"bundle": str(b)})  # summary: the budget
+            summary = r.content[0].text
+            assert len(summary) <= 8_000 and json.loads(summary)["ledger"][0]["id"] == top["id"]
             r = await c.call_tool("inventory", {"bundle": "rtx"})  # relative to the root
             assert not r.is_error
             inv = json.loads(r.content[0].text)

@@ -9,6 +9,7 @@ layout as tests/test_ab.py, with medians 101 vs 121 tok/s that can be checked by
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,11 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
+from crossview.mcp.compact import compact  # noqa: E402
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# the SDK client gives the server a default environment: run these sources
+SERVER_ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
 NCU = DATA / "ncu" / "cudacode_rtx2080ti_two_kernels.ncu-rep"
 SMI = DATA / "metrics" / "nvidia-smi_h100_capture.txt"
 pytestmark = pytest.mark.skipif(not NCU.exists() or not SMI.exists(),
@@ -61,12 +66,13 @@ def test_kernels_gpu_metrics_ab_compare_equal_the_cli(tmp_path: Path) -> None:
 
     async def main() -> None:
         params = StdioServerParameters(command=sys.executable, args=[
-            "-m", "crossview", "mcp", "--root", str(DATA), "--root", str(tmp_path)])
+            "-m", "crossview", "mcp", "--root", str(DATA), "--root", str(tmp_path)],
+            env=SERVER_ENV)
         async with Client(params) as c:
-            r = await c.call_tool("kernels", {"paths": [str(NCU)]})
+            r = await c.call_tool("kernels", {"paths": [str(NCU)], "detail": "full"})
             assert not r.is_error, r.content[0].text
             got = json.loads(r.content[0].text)
-            assert got["kernels"] == want_kernels
+            assert got["kernels"] == compact(want_kernels)
             # NVIDIA's ncu_report lists the report's actions as kernel_A, kernel_C (checked by
             # hand: load_report(...).range_by_idx(0).action_by_idx(i).name())
             assert [k["name"].split("(")[0] for k in got["kernels"]] == ["kernel_A", "kernel_C"]
@@ -74,10 +80,11 @@ def test_kernels_gpu_metrics_ab_compare_equal_the_cli(tmp_path: Path) -> None:
             r = await c.call_tool("kernels", {"paths": [str(SMI)]})
             assert r.is_error and "no per-kernel counters" in r.content[0].text
 
-            r = await c.call_tool("gpu_metrics", {"paths": [str(SMI)]})
+            r = await c.call_tool("gpu_metrics", {"paths": [str(SMI)], "detail": "full"})
             assert not r.is_error, r.content[0].text
             got = json.loads(r.content[0].text)
-            assert got["gpu_metrics"] == want_metrics["gpu_metrics"]
+            assert got["gpu_metrics"] == compact(want_metrics["gpu_metrics"])
+            assert got["metrics"] is None and "no GPU timeline" in got["absent"]["metrics"]
             names = {d["name"] for d in got["gpu_metrics"]["devices"]}
             assert names == {"NVIDIA H100 80GB HBM3"}
 

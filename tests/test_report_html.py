@@ -263,3 +263,92 @@ def test_report_in_headless_chromium(h100_report: str, tmp_path: Path) -> None:
         shutil.rmtree(profile, ignore_errors=True)
     assert not errors, errors
     assert shot.stat().st_size > 10_000
+
+
+# Every descendant of a card (.panel) that sticks out of it on the right, unless a scroller
+# inside the card holds it (a wide block scrolls: that is allowed, clipping is not).
+_OVERFLOW_JS = """() => {
+  const out = [];
+  for (const card of document.querySelectorAll('main .panel')) {
+    const right = card.getBoundingClientRect().right + 1;
+    for (const el of card.querySelectorAll('*')) {
+      let inScroller = false;
+      for (let p = el.parentElement; p && p !== card; p = p.parentElement) {
+        const o = getComputedStyle(p).overflowX;
+        if (o === 'auto' || o === 'scroll') { inScroller = true; break; }
+      }
+      if (inScroller) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width && r.right > right)
+        out.push(card.id + ' ' + el.tagName + '.' + el.className + ' '
+                 + Math.round(r.right - right));
+    }
+  }
+  return out;
+}"""
+
+# Table first columns narrower than this while holding a long name: "one token per line"
+_SQUEEZED_JS = """() => [...document.querySelectorAll('main td:first-child')]
+  .filter(td => td.innerText.length > 24 && td.getBoundingClientRect().width < 150)
+  .map(td => td.innerText.slice(0, 40))"""
+
+
+def _report_of(paths: list[Path], out: Path) -> Path:
+    r = runner.invoke(app, ["report", *map(str, paths), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+@needs_data
+@pytest.mark.skipif(not CHROMIUM.exists(),
+                    reason="/usr/bin/chromium absent (apt-get install -y chromium; .ci/run does)")
+def test_layout_findings_first_badges_no_overflow(h100_report: str, tmp_path: Path) -> None:
+    """Issue 14: findings right after the metrics and on the first screen (1400×900),
+    severity badges with a box and a word, no element wider than its card, table columns
+    that keep their width; the summary + ncu report lists its inputs by what they hold."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright not installed (pip install '.[test]')")
+    h100 = tmp_path / "h100.html"
+    h100.write_text(h100_report, encoding="utf-8")
+    mixed = _report_of([DATA / "nsys" / "llm-perf-opt_rtx5090_deepseek-ocr",
+                        DATA / "ncu" / "llm-perf-opt_rtx5090_deepseek-ocr",
+                        DATA / "ncu" / "cudacode_rtx2080ti_two_kernels.ncu-rep"],
+                       tmp_path / "mixed.html")
+    html = mixed.read_text(encoding="utf-8")
+    assert "timed events" not in html.split("<main>")[0]  # inputs by what they hold
+    assert "113 rows (totals per name, no timeline)" in html  # all-stage kern_sum: 113 rows
+    assert "No GPU timeline" not in html and "Summary-only evidence (nsys stats)" in html
+    profile = tempfile.mkdtemp(prefix="cv-chromium-")
+    try:
+        with sync_api.sync_playwright() as p:
+            ctx = p.chromium.launch_persistent_context(
+                profile, executable_path=str(CHROMIUM), headless=True,
+                viewport={"width": 1400, "height": 900},
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                      "--no-first-run", "--disable-background-networking",
+                      "--disable-component-update", "--disable-sync"])
+            page = ctx.new_page()
+            page.goto(h100.as_uri())
+            ids = page.eval_on_selector_all("main > section.panel, main > .panel",
+                                            "els => els.map(e => e.id)")
+            assert ids[:2] == ["metrics", "findings"], ids
+            badges = page.locator("#findings .badge")
+            assert badges.count() >= 1
+            for i in range(badges.count()):
+                box = badges.nth(i).bounding_box()
+                assert box and box["width"] > 20 and box["height"] > 8, box
+                assert badges.nth(i).inner_text() in ("RED", "YELLOW")
+            assert page.locator("#recap .badge").count() >= 1  # the recap's headings too
+            top = page.locator("#findings .finding h3").first.bounding_box()
+            assert top and top["y"] + top["height"] <= 900, top  # on the first screen
+            page.screenshot(path=str(_artifact_dir() / "report_h100_first_screen.png"))
+            assert page.evaluate(_OVERFLOW_JS) == []
+            assert page.evaluate(_SQUEEZED_JS) == []
+            page.goto(mixed.as_uri())
+            assert page.evaluate(_OVERFLOW_JS) == []
+            assert page.evaluate(_SQUEEZED_JS) == []
+            page.screenshot(path=str(_artifact_dir() / "report_summary_ncu.png"),
+                            full_page=True)
+            ctx.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)

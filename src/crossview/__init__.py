@@ -1,11 +1,37 @@
-"""crossview: cross-view GPU performance analysis."""
+"""crossview: cross-view GPU performance analysis.
 
+The Python API (`crossview.api`, re-exported here): `analyze`, `synthesize`, `diff`, `ab`,
+`to_json` and `Filter`; `crossview.capture(...)` makes a bundle. Attributes are imported on
+first use, so `import crossview` stays cheap (the capture hook imports it in every process).
+"""
+
+from typing import TYPE_CHECKING
 from typing import Any as _Any
+
+if TYPE_CHECKING:
+    from crossview.analysis import Analysis as Analysis
+    from crossview.api import ab as ab
+    from crossview.api import analyze as analyze
+    from crossview.api import diff as diff
+    from crossview.api import synthesize as synthesize
+    from crossview.api import to_json as to_json
+    from crossview.model.filter import Filter as Filter
+    from crossview.schema import SCHEMA_VERSION as SCHEMA_VERSION
+
+__all__ = ["SCHEMA_VERSION", "Analysis", "Filter", "ab", "analyze", "capture", "diff",
+           "synthesize", "to_json"]
+
+_API = {"analyze": "crossview.api", "synthesize": "crossview.api", "diff": "crossview.api",
+        "ab": "crossview.api", "to_json": "crossview.api", "Filter": "crossview.model.filter",
+        "Analysis": "crossview.analysis", "SCHEMA_VERSION": "crossview.schema"}
 
 
 def __getattr__(name: str) -> _Any:
+    import importlib
+
     # lazy: `crossview.capture(...)` must not import torch when crossview is imported
     if name == "capture":
-        import importlib
         return importlib.import_module("crossview.capture")
+    if name in _API:
+        return getattr(importlib.import_module(_API[name]), name)
     raise AttributeError(f"module 'crossview' has no attribute {name!r}")

@@ -8,7 +8,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -21,7 +20,7 @@ _CMD = "crossview.capture.cmd"
 class _ScriptGroup(TyperGroup):
     """Everything after `--` is the command to capture, not a subcommand name."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if "--" in args:
             i = args.index("--")
             ctx.meta[_CMD] = args[i + 1:]

@@ -11,6 +11,7 @@ import typer
 
 from crossview.cli.app import Fmt, app, error_line, run_analysis
 from crossview.cli.lake import lake_side
+from crossview.cli.multi_value import multi_value
 from crossview.errors import CrossviewError, UsageError
 
 
@@ -52,10 +53,12 @@ class FailOn(StrEnum):
     insufficient = "insufficient"  # also fails on refusals: the A/B proved nothing
 
 
-@app.command()
+@app.command(cls=multi_value("--baseline", "--variant"))
 def ab(
-    baseline: Annotated[list[Path], typer.Option(help="Baseline result file(s), one per trial.")],
-    variant: Annotated[list[Path], typer.Option(help="Variant result file(s), one per trial.")],
+    baseline: Annotated[list[Path], typer.Option(
+        help="Baseline result files, one per trial: `--baseline b-t*.json` or repeated.")],
+    variant: Annotated[list[Path], typer.Option(
+        help="Variant result files, one per trial: `--variant v-t*.json` or repeated.")],
     metric: Annotated[list[str] | None, typer.Option(
         help="Metric(s) to compare (default: every metric with a known direction).")] = None,
     noise: Annotated[float | None, typer.Option(

@@ -8,13 +8,15 @@ from typing import Annotated
 import typer
 
 from crossview.cli.app import app, error_line
+from crossview.cli.multi_value import multi_value
 from crossview.errors import CrossviewError
 
 
-@app.command("mcp")
+@app.command("mcp", cls=multi_value("--root"))
 def mcp_server(
     root: Annotated[list[Path], typer.Option(
-        help="Folder whose captures the server may open (repeatable; nothing outside).")],
+        help="Folders whose captures the server may open (`--root a b` or repeated; "
+        "nothing outside).")],
     http: Annotated[bool, typer.Option(help="Streamable HTTP instead of stdio.")] = False,
     host: Annotated[str, typer.Option(help="HTTP bind address (beyond loopback: --token).")]
     = "127.0.0.1",

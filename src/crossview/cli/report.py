@@ -20,6 +20,7 @@ from crossview.cli.filter_options import (
     make_filter,
 )
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
+from crossview.cli.multi_value import multi_value
 from crossview.errors import InputError
 
 if TYPE_CHECKING:
@@ -49,14 +50,15 @@ def html_report(result: Analysis, paths: list[Path], ab: list[Path] | None = Non
     return render(result, ex), bad
 
 
-@app.command()
+@app.command(cls=multi_value("--ab"))
 def report(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Trace files or folders of them (or --lake).")] = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="Write the HTML here.")] = Path(
         "report.html"),
     ab: Annotated[list[Path] | None, typer.Option(
-        "--ab", help="A/B result (`crossview ab --format json`) to include.")] = None,
+        "--ab", help="A/B results (`crossview ab --format json`) to include: `--ab a.json "
+        "b.json` (after the inputs) or repeated.")] = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,

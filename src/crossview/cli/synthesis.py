@@ -11,6 +11,7 @@ import typer
 
 from crossview.cli.app import Fmt, app, error_line
 from crossview.errors import CrossviewError
+from crossview.schema import versioned
 
 
 @app.command()
@@ -27,7 +28,7 @@ def inventory(
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    sys.stdout.write(json.dumps(inv.to_dict(), indent=2) + "\n" if fmt == Fmt.json
+    sys.stdout.write(json.dumps(versioned(inv.to_dict()), indent=2) + "\n" if fmt == Fmt.json
                      else inventory_md.render(inv))
     for e in inv.entries:
         for p in e.problems:
@@ -54,7 +55,8 @@ def synthesize(
         raise typer.Exit(2) from None
     md = synthesis_md.render(syn)
     md_path, js_path = persist.write(syn, md)
-    sys.stdout.write(json.dumps(syn.to_dict(), indent=2) + "\n" if fmt == Fmt.json else md)
+    sys.stdout.write(json.dumps(versioned(syn.to_dict()), indent=2) + "\n"
+                     if fmt == Fmt.json else md)
     print(f"crossview: wrote {md_path} and {js_path}", file=sys.stderr)
     for e in syn.inv.entries:
         for p in e.problems:  # the rest of the bundle was synthesized; say what was not

@@ -13,6 +13,7 @@ from crossview.detectors import (
     gpu_idle,
     host_cpu,
     host_python,
+    kernel_inefficiency,
     kv_cache_pressure,
     launch_bound,
     low_gpu_util,
@@ -20,6 +21,7 @@ from crossview.detectors import (
     metrics_capture,
     nccl,
     nccl_straggler,
+    op_memory_bound,
     pageable_memcpy,
     prefill_decode,
     prefix_cache_miss,
@@ -59,6 +61,8 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     gpu_gap.detect,
     low_gpu_util.detect,
     host_cpu.detect,
+    kernel_inefficiency.detect,
+    op_memory_bound.detect,
 )
 
 MAX_RED = 3

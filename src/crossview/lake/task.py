@@ -28,6 +28,7 @@ ID_COLUMNS: dict[str, tuple[str, ...]] = {
     "profiled_kernels": ("kernel_id",),
     "kernel_metrics": ("kernel_id",),
     "kernel_rules": ("kernel_id",),
+    "op_args": ("op_id",),
 }
 # per-artifact values that only ever join within one artifact_id: kept as read
 NOT_IDS = frozenset({"correlation", "trial", "request", "seq"})

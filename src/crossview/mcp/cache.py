@@ -48,8 +48,9 @@ class FilterArg(BaseModel):
 
 
 def filter_echo(f: Filter) -> dict[str, Any]:
-    d = asdict(f)
-    if d["window_ns"] is not None:
+    """The filter's set fields only ({} = everything): pass it back as `filter`."""
+    d = {k: v for k, v in asdict(f).items() if v is not None}
+    if "window_ns" in d:
         d["window_ns"] = list(d["window_ns"])
     return d
 
@@ -82,24 +83,32 @@ class Entry:
         # how this call got its store: {"state": "read" | "cached" | "re-read", ...}
         self.read = read or {"state": "read"}
         self.lock = opened.lock if opened else threading.RLock()
+        self.given: list[str] | None = None
         # results of read-only SQL tools by their arguments (topentities): the store does not
         # change under an entry (a changed file makes a new entry), so the answer cannot
         # either; shared by every copy `used` makes
         self.memo: dict[tuple[Any, ...], Any] = {}
 
-    def used(self, read: dict[str, Any]) -> Entry:
-        """This entry as one call sees it: same analysis and lock, this call's `read`."""
+    def used(self, read: dict[str, Any], paths: list[str]) -> Entry:
+        """This entry as one call sees it: same analysis and lock, this call's `read`,
+        echoing `paths` as this call spelled them."""
         e = copy.copy(self)
         e.read = read
+        e.given = list(paths)
         return e
 
     def scope(self) -> dict[str, Any]:
-        """What every tool result starts with: pass `paths` + `filter` back to reuse it."""
+        """What every tool result starts with: pass `paths` + `filter` back to reuse it.
+        `paths` as the caller spelled them (a root reached through a symlink stays the
+        link); the filter once, set fields only; `resolved` what it selected."""
         v = self.analysis.views
+        resolved = v.filter.to_dict() if v else None
+        if resolved is not None:
+            resolved.pop("requested", None)  # the same as `filter`
         return {
-            "paths": [str(p) for p in self.paths],
+            "paths": list(self.given) if self.given else [str(p) for p in self.paths],
             "filter": filter_echo(self.filter),
-            "resolved": v.filter.to_dict() if v else None,
+            "resolved": resolved,
             "rejected": [{"path": r.path, "problems": r.problems}
                          for r in self.analysis.rejected],
             "store": self.read,
@@ -122,6 +131,15 @@ class AnalysisCache:
         self._lock = threading.Lock()
         self.reads = 0  # times the server read (parsed) inputs: a bench/test observable
 
+    def _spelled(self, paths: list[str], real: list[Path]) -> list[Path]:
+        out = []
+        for p, r in zip(paths, real, strict=True):
+            given = Path(p).expanduser()
+            if not given.is_absolute():
+                given = self.roots.roots[0] / given
+            out.append(given if given.resolve(strict=False) == r else r)
+        return out
+
     def get(self, paths: list[str], flt: FilterArg | None, gpu: str | None = None) -> Entry:
         real = self.roots.check_all(paths)
         f = (flt or FilterArg()).to_filter()
@@ -135,7 +153,7 @@ class AnalysisCache:
             hit = self._entries.get(key)
             if hit is not None and hit.opened is not None and hit.opened.content == content:
                 self._entries.move_to_end(key)
-                return hit.used({"state": "cached", **_short(content)})
+                return hit.used({"state": "cached", **_short(content)}, paths)
             opened = self._opened.get(okey)
         why = None
         if opened is not None and opened.content != content:
@@ -144,7 +162,9 @@ class AnalysisCache:
             opened = None
         state = "cached"  # the store is open: another filter reuses it
         if opened is None:
-            opened = self._open(real, content)
+            # read through the path as given (checked above: its real path is under a root),
+            # so artifact paths in results match what the caller and the CLI spell
+            opened = self._open(real, self._spelled(paths, real), content)
             state = "re-read" if why else "read"
             with self._lock:
                 self._opened[okey] = opened
@@ -172,9 +192,9 @@ class AnalysisCache:
             while len(self._entries) > self.size:
                 _, gone = self._entries.popitem(last=False)
                 self._release(gone)
-        return entry
+        return entry.used(read, paths)
 
-    def _open(self, real: list[Path], content: dict[str, str]) -> Opened:
+    def _open(self, real: list[Path], spelled: list[Path], content: dict[str, str]) -> Opened:
         lakes = [p for p in real if is_lake(p)]
         try:
             if lakes:
@@ -189,7 +209,7 @@ class AnalysisCache:
                 reports = lake_reports(store)
             else:
                 store = Store(compress=True)  # read once, queried by every later call
-                reports = read_all(real, store)
+                reports = read_all(spelled, store)
                 store.compact()
         except CrossviewError as e:
             raise Refused(str(e)) from None

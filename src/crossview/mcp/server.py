@@ -8,6 +8,7 @@ from typing import Any
 from crossview.mcp import resources
 from crossview.mcp.cache import AnalysisCache
 from crossview.mcp.safety import Roots
+from crossview.mcp.tools_ops import OpTools
 from crossview.mcp.tools_other import OtherTools
 from crossview.mcp.tools_synthesis import SynthesisTools
 from crossview.mcp.tools_views import ViewTools
@@ -22,16 +23,20 @@ INSTRUCTIONS = (
 
 
 def build(roots: list[Path]) -> Any:
-    from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
+
+    from crossview.mcp.sdk_server import Server
 
     cache = AnalysisCache(Roots(roots))
     views, other = ViewTools(cache), OtherTools(cache)
-    server = MCPServer("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = Server("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
     ro = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (views.topentities, views.gpu_metrics, views.hot_traces, views.flamegraph,
                views.topfunctions, views.kernels, views.analyze, other.ab_compare,
                other.diff, other.sol_bounds, other.query):
+        server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
+    ops = OpTools(cache)
+    for fn in (ops.op_roofline, ops.transfers):
         server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
     syn = SynthesisTools(cache)
     for fn in (syn.inventory, syn.synthesize):

@@ -5,12 +5,13 @@ under a root. Read-only like every tool: nothing is written into the bundle (the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from crossview.errors import CrossviewError
 from crossview.mcp.cache import AnalysisCache
+from crossview.mcp.compact import Detail, clip, compact, fit
 from crossview.mcp.jsonout import dumps
 from crossview.mcp.safety import Refused
 
@@ -30,7 +31,8 @@ class SynthesisTools:
             raise Refused(f"{path}: not a bundle folder")
         return real
 
-    def inventory(self, bundle: BundleArg, gpu: GpuArg = None) -> str:
+    def inventory(self, bundle: BundleArg, gpu: GpuArg = None,
+                  detail: Detail = "summary") -> str:
         """Every artifact of a bundle: detected kind, capture validation (each problem with
         the fix for the capture), the rigor tier it supplies (L1–L4), the bundle Context
         with unknown fields named, and the valid distinct sources."""
@@ -41,9 +43,20 @@ class SynthesisTools:
             inv = bundle_context.take_inventory(root, gpu)
         except CrossviewError as e:
             raise Refused(str(e)) from None
-        return dumps({"bundle": str(root), **inv.to_dict()})
+        d = {"bundle": str(root), **inv.to_dict()}
+        if detail == "full":
+            return dumps(compact(d))
+        keep = ("path", "kind", "source", "tier", "valid", "phase", "holds", "capture_problems")
+        arts = [{k: a.get(k) for k in keep} for a in d.get("artifacts") or []]
+        return fit([lambda: {**d, "artifacts": arts},
+                    lambda: {"bundle": d["bundle"], "sources": d.get("sources"),
+                             "unknown_context": d.get("unknown_context"), "artifacts": arts}])
 
-    def synthesize(self, bundle: BundleArg, gpu: GpuArg = None) -> str:
+    def synthesize(self, bundle: BundleArg, gpu: GpuArg = None,
+                   format: Annotated[Literal["json", "md"], Field(
+                       description="json (default); md: the synthesis Markdown a human "
+                       "reads, as `crossview synthesize` writes it.")] = "json",
+                   detail: Detail = "summary") -> str:
         """Cross-view synthesis as `crossview synthesize`: sources, reconciliation per
         family/phase and per kernel identity, contradictions, the ranked lever ledger (every
         row cites bundle artifacts; DRAFT until an A/B), experiment plans and the next-lever
@@ -57,5 +70,31 @@ class SynthesisTools:
             syn = syn_mod.run(root, gpu)
         except CrossviewError as e:
             raise Refused(str(e)) from None
-        return dumps({"persisted": False, **syn.to_dict(),
-                      "markdown": synthesis_md.render(syn)})
+        if format == "md":
+            return dumps({"persisted": False, "markdown": synthesis_md.render(syn)})
+        d = syn.to_dict()
+        if detail == "full":
+            return dumps(compact({"persisted": False, **d}))
+        return fit([lambda n=n, c=c: _summary(d, n, c) for n, c in ((10, 300), (5, 200),
+                                                                    (3, 120))])
+
+
+def _summary(d: dict[str, Any], rows: int, chars: int) -> dict[str, Any]:
+    """The ledger, plans and frontier by id, lever, effect and record; contradictions by
+    title (detail=full for the reconciliation tables and every field)."""
+    def pick(items: Any, keys: tuple[str, ...], n: int) -> list[dict[str, Any]]:
+        return [{k: clip(x[k], chars) if isinstance(x.get(k), str) else x.get(k)
+                 for k in keys} for x in (items or [])[:n]]
+
+    return {"persisted": False, "generated_at": d.get("generated_at"),
+            "bundle": d.get("bundle"), "context": d.get("context"),
+            "unknown_context": d.get("unknown_context"), "sources": d.get("sources"),
+            "contradictions": pick(d.get("contradictions"), ("id", "kind", "title"), rows),
+            "ledger": pick(d.get("ledger"), ("id", "rank", "lever", "type",
+                                             "expected_effect", "sol_rigor", "confidence",
+                                             "actionable", "evidence_artifacts"), rows),
+            "ledger_total": len(d.get("ledger") or []),
+            "experiments": pick(d.get("experiments"), ("lever_id", "metric", "trials",
+                                                       "record"), rows),
+            "frontier": pick(d.get("frontier"), ("id", "what", "value", "cost"), rows),
+            "warnings": d.get("warnings")}

@@ -9,8 +9,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from crossview.mcp import trees
+from crossview.mcp import shape, trees
 from crossview.mcp.cache import AnalysisCache, Entry, FilterArg
+from crossview.mcp.compact import Detail, compact, fit
 from crossview.mcp.jsonout import dumps
 from crossview.mcp.safety import Refused
 
@@ -26,7 +27,14 @@ Top = Annotated[int, Field(ge=1, le=200)]
 
 
 def _out(e: Entry, **body: Any) -> str:
-    return dumps({**e.scope(), **body})
+    """Compact JSON: the scope, then the body; null and empty fields left out."""
+    return dumps(compact({**e.scope(), **body}))
+
+
+def _fit(e: Entry, levels: list[Any], absent: dict[str, str] | None = None) -> str:
+    """At detail=summary: the first level (scope + body) within the character budget."""
+    scope = e.scope()
+    return fit([lambda lv=lv: {**scope, **lv()} for lv in levels], absent)
 
 
 class ViewTools:
@@ -80,53 +88,86 @@ class ViewTools:
             e.memo[("topentities", top)] = body
         return _out(e, **body)
 
-    def gpu_metrics(self, paths: Paths, filter: Flt = None, gpu: Gpu = None) -> str:
-        """Metrics first: GPU busy/idle, kernel time, launch counts, kernel families, top
+    def gpu_metrics(self, paths: Paths, filter: Flt = None, gpu: Gpu = None,
+                    detail: Detail = "summary") -> str:
+        """Metrics first: GPU busy/idle, kernel time, launches, kernel families, top
         kernels, hardware counters (DCGM/NVML/ncu), serving and benchmark metrics, and the
-        workload's % of speed-of-light. All times in ns, shares as fractions."""
+        workload's % of speed-of-light. All times in ns, shares as fractions. What the
+        input cannot give is null with the reason under `absent` (never a 0)."""
         e = self.cache.get(paths, filter, gpu)
         with e.lock:
             v = e.analysis.views
             assert v is not None
-            body = {"metrics": v.metrics.to_dict(),
-                    "kernel_families": [f.to_dict() for f in v.families],
-                    "top_kernels": [k.to_dict() for k in v.top_kernels],
-                    "gpu_metrics": v.gpu_metrics.to_dict(),
-                    "workload_sol": [s.to_dict() for s in v.workload_sol],
-                    "engine": v.engine,
-                    "artifacts": [i.__dict__ for i in v.artifact_info]}
-        return _out(e, **body)
+            metrics = v.metrics.to_dict()
+            families = [f.to_dict() for f in v.families]
+            top = [k.to_dict() for k in v.top_kernels]
+            counters = v.gpu_metrics.to_dict()
+            sol = [s.to_dict() for s in v.workload_sol]
+            arts = [dict(i.__dict__) for i in v.artifact_info]
+            engine = v.engine
+        absent = {**shape.metrics_absent(metrics), **shape.counters_absent(counters)}
+
+        def body(rows: int, kernels: int, stats: bool, full: bool = False) -> dict[str, Any]:
+            return {"metrics": None if "metrics" in absent else (
+                        metrics if full else shape.slim_metrics(metrics, rows)),
+                    "kernel_families": families if full else families[:rows * 2],
+                    "top_kernels": top if full else shape.slim_kernels(top, kernels),
+                    "gpu_metrics": None if "gpu_metrics" in absent else (
+                        counters if full else shape.slim_counters(counters, stats)),
+                    "workload_sol": sol, "engine": engine, "artifacts": arts}
+
+        if detail == "full":
+            return dumps(shape_absent(compact({**e.scope(), **body(0, 0, True, True)}),
+                                      absent))
+        return _fit(e, [lambda: body(5, 5, True), lambda: body(3, 3, True),
+                        lambda: body(2, 2, False)], absent)
 
     def hot_traces(self, paths: Paths, view: Literal["gpu", "cpu"] = "gpu", filter: Flt = None,
                    top: Top = 5, max_depth: Annotated[int, Field(ge=1, le=64)] = 16,
-                   min_share: Annotated[float, Field(ge=0, le=1)] = 0.01) -> str:
+                   min_share: Annotated[float, Field(ge=0, le=1)] = 0.01,
+                   detail: Detail = "summary") -> str:
         """The call tree of one view. gpu: kernel time under the host stack that launched it
         (python → op → launch API → `→ kernel` leaf). cpu: host time by stack with self time.
-        Keeps the `top` hottest children per node above `min_share` of the total."""
+        Keeps the `top` hottest children per node above `min_share` of the total. A chain
+        of single-child frames is one node: `frame` its innermost frame, `via` the frames
+        above it (elided at summary), so kernels show at the default depth."""
         e = self.cache.get(paths, filter)
         with e.lock:
             v = e.analysis.views
             assert v is not None
             tree = v.gpu if view == "gpu" else v.cpu
-            body = trees.pruned(tree, top, max_depth, min_share)
-        return _out(e, view=view, units="ns; share = fraction of the view's total_ns",
-                    tree=body)
+            units = "ns; share = fraction of the view's total_ns"
+            if detail == "full":
+                body = trees.pruned(tree, top, max_depth, min_share, collapse=True)
+                return _out(e, view=view, units=units, tree=body)
+            levels = [(top, 4), (min(top, 3), 3), (min(top, 2), 3), (1, 3)]
+            bodies = [shape.clip_tree(trees.pruned(tree, t, max_depth, min_share,
+                                                   collapse=True, via_frames=k))
+                      for t, k in levels]
+        return _fit(e, [lambda b=b: {"view": view, "units": units, "tree": b}
+                        for b in bodies])
 
     def flamegraph(self, paths: Paths, view: Literal["gpu", "cpu"] = "gpu", filter: Flt = None,
-                   limit: Annotated[int, Field(ge=1, le=5000)] = 500) -> str:
+                   limit: Annotated[int, Field(ge=1, le=5000)] = 500,
+                   detail: Detail = "summary") -> str:
         """The same call tree as folded stacks (`frame;frame;→ kernel <self ns>`), hottest
-        first, ready for flamegraph.pl or speedscope. `left_out_ns` is what the limit cut."""
+        first, ready for flamegraph.pl or speedscope. `left_out_ns` is what the limit (or,
+        at summary, the character budget) cut; detail=full for up to `limit` stacks."""
         e = self.cache.get(paths, filter)
         with e.lock:
             v = e.analysis.views
             assert v is not None
             tree = v.gpu if view == "gpu" else v.cpu
             lines, n, left = trees.folded(tree, limit)
-        return _out(e, view=view, total_ns=tree.total_ns, stacks=n, left_out_ns=left,
-                    units="ns (self time per stack)", folded="\n".join(lines))
+        if detail == "summary":
+            lines, cut_ns = trees.within(lines, budget=6_000)
+            left += cut_ns
+        return _out(e, view=view, total_ns=tree.total_ns, stacks=n, shown=len(lines),
+                    left_out_ns=left, units="ns (self time per stack)",
+                    folded="\n".join(lines))
 
     def topfunctions(self, paths: Paths, view: Literal["cpu", "gpu"] = "cpu",
-                     filter: Flt = None, top: Top = 25) -> str:
+                     filter: Flt = None, top: Top = 25, detail: Detail = "summary") -> str:
         """Hottest frames (python functions, operators, runtime calls; kernels in the gpu
         view) by self time and by total (inclusive) time, with shares of the view's total.
         `user` marks frames in the user's own code (where a change can go)."""
@@ -140,11 +181,16 @@ class ViewTools:
             rows = trees.hottest_frames(tree, top)
         for r in rows:
             r["user"] = is_user_frame(r["frame"])
-        return _out(e, view=view, total_ns=tree.total_ns, units="ns", functions=rows)
+        if detail == "full":
+            return _out(e, view=view, total_ns=tree.total_ns, units="ns", functions=rows)
+        return _fit(e, [lambda n=n: {"view": view, "total_ns": tree.total_ns, "units": "ns",
+                                     "functions": shape.slim_kernels(rows, n)}
+                        for n in (top, 15, 8)])
 
-    def kernels(self, paths: Paths, gpu: Gpu = None) -> str:
+    def kernels(self, paths: Paths, gpu: Gpu = None, detail: Detail = "summary") -> str:
         """Per-kernel roofline from Nsight Compute data (.ncu-rep or ncu --csv): FLOP/s,
-        bytes, % of the GPU's ceilings, bound. Refused when the input has no ncu counters."""
+        bytes, % of the GPU's ceilings, bound. Refused when the input has no ncu counters.
+        At summary, ncu's rule messages are cut to rule, type and estimated speedup."""
         from crossview.render.kernels import as_list
 
         e = self.cache.get(paths, None, gpu)
@@ -153,21 +199,49 @@ class ViewTools:
                 raise Refused(", ".join(paths) + ": no per-kernel counters (ncu) in this "
                               "input: profile with `ncu -o report …` and pass that file")
             rows = as_list(e.analysis)
-        return _out(e, kernels=rows)
+        if detail == "full":
+            return _out(e, kernels=rows)
+        slim = [{**k, "ncu_rules": [{x: r.get(x) for x in ("rule", "type", "speedup_pct")}
+                                    for r in k.get("ncu_rules") or []]}
+                for k in shape.slim_kernels(rows, len(rows))]
+        return _fit(e, [lambda n=n: {"kernels": slim[:n], "kernels_total": len(rows)}
+                        for n in (len(slim), 8, 4, 2)])
 
     def analyze(self, paths: Paths, filter: Flt = None, gpu: Gpu = None,
-                include_markdown: bool = True) -> str:
+                format: Annotated[Literal["json", "md"], Field(
+                    description="json (default): findings and metrics as JSON; md: the "
+                    "Markdown recap a human reads, as `crossview analyze`.")] = "json",
+                detail: Detail = "summary") -> str:
         """The recap, as `crossview analyze`: ranked findings (id, severity, evidence,
-        fix) as JSON, the headline metrics, and the Markdown report for a human."""
+        fix) and the headline metrics as JSON; format=md for the Markdown report."""
         from crossview.render import markdown
         from crossview.render.json import as_dict
 
         e = self.cache.get(paths, filter, gpu)
         with e.lock:
+            if format == "md":
+                return _out(e, markdown=markdown.render(e.analysis))
             d = as_dict(e.analysis)
-            md = markdown.render(e.analysis) if include_markdown else None
-        body: dict[str, Any] = {"metrics": d["metrics"], "findings": d["findings"],
-                                "artifacts": d["artifacts"]}
-        if md is not None:
-            body["markdown"] = md
-        return _out(e, **body)
+        absent = shape.metrics_absent(d["metrics"] or {})
+        metrics = None if absent else d["metrics"]
+        if detail == "full":
+            return dumps(shape_absent(compact({**e.scope(), "metrics": metrics,
+                                               "findings": d["findings"],
+                                               "artifacts": d["artifacts"]}), absent))
+        found = d["findings"]
+        shown = [f for f in found if f["severity"] in ("red", "yellow")]
+
+        def body(rows: list[dict[str, Any]], chars: int) -> dict[str, Any]:
+            return {"metrics": shape.slim_metrics(metrics, 3) if metrics else None,
+                    "findings": [shape.slim_finding(f, chars) for f in rows],
+                    "findings_total": len(found),
+                    "artifacts": shape.slim_artifacts(d["artifacts"])}
+
+        return _fit(e, [lambda: body(found, 600), lambda: body(shown, 400),
+                        lambda: body(shown[:3], 300)], absent)
+
+
+def shape_absent(doc: dict[str, Any], absent: dict[str, str]) -> dict[str, Any]:
+    from crossview.mcp.compact import with_absent
+
+    return with_absent(doc, absent)

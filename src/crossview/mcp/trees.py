@@ -13,25 +13,52 @@ from crossview.views.calltree import CallTree, TreeNode
 _label = folded_export.label  # kernel leaves read as arrows
 
 
-def pruned(tree: CallTree, top: int, max_depth: int, min_share: float) -> dict[str, Any]:
-    """The `top` hottest children per node, down to max_depth, above min_share of total."""
+def _chain(n: TreeNode) -> list[TreeNode]:
+    """n and its single-child descendants: one level of the pruned tree (as the Markdown
+    tree shows `a › … › z`), so a deep Python stack does not use up max_depth."""
+    out = [n]
+    while len(out[-1].children) == 1:
+        out.append(out[-1].children[0])
+    return out
+
+
+def _via(labels: list[str], keep: int | None) -> list[str]:
+    if keep is None or len(labels) <= keep:
+        return labels
+    return [labels[0], f"… {len(labels) - keep + 1} frames …", *labels[-(keep - 2):]]
+
+
+def pruned(tree: CallTree, top: int, max_depth: int, min_share: float,
+           collapse: bool = False, via_frames: int | None = None) -> dict[str, Any]:
+    """The `top` hottest children per node, down to max_depth, above min_share of total.
+    collapse: a single-child chain is one node (`frame` its innermost frame, `via` the
+    frames above it, elided to `via_frames` when given)."""
     total = tree.total_ns or 1
     shown = 0
 
     def walk(nodes: list[TreeNode], depth: int) -> tuple[list[dict[str, Any]], int]:
         nonlocal shown
-        keep = [n for n in sorted(nodes, key=lambda n: -n.time_ns)[:top]
-                if n.time_ns / total >= min_share]
+        ranked = sorted(nodes, key=lambda n: -n.time_ns)
+        keep = [n for n in ranked[:top] if n.time_ns / total >= min_share]
+        if collapse and not keep and ranked:
+            keep = ranked[:1]  # every shown path reaches a leaf (a kernel in the GPU view)
         out = []
-        for n in keep:
+        for top_node in keep:
             shown += 1
-            d: dict[str, Any] = {"frame": _label(n), "kind": n.kind, "time_ns": n.time_ns,
-                                 "share": round(n.time_ns / total, 4), "count": n.count}
-            if n.self_ns:
-                d["self_ns"] = n.self_ns
+            chain = _chain(top_node) if collapse else [top_node]
+            n = chain[-1]
+            d: dict[str, Any] = {"frame": _label(n), "kind": n.kind,
+                                 "time_ns": top_node.time_ns,
+                                 "share": round(top_node.time_ns / total, 4),
+                                 "count": top_node.count}
+            if len(chain) > 1:
+                d["via"] = _via([_label(c) for c in chain[:-1]], via_frames)
+            own = sum(c.self_ns or 0 for c in chain)
+            if own:
+                d["self_ns"] = own
             if n.family:
                 d["family"] = n.family
-            if n.sync:
+            if any(c.sync for c in chain):
                 d["sync"] = True
             if n.children:
                 if depth + 1 < max_depth:
@@ -82,3 +109,15 @@ def hottest_frames(tree: CallTree, limit: int) -> list[dict[str, Any]]:
              "self_share": round(self_ns[(f, k)] / all_ns, 4),
              "total_share": round(total_ns[(f, k)] / all_ns, 4), "count": calls[(f, k)]}
             for f, k in keys]
+
+
+def within(lines: list[str], budget: int) -> tuple[list[str], int]:
+    """The hottest folded lines whose text fits `budget` characters, and the ns cut."""
+    kept: list[str] = []
+    used = 0
+    for i, line in enumerate(lines):
+        if used + len(line) + 1 > budget:
+            return kept, sum(int(x.rsplit(" ", 1)[1]) for x in lines[i:])
+        kept.append(line)
+        used += len(line) + 1
+    return kept, 0

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from crossview.experiments.ab import ABResult, MetricResult
+from crossview.schema import versioned
 
 _METHOD = ("medians; CI: bootstrap percentile on the ratio variant ÷ baseline median "
            "(seeded, {n} resamples, {lvl:g} %); p: exact permutation (Mann-Whitney) test, "
@@ -52,8 +53,8 @@ def to_json(res: ABResult, resamples: int) -> dict[str, Any]:
 
 
 def render_json(res: ABResult, resamples: int) -> str:
-    return json.dumps({"baseline": res.baseline.paths, "variant": res.variant.paths,
-                       **to_json(res, resamples)}, indent=2) + "\n"
+    return json.dumps(versioned({"baseline": res.baseline.paths, "variant": res.variant.paths,
+                                 **to_json(res, resamples)}), indent=2) + "\n"
 
 
 def _fmt(x: float) -> str:

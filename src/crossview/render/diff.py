@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from crossview.experiments.diff import Change, Diff, Row
+from crossview.schema import versioned
 from crossview.units import duration
 
 _MAX_KERNEL_ROWS = 25  # the Markdown table; JSON keeps every row
@@ -85,4 +86,5 @@ def render(d: Diff) -> str:
 
 
 def render_json(d: Diff) -> str:
-    return msgspec.json.format(msgspec.json.encode(d.to_dict()), indent=2).decode() + "\n"
+    doc = msgspec.json.encode(versioned(d.to_dict()))
+    return msgspec.json.format(doc, indent=2).decode() + "\n"

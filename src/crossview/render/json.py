@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from crossview.analysis import Analysis
+from crossview.schema import versioned
 from crossview.sources.report import ArtifactReport
 from crossview.views.views import Views
 
@@ -43,6 +44,11 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         "rank_analysis": v.ranks.to_dict() if v and v.ranks else None,
         # analyze --workers/--dask: engine, the rank the single-rank parts describe, worker RSS
         "fanout": a.fanout.to_dict() if a.fanout else None,
+        # analytic per-op roofline from recorded shapes (views/op_roofline.py): groups,
+        # unmodeled kernel time, the once-said note, analytic-vs-ncu FLOP agreement
+        "ops": v.op_roofline.to_dict() if v and v.metrics.kernel_count else None,
+        # collective algbw/busbw and copy bytes/s (views/comm_bandwidth.py)
+        "transfers": v.comm_bandwidth.to_dict() if v and v.metrics.kernel_count else None,
         "findings": [f.to_dict() for f in a.findings],
     }
 
@@ -58,4 +64,4 @@ def _artifact(r: ArtifactReport, v: Views | None) -> dict[str, Any]:
 
 def render(a: Analysis) -> str:
     # msgspec: an order of magnitude faster than json.dumps on large call trees
-    return msgspec.json.format(msgspec.json.encode(as_dict(a)), indent=1).decode() + "\n"
+    return msgspec.json.format(msgspec.json.encode(versioned(as_dict(a))), indent=1).decode() + "\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from crossview.analysis import Analysis
 from crossview.model.finding import Finding
-from crossview.render import capture_md, metrics_md, ranks_md, sampled_md
+from crossview.render import capture_md, metrics_md, op_roofline_md, ranks_md, sampled_md
 from crossview.render import kernels as kernels_md
 from crossview.units import duration
 from crossview.views.calltree import CallTree, TreeNode
@@ -255,6 +255,7 @@ def render(a: Analysis) -> str:
         out.extend(_top_kernels(v))
     out.extend(capture_md.summary_lines(v))  # nsys stats CSV: summary-only, labelled
     out.extend(kernels_md.section(a))  # ncu per-kernel roofline (L4)
+    out.extend(op_roofline_md.section(v))  # analytic per-op roofline, collective/copy bandwidth
     out.append("\n**CPU cross-check** (same filter) " + (
         "No host timeline in this bundle (metrics only)." if metrics_only else _cpu_check(v)))
     if v.metrics.cpu_only:

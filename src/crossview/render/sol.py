@@ -10,6 +10,7 @@ import msgspec
 
 from crossview.knowledge.llm_sol import Phase, SolResult
 from crossview.render.metrics_md import qty
+from crossview.schema import versioned
 from crossview.units import duration
 from crossview.views.sol_bench import BenchSol
 
@@ -32,7 +33,7 @@ def as_dict(r: SolResult, bench: BenchSol | None, notes: list[str]) -> dict[str,
 
 
 def render_json(r: SolResult, bench: BenchSol | None, notes: list[str]) -> str:
-    return msgspec.json.format(msgspec.json.encode(as_dict(r, bench, notes)),
+    return msgspec.json.format(msgspec.json.encode(versioned(as_dict(r, bench, notes))),
                                indent=1).decode() + "\n"
 
 

@@ -27,6 +27,16 @@ TABLES: dict[str, str] = {
         mem_kinds VARCHAR, grid VARCHAR, block VARCHAR, regs INTEGER, collective VARCHAR,
         process_group VARCHAR, coll_seq BIGINT
     """,
+    # what the trace recorded about an event's inputs, as read (Kineto args): op_id is a
+    # host_ops.op_id (on_gpu false: `Input Dims` / `Input type` / `Concrete Inputs` as JSON
+    # text, from record_shapes=True; record_param_comms sizes) or a gpu_ops.gpu_op_id (on_gpu
+    # true: a collective kernel's `In msg nelems` / `Out msg nelems` / `Group size` / `dtype`).
+    # One row per event that carries any of them; the reader never interprets them.
+    "op_args": """
+        artifact_id INTEGER, op_id BIGINT, on_gpu BOOLEAN, input_dims VARCHAR,
+        input_types VARCHAR, concrete_inputs VARCHAR, in_nelems BIGINT, out_nelems BIGINT,
+        group_size INTEGER, dtype VARCHAR
+    """,
     # kind: runtime | op | python | annotation | other; depth/parent from time containment
     "host_ops": """
         artifact_id INTEGER, op_id BIGINT, pid VARCHAR, tid VARCHAR, kind VARCHAR,

@@ -112,7 +112,8 @@ class Store:
 
     def discard(self, artifact_id: int) -> None:
         """Remove whatever rows a failed read left for this artifact."""
-        for table in ("devices", "gpu_ops", "host_ops", "samples", "summary_stats"):
+        for table in ("devices", "gpu_ops", "host_ops", "samples", "summary_stats",
+                      "op_args"):
             self.con.execute(f"DELETE FROM {table} WHERE artifact_id = ?", [artifact_id])
 
     def append(self, table: str, data: pa.Table) -> None:

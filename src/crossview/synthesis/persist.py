@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.schema import versioned
 from crossview.synthesis.bundle import OUTPUT_DIR
 
 if TYPE_CHECKING:
@@ -59,6 +60,6 @@ def write(syn: Synthesis, markdown: str) -> tuple[Path, Path]:
     md = out / f"synthesis-{syn.stamp}.md"
     js = out / f"synthesis-{syn.stamp}.json"
     md.write_text(markdown, encoding="utf-8")
-    js.write_text(json.dumps(syn.to_dict(), indent=2, sort_keys=False) + "\n",
+    js.write_text(json.dumps(versioned(syn.to_dict()), indent=2, sort_keys=False) + "\n",
                   encoding="utf-8")
     return md, js

@@ -12,10 +12,12 @@ from crossview.store.store import Store
 from crossview.views import (
     busy_lanes,
     calltree,
+    comm_bandwidth,
     crossrank,
     gpu_activity,
     gpu_metrics,
     metrics,
+    op_roofline,
     rank_job,
     roofline,
     sampled,
@@ -263,3 +265,20 @@ class Views:
     def evidence_path(self) -> str:
         arts = self.filter.artifacts
         return arts[0] if len(arts) == 1 else f"{len(arts)} artifacts"
+
+    # -- analytic per-op roofline and transfer bandwidth (issue 19) ---------------------
+    @cached_property
+    def op_roofline(self) -> op_roofline.OpRoofline:
+        """Per-op FLOPs/bytes/% of roofline from recorded shapes (views/op_roofline.py), with
+        the analytic-vs-ncu FLOP check where a kernel has both."""
+        from crossview.views import op_ncu_agreement
+        r = op_roofline.compute(self.store)
+        if self.kernels and r.groups:
+            r.agreement = op_ncu_agreement.compare(r.groups, self.kernels)
+        return r
+
+    @cached_property
+    def comm_bandwidth(self) -> comm_bandwidth.CommBandwidth:
+        """Collective algbw/busbw and copy bytes/s (views/comm_bandwidth.py)."""
+        return comm_bandwidth.compute(self.store)
+

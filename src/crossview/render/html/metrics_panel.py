@@ -62,6 +62,11 @@ def metrics_panel(v: Views) -> str:
     elif m.cpu_only:
         parts.append(f'<p>CPU-only capture: no kernel, memcpy or memset events. Host time in '
                      f'scope {esc(duration(v.cpu.total_ns))}.</p>')
+    elif v.summaries:  # nsys stats CSVs: kernel totals without a timeline
+        parts.append("<p>Summary-only evidence (nsys stats): " + "; ".join(
+            f"<code>{esc(Path(s.artifact).name)}</code> {esc(s.report)}, {s.row_count:,} rows"
+            for s in v.summaries) + ". No timeline, so busy and idle are not measured; the "
+            "per-name totals are in the recap below.</p>")
     if not parts:
         parts.append('<p class="dim">No GPU timeline or workload metrics in this input.</p>')
     return section("metrics", "Metrics first", "".join(parts), src)

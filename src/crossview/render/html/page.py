@@ -9,9 +9,11 @@ from typing import Any
 
 from crossview.analysis import Analysis
 from crossview.render import kernels as kernels_md
-from crossview.render.html import extras, panels
+from crossview.render.html import extras, op_roofline_panel, panels
 from crossview.render.html.esc import esc, section
+from crossview.render.html.findings_panel import findings_panel
 from crossview.render.html.inputs import Synthesis
+from crossview.render.html.inputs_line import inputs_line
 from crossview.render.html.metrics_panel import metrics_panel
 from crossview.render.html.recap import recap_html
 
@@ -35,6 +37,7 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
     if v is None:
         return out
     out.append(("metrics", "Metrics", metrics_panel(v)))
+    out.append(("findings", "Findings", findings_panel(a)))  # right after the metrics
     trace = v.has_trace and not v.metrics.summary_only and not kernels_md.kernels_only(v)
     if trace and v.gpu.total_ns:
         out.append(("gpu", "GPU flamegraph", panels.flame_panel(
@@ -53,6 +56,8 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
         out.append(("timeline", "Timeline", panels.timeline_panel(v)))
     if v.kernels:
         out.append(("roofline", "Roofline", panels.roofline_panel(v)))
+    if trace and (ops := op_roofline_panel.panel(v)):
+        out.append(("op-roofline", "Op roofline", ops))
     for syn in ex.synthesis:
         out.append(("ledger", "Ledger", extras.ledger_panel(syn)))
     for path, d in ex.ab:
@@ -66,9 +71,9 @@ def render(a: Analysis, ex: Extras | None = None) -> str:
     names = ", ".join(Path(p).name for p in v.filter.artifacts) if v else "no readable input"
     head = [f"<h1>crossview report <span>— {esc(names)}</span></h1>"]
     if v:
+        kinds = {r.path: r.kind for r in a.artifacts}
         head.append(f'<p class="meta">Filter: {esc(v.filter.describe())} · '
-                    + " · ".join(f"{esc(Path(i.path).name)}: {esc(i.describe())}"
-                                 for i in v.artifact_info) + "</p>")
+                    f"{esc(inputs_line(v, kinds))}</p>")
     for r in a.rejected:
         head.append(f'<p class="bad">Rejected <code>{esc(r.path)}</code> ({esc(r.status)}): '
                     f"{esc('; '.join(r.problems))}</p>")

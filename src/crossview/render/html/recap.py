@@ -11,9 +11,20 @@ from crossview.render import markdown
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 
+# severity as a coloured badge with its word: readable without an emoji font
+_BADGES = {"🔴": '<span class="badge red">RED</span>',
+           "🟡": '<span class="badge yellow">YELLOW</span>'}
+
+
 def to_html(md_text: str) -> str:
-    return _MD.render(md_text)
+    """Markdown → HTML; every table in a horizontal scroller (it keeps its columns)."""
+    html = _MD.render(md_text)
+    return html.replace("<table>", '<div class="tablewrap"><table>').replace(
+        "</table>", "</table></div>")
 
 
 def recap_html(a: Analysis) -> str:
-    return to_html(markdown.render(a))
+    html = to_html(markdown.render(a))
+    for emoji, badge in _BADGES.items():
+        html = html.replace(emoji, badge)
+    return html

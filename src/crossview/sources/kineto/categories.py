@@ -15,6 +15,10 @@ _ARGS = ", ".join(
     for k in (
         "correlation", "device", "stream", "Call stack", "bytes", "grid", "block",
         "registers per thread", "Collective name", "Process Group Name", "Seq",
+        # recorded shapes (record_shapes=True) and collective sizes: stored as read in
+        # op_args (JSON text for the lists); the operator models (crossview.opmodels) read them
+        "Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "Out msg nelems",
+        "Group size", "dtype",
     )
 )
 COLUMNS = (

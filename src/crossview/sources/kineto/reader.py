@@ -200,6 +200,7 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
         worker.join()
     if errors:
         raise errors[0]
+    _insert_host_args(con, artifact_id, op_base)
     for t in ("_host", "_labels", "_threads"):
         con.execute(f"DROP TABLE {t}")
 
@@ -213,7 +214,12 @@ def _host_table(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> int:
                {C.HOST_KIND_SQL} AS kind, coalesce(name, '') AS name,
                {ns} AS start_ns, {dur} AS dur_ns,
                TRY_CAST(args.correlation AS BIGINT) AS correlation,
-               args."Call stack" AS call_stack
+               args."Call stack" AS call_stack,
+               args."Input Dims" AS input_dims, args."Input type" AS input_types,
+               args."Concrete Inputs" AS concrete_inputs,
+               TRY_CAST(args."In msg nelems" AS BIGINT) AS in_nelems,
+               TRY_CAST(args."Out msg nelems" AS BIGINT) AS out_nelems,
+               TRY_CAST(args."Group size" AS INTEGER) AS group_size, args.dtype AS dtype
         FROM ev WHERE cat IN {C.HOST_CATS}
     """
     # small dictionaries first, so the big sort is on integers, not strings
@@ -238,6 +244,41 @@ def _host_table(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> int:
         """
     )
     return int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
+
+
+_ANY_ARG = ("input_dims IS NOT NULL OR input_types IS NOT NULL OR in_nelems IS NOT NULL"
+            " OR group_size IS NOT NULL OR dtype IS NOT NULL")
+
+
+def _insert_host_args(con: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int) -> None:
+    """op_args ← the recorded inputs of host events, as read (op id = op_base + its row in
+    _host, as host_ops numbers them)."""
+    con.execute(
+        f"""
+        INSERT INTO op_args (artifact_id, op_id, on_gpu, input_dims, input_types,
+            concrete_inputs, in_nelems, out_nelems, group_size, dtype)
+        SELECT $a, {op_base} + rowid, false, input_dims, input_types, concrete_inputs,
+               in_nelems, out_nelems, group_size, dtype
+        FROM _host WHERE {_ANY_ARG}
+        """,
+        {"a": artifact_id},
+    )
+
+
+def _insert_gpu_args(cur: duckdb.DuckDBPyConnection, artifact_id: int, gpu_base: int) -> None:
+    """op_args ← a collective kernel's recorded sizes (gpu_op_id as _insert_gpu_ops makes it)."""
+    cur.execute(
+        f"""
+        INSERT INTO op_args (artifact_id, op_id, on_gpu, in_nelems, out_nelems, group_size,
+            dtype)
+        SELECT $a, {gpu_base} + rowid, true, TRY_CAST(args."In msg nelems" AS BIGINT),
+               TRY_CAST(args."Out msg nelems" AS BIGINT),
+               TRY_CAST(args."Group size" AS INTEGER), args.dtype
+        FROM ev WHERE cat IN {C.GPU_CATS} AND (args."In msg nelems" IS NOT NULL
+            OR args."Group size" IS NOT NULL OR args.dtype IS NOT NULL)
+        """,
+        {"a": artifact_id},
+    )
 
 
 def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int,
@@ -285,4 +326,5 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
         {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
     )
     cur.unregister("_families")
+    _insert_gpu_args(cur, artifact_id, gpu_base)
     cur.close()

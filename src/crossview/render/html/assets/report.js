@@ -203,7 +203,7 @@
     d.points.forEach(function (p) {
       var dot = el("circle", { cx: X(p.ai), cy: Y(p.flops), r: 6, fill: cssVar("--fam-" + (p.family || "other"), "#9aa3ae") }, svg);
       dot.addEventListener("mousemove", function (ev) {
-        showTip(ev, p.name, [p.ai.toPrecision(3) + " FLOP/byte · " + si(p.flops, "FLOP/s") + (p.pct != null ? " (" + p.pct.toFixed(1) + "% of peak)" : ""),
+        showTip(ev, p.name, [p.ai.toPrecision(3) + " FLOP/byte · " + si(p.flops, "FLOP/s") + (p.pct != null ? " (" + p.pct.toFixed(1) + "% " + (p.pctLabel || "of peak") + ")" : ""),
           (p.hw || "unknown GPU") + " · " + p.bound + (p.dur != null ? " · " + dur(p.dur) : "")]);
       });
       dot.addEventListener("mouseleave", hideTip);

@@ -1,0 +1,126 @@
+"""kernel-inefficiency (analytic): big ops far below their roofline, with the likely reason.
+
+Reads views/op_roofline.py (FLOPs and bytes from recorded shapes). An op group with FLOPs
+whose share of kernel time is at least `inefficient_min_share` and which runs under
+`inefficient_max_pct` of its roofline is named with the reason its shape or dtype suggests:
+no tensor-core ceiling for the dtype, small or odd GEMM dims (knowledge/op_roofline.yaml).
+Separately, an unfused attention chain — batched matmuls whose M×N equals a softmax's last
+two dims (the Sq×Sk score matrix written to and read back from DRAM) — points to SDPA / flash
+attention. Thresholds: knowledge/op_roofline.yaml. Self-contained (one detect(views)).
+"""
+
+from __future__ import annotations
+
+import re
+
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Evidence, Finding
+from crossview.units import duration
+from crossview.views.op_roofline import OpGroup, limits
+from crossview.views.views import Views
+
+PATTERN = "kernel-inefficiency"
+_DIMS = re.compile(r"\b([MNK])=(\d+)")
+_MATMUL = ("matmul",)
+
+
+def dims(g: OpGroup) -> dict[str, int]:
+    return {k: int(v) for k, v in _DIMS.findall(g.shape)}
+
+
+def reason(g: OpGroup) -> str:
+    lim = limits()
+    why: list[str] = []
+    if not g.tensor_cores and g.family in ("matmul", "conv", "attention"):
+        why.append(f"{g.dtype} runs on a non-tensor-core ceiling ({g.ceiling or 'none'}): "
+                   "no tensor cores for this dtype by default")
+    d = dims(g)
+    small = [f"{k}={v}" for k, v in d.items() if v < lim["small_gemm_dim"]]
+    odd = [f"{k}={v}" for k, v in d.items() if v % lim["gemm_align_elems"]]
+    if small:
+        why.append(f"small GEMM dims ({', '.join(small)} < {lim['small_gemm_dim']}): too few "
+                   "tiles to fill the GPU")
+    if odd:
+        why.append(f"odd GEMM dims ({', '.join(odd)} not multiples of "
+                   f"{lim['gemm_align_elems']}): padded or non-tensor-core tiles")
+    if not why and g.bound == "memory":
+        why.append("its roofline is the DRAM ceiling at this intensity, and it moves bytes "
+                   "far slower than that")
+    return "; ".join(why) or "no shape or dtype reason: the kernel choice itself (profile it "\
+        "with ncu)"
+
+
+def attention_chains(groups: list[OpGroup]) -> list[tuple[OpGroup, list[OpGroup]]]:
+    """(softmax group, matmul groups) whose shapes form Q·Kᵀ → softmax → P·V."""
+    out = []
+    for s in groups:
+        if s.family != "softmax":
+            continue
+        m = re.findall(r"\d+", s.shape)
+        if len(m) < 2:
+            continue
+        sq, sk = int(m[-2]), int(m[-1])
+        mm = [g for g in groups if g.family in _MATMUL and (
+            (dims(g).get("M") == sq and dims(g).get("N") == sk)
+            or (dims(g).get("M") == sq and dims(g).get("K") == sk))]
+        if any(dims(g).get("N") == sk for g in mm) and any(dims(g).get("K") == sk for g in mm):
+            out.append((s, mm))
+    return out
+
+
+def _effect(groups: list[OpGroup], kernel_ns: int, pct: float) -> str:
+    saved = sum(g.time_ns - g.time_at_ns(pct) for g in groups)
+    return (f"At {pct:.0f}% of their roofline these ops would take {duration(saved)} less "
+            f"kernel time ({100 * saved / kernel_ns:.1f}% of {duration(kernel_ns)}): time × "
+            f"(% of roofline now ÷ {pct:.0f}%).") if kernel_ns else ""
+
+
+def _ev(v: Views, what: str) -> list[Evidence]:
+    return [Evidence(v.evidence_path, what)]
+
+
+def detect(v: Views) -> list[Finding]:
+    r = v.op_roofline
+    if not r.groups:
+        return []
+    lim = limits()
+    found: list[Finding] = []
+    slow = [g for g in r.groups if g.flops and g.pct_of_roofline is not None
+            and g.share >= lim["inefficient_min_share"]
+            and g.pct_of_roofline < lim["inefficient_max_pct"]]
+    if slow:
+        share = sum(g.share for g in slow)
+        lines = [f"`{g.op}` {g.shape} {g.dtype}: {duration(g.time_ns)} "
+                 f"({100 * g.share:.1f}% of kernel time), {g.pct_of_roofline:.1f}% of its "
+                 f"{g.bound}-bound roofline — {reason(g)}" for g in slow[:3]]
+        found.append(Finding(
+            pattern=PATTERN, severity="red" if share >= lim["inefficient_red_share"]
+            else "yellow",
+            title=f"Ops far below their roofline: {', '.join(f'`{g.op}`' for g in slow[:3])} "
+                  f"({100 * share:.1f}% of kernel time)",
+            observation=" ".join(lines) + " (analytic FLOPs/bytes from recorded shapes; "
+                        "rigor L2)",
+            fix=fix_for(PATTERN, None, slow[0].op), share=share,
+            evidence=_ev(v, "recorded input shapes (Input Dims/Input type) × kernel time"),
+            expected_effect=_effect(slow, r.kernel_ns, lim["what_if_pct"]),
+            details={"ops": [g.to_dict() for g in slow[:5]], "basis": "analytic"}))
+    for s, mm in attention_chains(r.groups):
+        share = s.share + sum(g.share for g in mm)
+        if share < lim["attention_chain_min_share"]:
+            continue
+        found.append(Finding(
+            pattern=PATTERN, severity="red" if share >= lim["inefficient_red_share"]
+            else "yellow",
+            title=f"Unfused attention: matmul + `{s.op}` + matmul over {s.shape} scores "
+                  f"({100 * share:.1f}% of kernel time)",
+            observation=f"`{s.op}` on {s.shape} ({duration(s.time_ns)}) sits between "
+                        + ", ".join(f"`{g.op}` {g.shape} ({duration(g.time_ns)})" for g in mm)
+                        + ": the Sq×Sk score matrix makes a round trip through DRAM. "
+                          "(analytic, from recorded shapes)",
+            fix=fix_for("unfused-attention", None, s.op), share=share,
+            evidence=_ev(v, "recorded input shapes of the matmul and softmax ops"),
+            expected_effect="A fused kernel never writes the scores: the softmax time and "
+                            "most of the matmuls' memory traffic go.",
+            details={"softmax": s.to_dict(), "matmuls": [g.to_dict() for g in mm],
+                     "basis": "analytic"}))
+    return found

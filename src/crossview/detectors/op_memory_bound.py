@@ -1,0 +1,48 @@
+"""memory-bandwidth-bound (analytic): memory-bound ops already near the DRAM ceiling.
+
+Reads views/op_roofline.py. Op groups that the roofline calls memory-bound and that move
+bytes at `memory_near_pct` or more of the GPU's DRAM bandwidth cannot go faster by better
+math: the lever is fewer bytes (fusion, lower precision, quantized weights). Fires when their
+share of kernel time reaches `memory_min_share` (knowledge/op_roofline.yaml). Stays silent
+when Nsight Compute rows are in scope (detectors/memory_bound.py speaks from counters then).
+"""
+
+from __future__ import annotations
+
+from crossview.knowledge.fixes import fix_for
+from crossview.model.finding import Evidence, Finding
+from crossview.units import bandwidth, duration
+from crossview.views.op_roofline import limits
+from crossview.views.views import Views
+
+PATTERN = "memory-bandwidth-bound"
+
+
+def detect(v: Views) -> list[Finding]:
+    if v.kernels:
+        return []
+    r = v.op_roofline
+    lim = limits()
+    near = [g for g in r.groups if g.bound == "memory" and g.peak_bytes_per_s
+            and 100.0 * g.bytes_per_s / g.peak_bytes_per_s >= lim["memory_near_pct"]]
+    share = sum(g.share for g in near)
+    if not near or share < lim["memory_min_share"]:
+        return []
+    lines = [f"`{g.op}` {g.shape} {g.dtype}: {duration(g.time_ns)} ({100 * g.share:.1f}%), "
+             f"{bandwidth(g.bytes_per_s)} = "
+             f"{100 * g.bytes_per_s / (g.peak_bytes_per_s or 1):.1f}% of DRAM bandwidth"
+             for g in near[:4]]
+    return [Finding(
+        pattern=PATTERN,
+        severity="red" if share >= lim["memory_red_share"] else "yellow",
+        title=f"Memory-bound ops near the DRAM ceiling ({len(near)} op groups, "
+              f"{100 * share:.1f}% of kernel time)",
+        observation="; ".join(lines) + ". Bytes are the minimal traffic of the recorded "
+                    "shapes (analytic, rigor L2).",
+        fix=fix_for("memory-bandwidth-bound-analytic", None, near[0].op), share=share,
+        evidence=[Evidence(v.evidence_path, "recorded input shapes × kernel time vs "
+                           "sol_ceilings.yaml DRAM bandwidth")],
+        expected_effect="Time falls with the bytes moved: halving the bytes (16-bit "
+                        "instead of FP32, a fused kernel) halves these ops' time at the same "
+                        "bandwidth.",
+        details={"ops": [g.to_dict() for g in near[:8]], "basis": "analytic"})]

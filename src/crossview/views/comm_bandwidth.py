@@ -1,0 +1,220 @@
+"""Collective and copy bandwidth from the trace (rigor L2): what each transfer achieved.
+
+Collectives: per (type, process group, message size, dtype, ranks), from the sizes the trace
+records on the communication kernel (Kineto `In msg nelems` / `Out msg nelems` / `Group
+size` / `dtype`, stored in op_args): count, kernel time, algorithm bandwidth algbw = S ÷ t
+and bus bandwidth busbw = algbw × NCCL's factor for the type (knowledge/comm_bandwidth.yaml,
+from nccl-tests PERFORMANCE.md), averaged as Σ S ÷ Σ t over the calls. The ceiling is the
+GPU's NVLink per-direction bandwidth (sol_ceilings.yaml) when the group fits in the GPUs the
+trace lists (one node), else InfiniBand NDR per direction (an assumption, said so).
+Kernel time includes any wait for peers, so busbw is a lower bound of the link's speed.
+
+Copies: per copy kind and memory kinds (HtoD Pageable→Device, …): count, bytes, time and
+bytes/s against the PCIe / NVLink per-direction or HBM ceiling (comm_bandwidth.yaml).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from functools import cache
+from typing import Any
+
+from crossview.knowledge import hardware
+from crossview.knowledge.collectives import collective_type, normalize
+from crossview.knowledge.hardware import HwSpec
+from crossview.knowledge.loader import load_yaml
+from crossview.opmodels import dtypes
+from crossview.store.store import Store
+
+
+@cache
+def table() -> dict[str, Any]:
+    return dict(load_yaml("comm_bandwidth.yaml"))
+
+
+def bus_factor(op: str, n: int) -> float | None:
+    """NCCL's busbw / algbw for a collective type over n ranks (None: type not listed)."""
+    f = table()["bus_factor"].get(normalize(op))
+    if f is None or n < 1:
+        return None
+    return f["num"] * ((n - 1) / n if f["minus_one"] else 1.0)
+
+
+@dataclass
+class CollectiveBw:
+    op: str
+    group: str
+    ranks: int | None
+    dtype: str | None
+    message_bytes: int | None  # S per call
+    count: int
+    time_ns: int
+    mean_ns: float
+    algbw_bytes_per_s: float | None
+    busbw_bytes_per_s: float | None
+    bus_factor: float | None
+    ceiling_bytes_per_s: float | None
+    ceiling: str  # what the ceiling is (NVLink per direction of <GPU>, IB NDR, none: why)
+    pct_of_ceiling: float | None
+    sizes_from: str = "kernel args"  # kernel args | launching op's … | not recorded
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
+class CopyBw:
+    kind: str  # HtoD, DtoH, DtoD, PtoP, …
+    mem: str | None  # memory kinds as recorded (Pageable -> Device, …)
+    count: int
+    bytes: int
+    time_ns: int
+    bytes_per_s: float | None
+    ceiling_bytes_per_s: float | None
+    ceiling: str
+    pct_of_ceiling: float | None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
+class CommBandwidth:
+    collectives: list[CollectiveBw]
+    copies: list[CopyBw]
+    note: str  # what was missing (sizes not recorded, GPU unknown)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"collectives": [c.to_dict() for c in self.collectives],
+                "copies": [c.to_dict() for c in self.copies], "note": self.note}
+
+
+def _spec_and_gpus(store: Store) -> tuple[HwSpec | None, int]:
+    rows = store.sql(
+        "SELECT name, sm_count, mem_bytes, cc_major, cc_minor FROM devices"
+        " WHERE artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)").fetchall()
+    spec = None
+    for name, sms, mem, ma, mi in rows:
+        spec = spec or hardware.match(name, sm_count=sms, mem_bytes=mem,
+                                      cc=f"{ma}.{mi}" if ma is not None else None)
+    return spec, len(rows)
+
+
+def _per_direction(total: float | None, direction: str | None) -> float | None:
+    if total is None:
+        return None
+    return total / 2 if direction == "bidirectional" else total
+
+
+def compute(store: Store) -> CommBandwidth:
+    spec, n_gpus = _spec_and_gpus(store)
+    # sizes: the kernel's own args first; else the launching op's (record_param_comms
+    # args, or its first tensor input: symm_mem / custom all-reduce ops record only that)
+    rows = store.sql(
+        """
+        SELECT g.collective, g.name, coalesce('pg ' || nullif(g.process_group, ''),
+               'stream ' || g.stream), a.group_size, a.dtype,
+               greatest(a.in_nelems, a.out_nelems), p.group_size, p.dtype,
+               greatest(p.in_nelems, p.out_nelems), p.input_dims, p.input_types,
+               art.world_size, count(*), sum(g.dur_ns)
+        FROM f_gpu g LEFT JOIN op_args a ON a.op_id = g.gpu_op_id AND a.on_gpu
+        LEFT JOIN host_ops r ON r.op_id = g.launch_op_id
+        LEFT JOIN op_args p ON p.op_id = r.parent AND NOT p.on_gpu
+        LEFT JOIN artifacts art ON art.artifact_id = g.artifact_id
+        WHERE g.kind = 'kernel' AND g.family = 'comm'
+        GROUP BY ALL ORDER BY 14 DESC
+        """
+    ).fetchall()
+    notes: list[str] = []
+    colls: dict[tuple[Any, ...], list[Any]] = {}
+    for (coll, name, group, n, dt, nel, pn, pdt, pnel, pdims, ptypes, world, cnt,
+         ns) in rows:
+        op = collective_type(coll, name or "")
+        first = op in table()["first_input_types"]
+        key = (op, group, *_sizes(n, dt, nel, pn, pdt, pnel, pdims if first else None, ptypes,
+                                  world))
+        acc = colls.setdefault(key, [0, 0])
+        acc[0] += int(cnt)
+        acc[1] += int(ns)
+    out = [_coll(k, c, ns, spec, n_gpus) for k, (c, ns) in colls.items()]
+    out.sort(key=lambda c: -c.time_ns)
+    if out and all(c.message_bytes is None for c in out):
+        notes.append("the trace records no collective sizes (PyTorch ≥ 2.1 with NCCL records "
+                     "them on the kernel): no bandwidth")
+    if spec is None and (out or n_gpus):
+        notes.append("the GPU is not in sol_ceilings.yaml: no interconnect ceiling")
+    return CommBandwidth(out, _copies(store, spec), "; ".join(notes))
+
+
+def _sizes(n: Any, dt: Any, nel: Any, pn: Any, pdt: Any, pnel: Any, pdims: Any, ptypes: Any,
+           world: Any) -> tuple[int | None, str | None, int | None, str]:
+    """(ranks, dtype, message bytes, where the sizes came from)."""
+    by = table()["dtype_bytes"]
+    if nel is not None and by.get(dt):
+        return n, dt, int(nel * by[dt]), "kernel args"
+    if pnel is not None and by.get(pdt):
+        return pn, pdt, int(pnel * by[pdt]), "launching op's record_param_comms args"
+    if pdims:
+        try:
+            d0, t0 = json.loads(pdims)[0], json.loads(ptypes or "[]")[0]
+        except (ValueError, IndexError, TypeError):
+            d0, t0 = None, None
+        t = dtypes.info(str(t0)) if t0 is not None else None
+        if isinstance(d0, list) and d0 and all(isinstance(x, int) for x in d0) and t:
+            return (n or world, t.name, int(math.prod(d0) * t.bytes),
+                    "launching op's first input" + ("" if n else
+                                                   f" (ranks = the trace's world size {world}: "
+                                                   "assumed)" if world else ""))
+    return n, dt, None, "not recorded"
+
+
+def _coll(key: tuple[Any, ...], count: int, ns: int, spec: HwSpec | None, n_gpus: int
+          ) -> CollectiveBw:
+    op, group, n, dt, size, sizes_from = key
+    alg = size * count / (ns * 1e-9) if size is not None and ns else None
+    fac = bus_factor(op, int(n)) if n else None
+    bus = alg * fac if alg is not None and fac is not None else None
+    ceil, what = None, "no ceiling: GPU unknown"
+    if n and n_gpus and int(n) > n_gpus:
+        ceil = table()["network"]["ib_ndr_gb_s"] * 1e9
+        what = (f"InfiniBand NDR per direction (assumed: the group of {n} ranks spans more "
+                f"than the {n_gpus} GPUs of this node)")
+    elif spec is not None:
+        ceil = _per_direction(spec.nvlink_bytes_per_s, spec.nvlink_direction)
+        what = (f"NVLink per direction of {spec.name}" if ceil
+                else f"{spec.name}: no NVLink figure")
+    pct = 100.0 * bus / ceil if bus is not None and ceil else None
+    return CollectiveBw(op, group, int(n) if n else None, dt, size, count, ns,
+                        ns / count if count else 0.0, alg, bus, fac, ceil, what, pct,
+                        sizes_from)
+
+
+def _copies(store: Store, spec: HwSpec | None) -> list[CopyBw]:
+    out = []
+    for kind, mem, cnt, nbytes, ns in store.sql(
+        "SELECT coalesce(copy_kind, name), mem_kinds, count(*), coalesce(sum(bytes), 0),"
+        " sum(dur_ns) FROM f_gpu WHERE kind = 'memcpy' GROUP BY ALL ORDER BY 5 DESC"
+    ).fetchall():
+        rate = int(nbytes) / (int(ns) * 1e-9) if ns and nbytes else None
+        which = table()["copy_ceiling"].get(kind)
+        ceil, what = _copy_ceiling(which, spec)
+        out.append(CopyBw(str(kind), mem, int(cnt), int(nbytes), int(ns), rate, ceil, what,
+                          100.0 * rate / ceil if rate is not None and ceil else None))
+    return out
+
+
+def _copy_ceiling(which: str | None, spec: HwSpec | None) -> tuple[float | None, str]:
+    if which is None:
+        return None, "no ceiling for this copy kind"
+    if spec is None:
+        return None, "no ceiling: GPU unknown"
+    if which == "pcie":
+        c = _per_direction(spec.pcie_bytes_per_s, spec.pcie_direction)
+        return c, f"PCIe per direction of {spec.name}"
+    if which == "nvlink":
+        c = _per_direction(spec.nvlink_bytes_per_s, spec.nvlink_direction)
+        return c, f"NVLink per direction of {spec.name}"
+    c = spec.dram_bytes_per_s / 2 if spec.dram_bytes_per_s else None
+    return c, f"half the HBM bandwidth of {spec.name} (a copy reads and writes each byte)"

@@ -1,0 +1,319 @@
+"""Per-op roofline from recorded shapes (analytic, rigor L2): no Nsight Compute needed.
+
+Each kernel in scope is charged to the innermost enclosing host op that has a model in
+knowledge/op_models.yaml (walking up from its launching runtime call). Each such op call is
+costed once from its recorded input shapes and dtypes (crossview.opmodels: FLOPs and minimal
+DRAM bytes). Calls group by (op, shape, dtype, GPU); per group: calls, kernel time, achieved
+FLOP/s = Σ FLOPs ÷ Σ kernel time, achieved bytes/s alike, arithmetic intensity = FLOPs ÷
+bytes, and the roofline from the GPU's datasheet ceilings (knowledge/sol_ceilings.yaml, the
+GPU named in the trace's deviceProperties): attainable = min(peak FLOP/s of the dtype's
+ceiling, intensity × peak DRAM bytes/s); bound = compute when intensity ≥ the ridge point
+(peak FLOP/s ÷ peak bytes/s), else memory; % of roofline = achieved ÷ attainable (bytes-only
+models: achieved bytes/s ÷ peak bytes/s).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from typing import Any
+
+from crossview import opmodels
+from crossview.knowledge import hardware
+from crossview.knowledge.hardware import HwSpec
+from crossview.knowledge.loader import load_yaml
+from crossview.opmodels import conv
+from crossview.opmodels.inputs import OpCost, OpInputs
+from crossview.store.store import Store
+
+RECAPTURE = ("re-capture with `torch.profiler.profile(record_shapes=True)` to get per-op "
+             "FLOPs, bytes and % of roofline")
+
+
+@cache
+def limits() -> dict[str, Any]:
+    return dict(load_yaml("op_roofline.yaml"))
+
+
+@dataclass
+class OpGroup:
+    op: str
+    shape: str
+    dtype: str
+    model: str
+    family: str
+    hw_key: str | None
+    calls: int
+    kernels: int
+    time_ns: int
+    share: float  # of the kernel time in scope
+    flops: float  # per call
+    bytes: float  # per call
+    flops_per_s: float | None  # achieved (None: bytes-only model)
+    bytes_per_s: float
+    intensity: float | None  # FLOP per byte
+    ceiling: str | None  # sol_ceilings precision key of the compute ceiling
+    peak_flops_per_s: float | None
+    peak_bytes_per_s: float | None
+    attainable_flops_per_s: float | None
+    bound: str  # compute | memory | unknown
+    pct_of_roofline: float | None
+    tensor_cores: bool  # the dtype's ceiling is a tensor-core one
+    top_kernel: str
+    kernel_names: list[str] = field(default_factory=list)
+    parent_ops: list[str] = field(default_factory=list)  # the ops these calls sit under
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def time_at_ns(self, pct: float) -> float:
+        """The group's kernel time if it ran at `pct` % of its roofline (never more than its
+        time now): time × (pct_of_roofline ÷ pct). The what-if lever "kernel sped up to a
+        fraction of its roofline"."""
+        if self.pct_of_roofline is None or pct <= 0:
+            return float(self.time_ns)
+        return min(float(self.time_ns), self.time_ns * self.pct_of_roofline / pct)
+
+
+@dataclass
+class OpRoofline:
+    groups: list[OpGroup]
+    kernel_ns: int  # all kernel time in scope
+    modeled_ns: int  # kernel time charged to a modeled, costed op
+    unmodeled: list[tuple[str, int, str]]  # (op or reason, kernel ns, why); not comm kernels
+    shapes_recorded: bool
+    note: str  # what the view could not do, once ("re-capture with record_shapes=True")
+    devices: list[str]  # GPU names the ceilings are for
+    agreement: list[dict[str, object]] = field(default_factory=list)  # analytic vs ncu
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d["unmodeled"] = [{"op": o, "kernel_ns": t, "why": w} for o, t, w in self.unmodeled]
+        return d
+
+
+_CHARGE_SQL = """
+WITH RECURSIVE up(gpu_op_id, cur, d) AS (
+    SELECT g.gpu_op_id, h.parent, 0
+    FROM f_gpu g JOIN host_ops h ON h.op_id = g.launch_op_id
+    WHERE g.kind = 'kernel'
+    UNION ALL
+    SELECT u.gpu_op_id, h.parent, u.d + 1
+    FROM up u JOIN host_ops h ON h.op_id = u.cur
+    WHERE h.name NOT IN (SELECT unnest($names)) AND h.parent IS NOT NULL AND u.d < 64
+)
+SELECT u.gpu_op_id, u.cur
+FROM up u JOIN host_ops h ON h.op_id = u.cur
+WHERE h.name IN (SELECT unnest($names))
+"""
+
+
+def compute(store: Store) -> OpRoofline:
+    kernel_ns, n_kernels = store.sql(
+        "SELECT coalesce(sum(dur_ns), 0), count(*) FROM f_gpu WHERE kind = 'kernel'"
+    ).fetchall()[0]
+    kernel_ns = int(kernel_ns)
+    shapes = store.sql(
+        "SELECT count(*) FROM op_args WHERE NOT on_gpu AND input_dims IS NOT NULL AND"
+        " artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)"
+    ).fetchall()[0][0] > 0
+    if not n_kernels:
+        return OpRoofline([], 0, 0, [], shapes, "no kernels in scope", [])
+    if not shapes:
+        return OpRoofline([], kernel_ns, 0, [], False,
+                          f"the trace records no input shapes: {RECAPTURE}", [])
+    names = [r[0] for r in store.sql(
+        "SELECT DISTINCT name FROM host_ops WHERE kind = 'op'"
+        " AND artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)").fetchall()]
+    unmodeled_ops: list[tuple[str, int]] = []
+    store.sql("CREATE OR REPLACE TEMP TABLE _charge AS " + _CHARGE_SQL,
+              {"names": opmodels.modeled(names)})
+    # one row per charged kernel, then aggregated in SQL per distinct recorded inputs (a
+    # trace repeats few distinct shapes many times): Python sees distinct keys, not calls
+    store.sql(
+        """
+        CREATE OR REPLACE TEMP TABLE _opk AS
+        SELECT h.op_id, h.name AS op, a.input_dims AS d, a.input_types AS t,
+               a.concrete_inputs AS c, g.artifact_id AS art, g.device AS dev,
+               g.name AS kname, g.dur_ns, p.name AS parent
+        FROM _charge ch JOIN f_gpu g ON g.gpu_op_id = ch.gpu_op_id
+        JOIN host_ops h ON h.op_id = ch.cur
+        LEFT JOIN host_ops p ON p.op_id = h.parent
+        LEFT JOIN op_args a ON a.op_id = h.op_id AND NOT a.on_gpu
+        """
+    )
+    rows = store.sql(
+        "SELECT op, d, t, c, art, dev, count(DISTINCT op_id), count(*), sum(dur_ns)"
+        " FROM _opk GROUP BY ALL").fetchall()
+    by_kernel = store.sql(
+        "SELECT op, d, t, c, art, dev, kname, sum(dur_ns) FROM _opk GROUP BY ALL").fetchall()
+    by_parent = store.sql(
+        "SELECT op, d, t, c, art, dev, parent, sum(dur_ns) FROM _opk WHERE parent IS NOT NULL"
+        " GROUP BY ALL").fetchall()
+    store.sql("DROP TABLE _opk")
+    # kernels under no modeled op: named by the op that launched them (innermost op above
+    # the runtime call), so the recap can say which ops have no model
+    for name, ns in store.sql(
+        """
+        SELECT coalesce(p.name, CASE WHEN g.launch_op_id IS NULL
+               THEN '(launching call not in the trace)' ELSE '(launch outside any op)' END),
+               sum(g.dur_ns)
+        FROM f_gpu g LEFT JOIN host_ops r ON r.op_id = g.launch_op_id
+        LEFT JOIN host_ops p ON p.op_id = r.parent
+        WHERE g.kind = 'kernel' AND g.family <> 'comm'
+          AND g.gpu_op_id NOT IN (SELECT gpu_op_id FROM _charge)
+        GROUP BY 1
+        """
+    ).fetchall():
+        unmodeled_ops.append((str(name), int(ns)))
+    store.sql("DROP TABLE _charge")
+    specs = _specs(store)
+    groups: dict[tuple[str, str, str, str | None], _Acc] = {}
+    unmodeled: dict[str, list[Any]] = {}
+    modeled_ns = 0
+    keyed: dict[tuple[Any, ...], _Acc] = {}  # recorded inputs → its group's accumulator
+    conv_out = _conv_outputs(store)
+    for name, dims, types, conc, art, dev, calls, nk, ns in rows:
+        c = opmodels.cost(name, dims, types, conc)
+        if c is None and dims and name in _CONV_FWD:
+            c = _conv_fwd_from_backward(name, dims, types, conc, conv_out)
+        if c is None:
+            why = ("shapes not recorded" if dims is None
+                   else "recorded inputs do not determine the cost")
+            u = unmodeled.setdefault(name, [0, why])
+            u[0] += int(ns)
+            continue
+        modeled_ns += int(ns)
+        spec = specs.get((int(art), int(dev) if dev is not None else -1))
+        key = (name, c.shape, c.dtype.name, spec.hw_key if spec else None)
+        acc = groups.setdefault(key, _Acc(c, spec))
+        acc.add(int(calls), int(nk), int(ns))
+        keyed[(name, dims, types, conc, art, dev)] = acc
+    for *k, kname, ns in by_kernel:
+        if (acc := keyed.get(tuple(k))) is not None:
+            acc.knames[kname] = acc.knames.get(kname, 0) + int(ns)
+    for *k, parent, ns in by_parent:
+        if (acc := keyed.get(tuple(k))) is not None:
+            acc.parents[parent] = acc.parents.get(parent, 0) + int(ns)
+    for name, ns in unmodeled_ops:
+        why = ("no op to charge" if name.startswith("(")
+               else "no model for this op (knowledge/op_models.yaml)")
+        u = unmodeled.setdefault(name, [0, why])
+        u[0] += ns
+    out = [a.group(key, kernel_ns) for key, a in groups.items()]
+    out.sort(key=lambda g: -g.time_ns)
+    notes = [] if out else ["no kernel runs under an op with a model and recorded shapes"]
+    devs = sorted({s.name for s in specs.values() if s is not None})
+    if not devs:
+        notes.append("the trace's GPU is not in sol_ceilings.yaml: no % of roofline")
+    return OpRoofline(out, kernel_ns, modeled_ns,
+                      sorted(((k, int(v[0]), str(v[1])) for k, v in unmodeled.items()),
+                             key=lambda x: -x[1]),
+                      True, "; ".join(notes), devs)
+
+
+_CONV_FWD = ("aten::cudnn_convolution", "aten::convolution", "aten::_convolution")
+_CONV_BWD = ("aten::cudnn_convolution_backward", "aten::convolution_backward")
+
+
+def _conv_outputs(store: Store) -> dict[tuple[Any, ...], set[tuple[int, ...]]]:
+    """(input shape, weight shape) → output spatial sizes the trace's convolution backward
+    ops record (the output gradient's shape)."""
+    out: dict[tuple[Any, ...], set[tuple[int, ...]]] = {}
+    for name, dims in store.sql(
+        "SELECT DISTINCT h.name, a.input_dims FROM op_args a JOIN host_ops h"
+        " ON h.op_id = a.op_id AND NOT a.on_gpu WHERE h.name IN (SELECT unnest($n))"
+        " AND h.artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)",
+        {"n": list(_CONV_BWD)},
+    ).fetchall():
+        try:
+            got = conv.backward_output(name, tuple(json.loads(dims)))
+        except (ValueError, TypeError):
+            continue
+        if got is not None:
+            out.setdefault((got[0], got[1]), set()).add(got[2])
+    return out
+
+
+def _conv_fwd_from_backward(name: str, dims: str, types: str | None, conc: str | None,
+                            conv_out: dict[tuple[Any, ...], set[tuple[int, ...]]]
+                            ) -> OpCost | None:
+    """A forward convolution without stride/padding, costed with the output size its
+    backward records — only when that size is unambiguous (one output for these shapes)."""
+    inp = OpInputs.from_json(name, dims, types, conc)
+    x, w = inp.shape(0), inp.shape(1)
+    outs = conv_out.get((x, w)) if x is not None and w is not None else None
+    if not outs or len(outs) != 1:
+        return None
+    return conv.conv_fwd_given_output(inp, next(iter(outs)))
+
+
+def _specs(store: Store) -> dict[tuple[int, int], HwSpec]:
+    out: dict[tuple[int, int], HwSpec] = {}
+    for art, dev, name, sms, mem, ma, mi in store.sql(
+        "SELECT artifact_id, device, name, sm_count, mem_bytes, cc_major, cc_minor FROM devices"
+        " WHERE artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)"
+    ).fetchall():
+        spec = hardware.match(name, sm_count=sms, mem_bytes=mem,
+                              cc=f"{ma}.{mi}" if ma is not None else None)
+        if spec is not None:
+            out[(int(art), int(dev) if dev is not None else -1)] = spec
+    return out
+
+
+class _Acc:
+    def __init__(self, cost: OpCost, spec: HwSpec | None) -> None:
+        self.cost, self.spec = cost, spec
+        self.calls = self.kernels = self.ns = 0
+        self.knames: dict[str, int] = {}
+        self.parents: dict[str, int] = {}
+
+    def add(self, calls: int, kernels: int, ns: int) -> None:
+        self.calls += calls
+        self.kernels += kernels
+        self.ns += ns
+
+    def group(self, key: tuple[str, str, str, str | None], total_ns: int) -> OpGroup:
+        c, spec = self.cost, self.spec
+        sec = self.ns * 1e-9
+        flops = c.flops * self.calls
+        nbytes = c.bytes * self.calls
+        fps = flops / sec if sec and c.flops else None
+        bps = nbytes / sec if sec else 0.0
+        ai = c.flops / c.bytes if c.flops and c.bytes else None
+        ceil_key, peak = _ceiling(c, spec)
+        peak_bw = spec.dram_bytes_per_s if spec else None
+        attain: float | None = None
+        bound, pct = "unknown", None
+        if c.flops and peak and peak_bw and ai is not None:
+            attain = min(peak, ai * peak_bw)
+            bound = "compute" if ai >= peak / peak_bw else "memory"
+            pct = 100.0 * (fps or 0.0) / attain
+        elif not c.flops and peak_bw:
+            bound, pct = "memory", 100.0 * bps / peak_bw
+        elif c.flops and peak_bw and ai is not None and not peak:
+            bound = "memory" if ai < 1 else "unknown"
+        kn = sorted(self.knames.items(), key=lambda x: -x[1])
+        return OpGroup(
+            op=key[0], shape=c.shape, dtype=c.dtype.name, model=c.model, family=c.family,
+            hw_key=key[3], calls=self.calls, kernels=self.kernels, time_ns=self.ns,
+            share=self.ns / total_ns if total_ns else 0.0, flops=c.flops, bytes=c.bytes,
+            flops_per_s=fps, bytes_per_s=bps, intensity=ai, ceiling=ceil_key,
+            peak_flops_per_s=peak, peak_bytes_per_s=peak_bw, attainable_flops_per_s=attain,
+            bound=bound, pct_of_roofline=pct,
+            tensor_cores=bool(ceil_key and ceil_key.endswith("_tensor")),
+            top_kernel=kn[0][0] if kn else "", kernel_names=[n for n, _ in kn[:5]],
+            parent_ops=[p for p, _ in sorted(self.parents.items(), key=lambda x: -x[1])[:3]])
+
+
+def _ceiling(c: OpCost, spec: HwSpec | None) -> tuple[str | None, float | None]:
+    """The first precision key of the dtype's ceiling list the GPU states."""
+    if not c.flops:
+        return None, None
+    keys = c.dtype.ceiling_keys(c.ceiling_kind)
+    for k in keys:
+        peak = spec.peak_flops(k) if spec else None
+        if peak:
+            return k, peak
+    return (keys[0] if keys else None), None
