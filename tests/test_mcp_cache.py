@@ -118,3 +118,14 @@ def test_lake_is_opened_once_without_a_parse(root: Path, tmp_path_factory: pytes
     shutil.copyfile(H100, root / "h100.json.gz")
     with pytest.raises(Refused, match="a perf-lake is one input"):
         _q(other, [str(lake), str(root / "h100.json.gz")])
+
+
+def test_fifo_is_not_hashed(tmp_path: Path) -> None:
+    """A FIFO named like a capture: hashing it would block the server; it is never read."""
+    from crossview.mcp.fingerprint import Hashes
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    h = Hashes()
+    assert h.content([fifo])[str(fifo)].startswith("not-a-regular-file:p")
+    assert h.hashed == 0

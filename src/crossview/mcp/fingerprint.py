@@ -13,6 +13,7 @@ an ingest commits by appending to it (lake/manifest.py).
 from __future__ import annotations
 
 import hashlib
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +30,6 @@ class Stat:
     mtime_ns: int
     inode: int
 
-    @classmethod
-    def of(cls, path: Path) -> Stat:
-        st = path.stat()
-        return cls(st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def is_lake(path: Path) -> bool:
@@ -67,7 +64,11 @@ class Hashes:
         self.hashed = 0  # files hashed so far (a stat change or a first sight)
 
     def of(self, path: Path) -> str:
-        st = Stat.of(path)
+        raw = path.stat()
+        st = Stat(raw.st_size, raw.st_mtime_ns, raw.st_ino)
+        mode = raw.st_mode
+        if not stat.S_ISREG(mode):  # a FIFO or device named like a capture: never read it
+            return f"not-a-regular-file:{stat.filemode(mode)}"  # (its reader refuses it)
         with self._lock:
             known = self._known.get(path)
         if known is not None and known[0] == st:
