@@ -188,9 +188,20 @@ def nsys(path: Path, repeat: int) -> dict[str, Any]:
                                           RUNTIME_COLS])) for _ in range(repeat)]
             out["bare"][how] = min(secs)
         except RuntimeError as e:
-            why = [x for x in str(e).splitlines() if "Error" in x or "rror:" in x]
-            out["bare"][how] = "not available: " + (why[-1] if why else str(e))[:140]
+            out["bare"][how] = "not available: " + _why_not(how, str(e))
     return out
+
+
+def _why_not(how: str, err: str) -> str:
+    if how == "duckdb-sqlite" and "xtension" in err:
+        import duckdb
+
+        return (f"DuckDB's sqlite extension is not installed for DuckDB {duckdb.__version__} "
+                "(the registry's duckdb-ext-sqlite must match that version)")
+    if "ModuleNotFoundError" in err:
+        return err.split("ModuleNotFoundError: ")[-1].splitlines()[0][:100]
+    lines = [x for x in err.splitlines() if "Error" in x]
+    return (lines[-1] if lines else err)[:140]
 
 
 def fmt_ratio(x: float, target: float, higher_is_better: bool) -> str:
