@@ -140,7 +140,9 @@ def test_pinned_core_beside_real_idle_trace(tmp_path: Path) -> None:
     assert f.details["others_busy_pct"] == pytest.approx(5.0, abs=0.01)
     assert f.share == pytest.approx(idle) and f.rigor == "L3"
     assert "cpu2 pinned at 99%" in f.title and str(host) in str(f.evidence[0])
-    g = by["gpu-idle"]  # the trace's own finding now names the host CPU reading
+    # the trace's own host-side finding now names the host CPU reading (issue 15: gpu-idle is
+    # no longer a note of its own; on this trace the host-side finding is launch-bound)
+    g = by["kernel-launch-bound"]
     assert "one host thread is saturated" in g.observation
     assert any(ev.artifact == str(host) for ev in g.evidence)
     assert g.details["host_cpu"]["busiest_core"] == 2

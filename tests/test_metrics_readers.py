@@ -169,8 +169,9 @@ def test_malformed_scrape_lines_reported_good_lines_read(tmp_path: Path) -> None
     bad.write_text("\n".join(lines[:40] + broken + lines[40:]) + "\n")
     st = Store()
     rep = prometheus.read(bad, st)
-    assert rep.status == "ok" and len(rep.problems) == 1
-    assert rep.problems[0].startswith("3 malformed metrics line(s) skipped")
+    # read in part: said in the status (issue 18), the good lines still read
+    assert rep.status == "partial" and len(rep.problems) == 1
+    assert rep.problems[0].startswith("partial: 3 malformed metrics line(s) skipped")
     for n in (41, 42, 43):
         assert f"line {n}:" in rep.problems[0]
     good = Store()
@@ -410,7 +411,9 @@ def test_folder_takes_metric_txt_but_not_other_text(tmp_path: Path) -> None:
     (tmp_path / "README.txt").write_text("how this bundle was captured\n")
     (tmp_path / "dmon.log").write_text(DCGMI)
     reps = read_all([tmp_path], Store())
-    assert [(Path(r.path).name, r.status) for r in reps] == [("dmon.log", "ok")]
+    # the README is not read, but said (status skipped: a warning line, not an error)
+    assert sorted((Path(r.path).name, r.status) for r in reps) == [
+        ("README.txt", "skipped"), ("dmon.log", "ok")]
 
 
 def test_non_finite_values_and_unknown_metrics(tmp_path: Path) -> None:

@@ -199,7 +199,10 @@ def test_gpu_gap_and_chunk_rules_match_sql(name: str) -> None:
 def test_v317_findings_cite_file_and_table() -> None:
     d = doc(V317)
     pats = {f["pattern"]: f for f in d["findings"]}
-    assert pats["gpu-idle"]["severity"] == "red"  # busy 0.3% of a 3.19 s kernel span
+    # busy 0.3% of a 3.19 s kernel span: issue 15 — the capture is start-up (JIT compile and
+    # time outside its kernels), so the 🔴 is capture-window and gpu-idle is a summary note
+    assert pats["capture-window"]["severity"] == "red"
+    assert pats["gpu-idle"]["severity"] == "info"
     for f in d["findings"]:  # a new detector's evidence text needs a rule in
         # knowledge/evidence_tables.yaml naming the nsys table it read
         assert all(e.startswith(str(path_of(V317))) and "[tables: " in e

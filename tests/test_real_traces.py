@@ -338,8 +338,14 @@ def test_a100_16rank_is_nccl_bound() -> None:
     # WHY: ncclKernel_SendRecv kernels are 47.4% of kernel time (oracle, README ≈ 47%) and
     # 97.4% of that time (185 ms) overlaps no compute kernel on any stream, i.e. it is exposed
     # communication: 46.8% of the GPU's busy time and 15% of the 1.23 s kernel span.
+    # Issue 15: findings rank by share of the steady-state step. Exposed communication is
+    # 15.7% of the step (a 🟡 under the 20% red cut); the 🔴 is the ~70 ms per step the host
+    # sits in `cudaMemcpyAsync` under `## sparse_data_dist ##` with the GPU idle (sync-bound
+    # on device transfers).
     red = {f["pattern"] for f in findings(A100_16RANK, "red")}
-    assert "nccl-collective-bound" in red, red
+    yellow = {f["pattern"] for f in findings(A100_16RANK, "yellow")}
+    assert "nccl-collective-bound" in yellow, yellow
+    assert "sync-bound" in red, red
 
 
 def test_mi300x_full_graph_decode_has_no_host_side_red() -> None:

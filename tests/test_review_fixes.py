@@ -67,14 +67,20 @@ def test_low_util_chunk_is_placed_in_the_span_not_by_raw_clock(resnet: Analysis)
 
 
 def test_python_overhead_says_how_its_share_is_reached(resnet: Analysis) -> None:
-    f = _finding(resnet, "host-python-overhead")
-    d = f.details
-    host_wait = resnet.views.metrics.idle.host_wait_ns
-    charged = int(host_wait * d["python_self_ns"] / d["thread_self_ns"])
-    assert charged == d["charged_ns"]
-    assert duration(charged) == "289.19 ms"
-    assert f.title.endswith("~43.8% of the kernel span the GPU waits on it")
-    assert "so ~289.19 ms of that wait (43.8% of the 660.55 ms kernel span)" in f.observation
+    # Issue 15: the share comes from the time account. On this trace the launch queue is empty
+    # at most launches (the host never gets ahead), so the CPU work between launches belongs
+    # to kernel-launch-bound together with the launch calls, and host-python-overhead yields
+    # the slice rather than charge the same nanoseconds a second time.
+    acc = resnet.views.account
+    assert acc is not None and acc.launch_bound
+    assert not [f for f in resnet.findings if f.pattern == "host-python-overhead"]
+    f = _finding(resnet, "kernel-launch-bound")
+    owned = [c for c in acc.steady_state if c.cause in ("launch_overhead", "cpu_dispatch")]
+    ns = sum(c.ns for c in owned)
+    assert f.details["claims"] == ["launch_overhead", "cpu_dispatch"]
+    assert abs(f.share - sum(c.share_of_step for c in owned)) < 1e-12
+    assert f"Per steady step the GPU waited {duration(ns)}" in f.observation
+    assert "(the host never got ahead)" in f.observation
 
 
 @_needs(RANK16)
@@ -100,7 +106,8 @@ def test_similar_user_names_stay_user() -> None:
 @_needs(B200)
 def test_b200_vllm_fix_does_not_point_at_library_code() -> None:
     a = analyze([B200])
-    fixes = [f.fix for f in a.findings if f.fix]
+    # findings that place a change (red/yellow); info summaries place none
+    fixes = [f.fix for f in a.findings if f.fix and f.severity != "info"]
     assert fixes and all("pathlib.py" not in x and "numpy/" not in x for x in fixes)
     assert all("No frame of your own code is on the hot path" in x for x in fixes)
 

@@ -16,7 +16,7 @@ from crossview.model.filter import Filter
 from crossview.model.finding import Finding
 from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
-from crossview.sources.report import ArtifactReport
+from crossview.sources.report import NOT_REJECTED, USABLE, ArtifactReport
 from crossview.store.store import Store
 from crossview.views.rank_job import Rejected
 from crossview.views.scope import resolve
@@ -37,7 +37,12 @@ class Analysis:
 
     @property
     def rejected(self) -> list[ArtifactReport]:
-        return [a for a in self.artifacts if a.status != "ok"]
+        return [a for a in self.artifacts if a.status not in NOT_REJECTED]
+
+    @property
+    def warned(self) -> list[ArtifactReport]:
+        """Read in part (partial) or skipped by a folder walk: a warning line each."""
+        return [a for a in self.artifacts if a.status in ("partial", "skipped")]
 
 
 def analyze(
@@ -77,12 +82,12 @@ def analyze_store(
     gpu: str | None = None,
 ) -> Analysis:
     """Resolve the filter, build the views and run the detectors over a filled store."""
-    if not any(r.status == "ok" for r in reports):
+    if not any(r.status in USABLE for r in reports):
         return Analysis(reports, None, [])
     if gpu:
         name_devices(store, gpu)
     resolved = resolve(store, flt or Filter())
     views = Views(store, resolved, limits or defaults())
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
-                      for r in reports if r.status != "ok"]
+                      for r in reports if r.status not in NOT_REJECTED]
     return Analysis(reports, views, run_all(views))

@@ -22,6 +22,7 @@ from crossview.cli.filter_options import (
     DeviceOpt,
     GpuOpt,
     PidOpt,
+    StepOpt,
     StreamOpt,
     TidOpt,
     WindowOpt,
@@ -48,6 +49,7 @@ def analyze(
     window: WindowOpt = None,
     annotation: AnnotationOpt = None,
     artifact: ArtifactOpt = None,
+    step: StepOpt = None,
     gpu: GpuOpt = None,
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
@@ -72,7 +74,7 @@ def analyze(
     if workers or dask:  # one task per rank file (lake/rank_fanout.py)
         run = fanned_out(workers, dask)
     result = run_analysis(lambda: run(
-        paths, make_filter(device, stream, pid, tid, window, annotation, artifact), gpu=gpu,
+        paths, make_filter(device, stream, pid, tid, window, annotation, artifact, step), gpu=gpu,
         lake=lake, campaign=campaign,
         run=run_id), paths)
     if fmt is AnalyzeFmt.html:  # the same page as `crossview report`

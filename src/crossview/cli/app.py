@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -37,7 +38,19 @@ class AnalyzeFmt(StrEnum):
 
 
 def error_line(msg: str) -> None:
-    print(f"crossview: error: {msg}", file=sys.stderr)
+    print(f"crossview: error: {_printable(msg)}", file=sys.stderr)
+
+
+def warning_line(msg: str) -> None:
+    print(f"crossview: warning: {_printable(msg)}", file=sys.stderr)
+
+
+def _printable(msg: str) -> str:
+    """One line, whatever a file name holds: newlines, ANSI escapes and unpaired surrogates
+    (non-UTF-8 names) are escaped, so a name cannot forge a line or break the encoder."""
+    if msg.isprintable():
+        return msg
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
 
 
 def parse_window(text: str | None) -> tuple[int, int] | None:
@@ -63,6 +76,8 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
         raise typer.Exit(2) from None
     for r in result.rejected:
         error_line(f"{r.path}: {'; '.join(r.problems)}")
+    for r in result.warned:  # read in part, or skipped by a folder walk: said, not silent
+        warning_line(f"{r.path}: {r.status}: {'; '.join(r.problems)}")
     if result.views is None:
         if not result.rejected:
             error_line("no input files found in " + ", ".join(map(str, paths)))
@@ -73,11 +88,26 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
 def emit(text: str, output: Path | None, result: Analysis) -> None:
     """Write the output; exit 2 after it when some input was rejected."""
     if output:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text, [Path(a.path) for a in result.artifacts])
     else:
         sys.stdout.write(text)
     if result.rejected:
         raise typer.Exit(2)
+
+
+def write_output(output: Path, data: str | bytes, inputs: list[Path]) -> None:
+    """-o: never onto an input (one error line), says when it overwrites, and is marked so a
+    later folder walk does not read it back as a capture (sources/outputs.py)."""
+    from crossview.sources import outputs
+
+    try:
+        outputs.write(output, data, inputs, quiet=OPTIONS.quiet)
+    except UsageError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
+    except OSError as e:
+        error_line(f"-o {output}: cannot write: {e.strerror or e}")
+        raise typer.Exit(2) from None
 
 
 @dataclass
@@ -115,11 +145,20 @@ def _root(quiet: Annotated[bool, typer.Option(
 
 
 def main() -> None:
+    for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 name in a recap cannot abort it
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    from crossview.sources import guard
+
+    guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
     try:
         app()
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(130)
+    except (RecursionError, MemoryError) as e:  # a resource limit on some input, not a bug
+        error_line(guard.resource_problem(e))
+        sys.exit(2)
     except Exception as e:  # a bug, not a user error: one line unless debugging
         if os.environ.get("CROSSVIEW_DEBUG"):
             raise

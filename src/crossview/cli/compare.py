@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line, run_analysis
+from crossview.cli.app import Fmt, app, error_line, run_analysis, write_output
 from crossview.cli.lake import lake_side
 from crossview.cli.multi_value import multi_value
 from crossview.errors import CrossviewError, UsageError
@@ -41,7 +41,7 @@ def diff(
     d = compare(*sides)
     text = table.render_json(d) if fmt is Fmt.json else table.render(d)
     if output:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text, [Path(x.path) for sd in sides for x in sd.artifacts])
     else:
         sys.stdout.write(text)
     if any(s.rejected for s in sides):
@@ -113,7 +113,7 @@ def ab(
         raise typer.Exit(2) from None
     text = table.render_json(res, n) if fmt is Fmt.json else table.render_md(res, n)
     if output:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text, [*baseline, *variant])
     else:
         sys.stdout.write(text)
     verdicts = {m.verdict for m in res.metrics}

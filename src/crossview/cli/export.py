@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import OPTIONS, app, error_line, run_analysis
+from crossview.cli.app import OPTIONS, app, error_line, run_analysis, write_output
 from crossview.cli.filter_options import (
     AnnotationOpt,
     ArtifactOpt,
     DeviceOpt,
     PidOpt,
+    StepOpt,
     StreamOpt,
     TidOpt,
     WindowOpt,
@@ -64,6 +65,7 @@ def export(
     window: WindowOpt = None,
     annotation: AnnotationOpt = None,
     artifact: ArtifactOpt = None,
+    step: StepOpt = None,
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
@@ -76,7 +78,7 @@ def export(
     if to is To.perfetto and view is not None:
         error_line("--view does not apply to --to perfetto: the timeline holds host and GPU")
         raise typer.Exit(2)
-    flt = make_filter(device, stream, pid, tid, window, annotation, artifact)
+    flt = make_filter(device, stream, pid, tid, window, annotation, artifact, step)
     paths = sources(paths, lake)
     result = run_analysis(lambda: run(paths, flt, lake=lake, campaign=campaign, run=run_id),
                           paths)
@@ -109,7 +111,7 @@ def export(
         else:
             data = speedscope.render(trees, ", ".join(Path(p).name for p in paths))
             what = f"profiles {totals}; open in speedscope.app"
-    output.write_bytes(data)
+    write_output(output, data, [Path(a.path) for a in result.artifacts] + list(paths))
     if not OPTIONS.quiet:
         typer.echo(f"crossview: wrote {to.value} export {output} ({what})", err=True)
     if result.rejected:

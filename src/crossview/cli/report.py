@@ -14,6 +14,7 @@ from crossview.cli.filter_options import (
     DeviceOpt,
     GpuOpt,
     PidOpt,
+    StepOpt,
     StreamOpt,
     TidOpt,
     WindowOpt,
@@ -66,6 +67,7 @@ def report(
     window: WindowOpt = None,
     annotation: AnnotationOpt = None,
     artifact: ArtifactOpt = None,
+    step: StepOpt = None,
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
@@ -76,7 +78,7 @@ def report(
 
     paths = sources(paths, lake)
     result = run_analysis(lambda: run(
-        paths, make_filter(device, stream, pid, tid, window, annotation, artifact), gpu=gpu,
+        paths, make_filter(device, stream, pid, tid, window, annotation, artifact, step), gpu=gpu,
         lake=lake, campaign=campaign,
         run=run_id), paths)
     text, bad = html_report(result, paths, ab)

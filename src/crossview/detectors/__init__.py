@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from crossview.detectors import (
+    account_rules,
     below_roofline,
     capture_window,
     compute_bound,
     dataloader,
+    fix_fit,
     gpu_gap,
     gpu_idle,
     host_cpu,
@@ -32,6 +35,7 @@ from crossview.detectors import (
     tensor_cores,
     utilization_regime,
 )
+from crossview.detectors.declare import Declaration
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
@@ -92,9 +96,28 @@ def rank(findings: list[Finding]) -> list[Finding]:
     return findings
 
 
+def declarations() -> list[Declaration]:
+    """Each detector's declaration (detectors/declare.py), in DETECTORS order. A detector
+    module without one (added on another branch) still runs, declared by its PATTERN only;
+    tests/test_findings_account.py asks for the real declaration."""
+    out = []
+    for d in DETECTORS:
+        mod = sys.modules[d.__module__]
+        out.append(getattr(mod, "DECLARATION", None) or Declaration(
+            patterns=(str(getattr(mod, "PATTERN", mod.__name__)),), detect=d))
+    return out
+
+
 def run_all(views: Views) -> list[Finding]:
     found: list[Finding] = []
-    for detect in DETECTORS:
-        found.extend(detect(views))
+    decl_of: dict[int, Declaration] = {}
+    for decl in declarations():
+        got = decl.detect(views)
+        for f in got:
+            decl_of[id(f)] = decl
+        found.extend(got)
     host_cpu.corroborate(views, found)  # host CPU samples as L3 evidence on host-side findings
+    if views.account is not None:
+        account_rules.apply(views.account, found, decl_of)
+    fix_fit.apply(views, found)  # fixes that fit the capture: graphs present, engine version
     return rank(found)

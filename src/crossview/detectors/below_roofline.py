@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from crossview.detectors import kernel_common as kc
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.roofline import KernelRoofline
@@ -39,3 +40,10 @@ def detect(v: Views) -> list[Finding]:
         fix_for(key, None, kc.names(ks[:1])), share, ks,
         "Up to the nearer ceiling: these kernels use well under 60% of both compute and "
         "memory throughput.")]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("occupancy_achieved_gap_pct", "occupancy_theoretical_low_pct", "kernel_red_share",
+        "kernel_yellow_share"),
+    fix_keys=(PATTERN, PATTERN + "-small-grid"))

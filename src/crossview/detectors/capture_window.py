@@ -1,13 +1,21 @@
-"""capture-window: what the capture itself holds (start-up work, or no GPU activity at all)."""
+"""capture-window: what the capture itself holds (start-up work, or no GPU activity at all).
+
+With a time account, start-up (JIT compile / autotune, time outside the capture's kernels)
+is reported apart from the steady state and never drives a steady-state 🔴 — unless the
+capture holds nothing else (every step is warm-up / JIT / start-up): then it is the 🔴, and
+the fix says how to capture the steady state."""
 
 from __future__ import annotations
 
-from crossview.detectors.common import artifact_kinds, evidence, ms, pct, short
+from crossview.detectors.account_share import claims, slice_of
+from crossview.detectors.common import artifact_kinds, evidence, ms, pct, severity, short
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "capture-window"
+CAUSES = ("jit_compile", "capture_boundary")
 
 
 def detect(v: Views) -> list[Finding]:
@@ -25,6 +33,9 @@ def detect(v: Views) -> list[Finding]:
             fix=fix_for("capture-no-cuda", "nsys" if nsys else None),
             share=0.0, evidence=evidence(v, "no kernel / memcpy / memset events"),
         )]
+    acc = v.account
+    if acc is not None and acc.steady_fallback:
+        return _startup_only(v)
     t, n, top = v.startup_ns
     span = m.host_span_ns or 1
     share = t / span
@@ -38,6 +49,41 @@ def detect(v: Views) -> list[Finding]:
                      f"— JIT compilation, module loading, autotuning — {n:,} distinct frames, "
                      f"longest in total: {names}. That is warm-up, not steady state; GPU idle "
                      "during it is not a lever."),
-        fix=fix_for(PATTERN, v.engine), share=share,
+        fix=fix_for(PATTERN, v.engine), share=share if acc is None else 0.0,
         evidence=evidence(v, "host frames matching frames.yaml: startup"),
     )]
+
+
+def _startup_only(v: Views) -> list[Finding]:
+    """Every step is warm-up / JIT / start-up: the capture holds no steady state."""
+    lim = v.limits
+    sl = slice_of(v, *CAUSES)
+    if sl is None or sl.ns == 0:
+        return []
+    sev = severity(sl.share, lim.red_share, lim.yellow_share)
+    if sev is None:
+        return []
+    rows = "; ".join(f"{c.label} {ms(c.ns)} ({pct(c.share_of_step)})" for c in sl.rows)
+    top = "; ".join(f"`{short(f.frame, 70)}` {ms(f.ns)}" for f in sl.top_frames)
+    flagged = "; ".join(f"`{short(x.name, 50)}`: {', '.join(x.reasons)}"
+                        for x in v.steps.steps)
+    return [Finding(
+        pattern=PATTERN, severity=sev,
+        title=f"The capture is start-up, not steady state: {pct(sl.share)} of it is JIT "
+              "compile / time outside the kernels",
+        observation=(f"No steady-state step in this capture ({flagged}). Of "
+                     f"{ms(sl.wall_ns)}: {rows}" + (f"; longest: {top}" if top else "")
+                     + ". Launch and idle numbers of start-up say nothing about the steady "
+                     "state."),
+        fix=fix_for("steady-state-capture", v.engine), share=sl.share,
+        evidence=evidence(v, "host frames matching account.yaml jit_compile, kernel span "
+                             "edges (time account)"),
+        details=claims(*CAUSES),
+    )]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=CAUSES,
+    thresholds=("startup_yellow_share", "red_share", "yellow_share",
+                "steps.yaml:jit_step_share", "steps.yaml:startup_step_share"),
+    fix_keys=(PATTERN, "capture-no-cuda", "steady-state-capture"))

@@ -7,6 +7,7 @@ throughput near 100% alone is reported as such, not as a roofline (conventions.m
 from __future__ import annotations
 
 from crossview.detectors import kernel_common as kc
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.views import Views
@@ -47,3 +48,9 @@ def detect(v: Views) -> list[Finding]:
         f"({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
         fix, share, ks,
         "Kernel time falls with the math done or with a faster pipe/precision.")]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("roofline_high_pct", "kernel_red_share", "kernel_yellow_share"),
+    fix_keys=(PATTERN + "-collect-roofline", PATTERN + "-at-roofline"))

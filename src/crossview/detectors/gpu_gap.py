@@ -8,6 +8,7 @@ can re-query them with `--window`. Kernels, memcpy and memset all count as GPU w
 from __future__ import annotations
 
 from crossview.detectors.common import evidence, ms, pct, short
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views import gpu_activity
@@ -49,3 +50,9 @@ def detect(v: Views) -> list[Finding]:
                            "dur_ns": g.dur_ns, "host": g.host} for g in found],
                  "count": res.count, "total_ns": total, "min_gap_ns": lim.gpu_gap_min_ns},
     )]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("gpu_gap_min_ns", "nsys_rule_yellow_share"),
+    fix_keys=(PATTERN,), summarizes=("*",))

@@ -1,19 +1,31 @@
-"""gpu-idle: the GPU waits on the host (busy share of the kernel span, idle by cause)."""
+"""gpu-idle: the GPU waits on the host (busy share of the kernel span, idle by cause).
+
+With a time account (views/account.py) gpu-idle is a symptom that the account table beside
+the metrics already summarizes cause by cause (the causes are their own findings). It
+charges only two slices itself:
+`gpu_dependency` (work already queued, the GPU waiting on a GPU-side dependency) and
+`unexplained` (no host activity recorded) — a 🔴 for the latter only when it dominates the
+idle time, with the capture that would explain it as the fix."""
 
 from __future__ import annotations
 
+from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, ms, pct, severity
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "gpu-idle"
+CAUSES = ("gpu_dependency", "unexplained")
 
 
 def detect(v: Views) -> list[Finding]:
     m, lim = v.metrics, v.limits
     if m.cpu_only or m.kernel_span_ns == 0:
         return []
+    if v.account is not None:
+        return _from_account(v)
     idle = m.idle
     share = idle.total_ns / m.kernel_span_ns
     sev = severity(share, lim.gpu_idle_red_share, lim.gpu_idle_yellow_share)
@@ -73,3 +85,54 @@ def _host_wait_effect(host_wait_ns: int, startup_ns: int) -> str:
             f"GPU ({ms(host_wait_ns)} host wait less {ms(startup_ns)} in start-up frames, "
             "which is warm-up, not a lever).")
 
+
+
+def _from_account(v: Views) -> list[Finding]:
+    acc, lim = v.account, v.limits
+    assert acc is not None
+    idle_ns = sum(c.ns for c in acc.steady_state if c.idle)
+    if not idle_ns:
+        return []
+    # the idle share itself is a summary: the time-account table beside the metrics shows it
+    # cause by cause, and each cause is charged by the finding that owns it
+    ev = evidence(v, "kernel union per device and the launching threads' host ops (time "
+                     "account)")
+    out: list[Finding] = []
+    dep = slice_of(v, "gpu_dependency")
+    if dep is not None and dep.ns:
+        sev = severity(dep.share, lim.gpu_idle_red_share, lim.gpu_idle_yellow_share)
+        if sev:
+            out.append(Finding(
+                pattern=PATTERN, severity=sev,
+                title=f"GPU idle with work already queued: {pct(dep.share)} of the step",
+                observation=(f"Per steady step the GPU idled {ms(dep.ns)} ({pct(dep.share)}) "
+                             "although the next kernel had already been launched: it waited "
+                             "on a GPU-side dependency (another stream's event, a copy, a "
+                             "collective's peer), not on the host."),
+                fix=fix_for("gpu-idle-queued", v.engine, v.where_text()), share=dep.share,
+                evidence=ev, details=claims("gpu_dependency"),
+            ))
+    un = slice_of(v, "unexplained")
+    if un is not None and un.ns:
+        sev = severity(un.share, lim.gpu_idle_red_share, lim.gpu_idle_yellow_share)
+        if sev == "red" and un.ns < lim.unexplained_dominates_share * idle_ns:
+            sev = "yellow"
+        if sev:
+            out.append(Finding(
+                pattern=PATTERN, severity=sev,
+                title=f"GPU idle with no host activity recorded: {pct(un.share)} of the step",
+                observation=(f"Per steady step the GPU idled {ms(un.ns)} ({pct(un.share)}, "
+                             f"{pct(un.ns / idle_ns)} of all idle) while the capture shows no "
+                             "host op on the launching thread(s): the cause is not in this "
+                             "capture."),
+                fix=fix_for("gpu-idle-unexplained", v.engine), share=un.share, evidence=ev,
+                details=claims("unexplained"),
+            ))
+    return out
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=CAUSES,
+    thresholds=("gpu_idle_red_share", "gpu_idle_yellow_share", "startup_dominates_idle_share",
+                "unexplained_dominates_share"),
+    fix_keys=(PATTERN, "gpu-idle-queued", "gpu-idle-unexplained", "capture-window"))

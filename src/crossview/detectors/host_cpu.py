@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.detectors.common import evidence, pct
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Evidence, Finding
 from crossview.views.gpu_metrics import util
@@ -127,3 +128,10 @@ def corroborate(v: Views, findings: list[Finding]) -> None:
                                      "busiest_core": b.core if b else None,
                                      "busiest_core_pct": b.mean_pct if b else None,
                                      "iowait_pct": h.scoped.iowait_mean_pct}
+
+
+DECLARATION = Declaration(
+    patterns=(PINNED, OVERSUB), detect=detect, causes=(),
+    thresholds=("counters_idle_util_pct", "counters_starved_util_pct", "gpu_idle_yellow_share",
+        "host_core_pinned_pct", "host_cpu_oversub_pct", "host_iowait_high_pct"),
+    fix_keys=(PINNED, OVERSUB))

@@ -1,18 +1,25 @@
 """host-python-overhead: while the GPU waits on the host, the host runs Python/framework code.
 
-The launching threads' own (self) time in the kernel span is split into python / operator
-frames versus runtime calls; the host-wait idle is charged to Python in that proportion.
+With a time account: the `cpu_dispatch` slice (GPU idle while the launching thread ran an
+operator, Python or dispatcher frame between launches) when the launch queue is deep — a few
+long host stalls of CPU work. When the queue is empty at most launches the same slice is
+kernel-launch-bound's (the fix is the same family: graphs / compile), so this yields.
+Without an account: the host-wait idle × the share of Python/operator self time on the
+launching threads (a proportional attribution, stated as such).
 """
 
 from __future__ import annotations
 
+from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.declare import Declaration
 from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "host-python-overhead"
+CAUSES = ("cpu_dispatch",)
 
 _SELF_ON_LAUNCH_THREADS = """
 WITH t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM f_gpu g
@@ -26,7 +33,36 @@ GROUP BY ALL ORDER BY s DESC
 
 def detect(v: Views) -> list[Finding]:
     m, lim = v.metrics, v.limits
-    if m.cpu_only or m.kernel_span_ns == 0 or m.idle.host_wait_ns == 0 or not v.filter.window_ns:
+    if m.cpu_only or m.kernel_span_ns == 0 or not v.filter.window_ns:
+        return []
+    acc = v.account
+    if acc is not None:
+        if acc.launch_bound:
+            return []  # kernel-launch-bound owns cpu_dispatch in this regime
+        sl = slice_of(v, *CAUSES)
+        if sl is None or sl.ns == 0:
+            return []
+        sev = severity(sl.share, lim.python_overhead_red_share,
+                       lim.python_overhead_yellow_share)
+        if sev is None:
+            return []
+        top = "; ".join(f"`{short(f.frame, 80)}` {ms(f.ns)}" for f in sl.top_frames)
+        return [Finding(
+            pattern=PATTERN, severity=sev,
+            title=f"Host Python/framework work between launches: the GPU waits on it "
+                  f"{pct(sl.share)} of the step",
+            observation=(
+                f"Per steady step the GPU idled {ms(sl.ns)} ({pct(sl.share)} of the "
+                f"{ms(sl.wall_ns)} step) while the launching thread ran operator, Python or "
+                f"dispatcher code between launches (innermost frames: {top}); the launch "
+                f"queue was empty at {pct(acc.empty_queue_share)} of launches, so these are "
+                "stalls of CPU work between deep queues, not per-launch cost."),
+            fix=fix_for(PATTERN, v.engine, v.where_text()), share=sl.share,
+            evidence=evidence(v, "innermost host frame of the launching thread during GPU "
+                                 "idle (time account: cpu_dispatch)"),
+            details=claims(*CAUSES),
+        )]
+    if m.idle.host_wait_ns == 0:
         return []
     lo, hi = v.filter.window_ns
     rows = v.store.sql(_SELF_ON_LAUNCH_THREADS, {"lo": lo, "hi": hi}).fetchall()
@@ -58,3 +94,10 @@ def detect(v: Views) -> list[Finding]:
         evidence=evidence(v, "self time of host frames on the kernel-launching threads"),
         details={"python_self_ns": py_ns, "thread_self_ns": total, "charged_ns": charged},
     )]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=CAUSES,
+    thresholds=("python_overhead_red_share", "python_overhead_yellow_share"),
+    fix_keys=(PATTERN,),
+    shared={"cpu_dispatch": "kernel-launch-bound owns it when the launch queue is empty"})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Evidence, Finding
 from crossview.units import duration
@@ -124,3 +125,12 @@ def detect(v: Views) -> list[Finding]:
             details={"softmax": s.to_dict(), "matmuls": [g.to_dict() for g in mm],
                      "basis": "analytic"}))
     return found
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("op_roofline.yaml:inefficient_min_share", "op_roofline.yaml:inefficient_max_pct",
+                "op_roofline.yaml:inefficient_red_share", "op_roofline.yaml:what_if_pct",
+                "op_roofline.yaml:small_gemm_dim", "op_roofline.yaml:gemm_align_elems",
+                "op_roofline.yaml:attention_chain_min_share"),
+    fix_keys=(PATTERN, "unfused-attention"))

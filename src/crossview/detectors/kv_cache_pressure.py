@@ -8,6 +8,7 @@ warning sign (yellow). Swapped requests (vLLM V0) count as preempted.
 from __future__ import annotations
 
 from crossview.detectors.common import pct
+from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import ev, where
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
@@ -57,3 +58,9 @@ def detect(v: Views) -> list[Finding]:
                      "preemptions_per_request": rate},
         ))
     return out
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("kv_usage_high_pct", "preemption_red_rate"),
+    fix_keys=(PATTERN,))

@@ -1,62 +1,121 @@
-"""kernel-launch-bound and cuda-graphs-missing: many short kernels launched one by one."""
+"""kernel-launch-bound and cuda-graphs-missing: the host never gets ahead of the GPU.
+
+With a time account (views/account.py): kernel-launch-bound owns the `launch_overhead` slice
+and, when the launch queue is empty at most launches (the host never got ahead), the
+`cpu_dispatch` slice too — then host-python-overhead yields it. A 🔴 needs that empty queue:
+a deep queue between a few long host stalls is not launch-bound, whatever the kernel sizes.
+The fix fits the capture: when most kernels already replay from graphs it names the kernels
+still launched one by one instead of saying "enable CUDA graphs".
+"""
 
 from __future__ import annotations
 
-from crossview.detectors.common import evidence, ms, pct, severity
+from crossview.detectors.account_share import claims, slice_of
+from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "kernel-launch-bound"
 GRAPHS = "cuda-graphs-missing"
+PARTIAL = "kernel-launch-bound-graphs-partial"
+CAUSES = ("launch_overhead", "cpu_dispatch")
+
+_EAGER = """
+SELECT g.name, count(*), sum(g.dur_ns) FROM f_gpu g WHERE g.kind = 'kernel'
+AND NOT coalesce(g.via_graph, false) GROUP BY 1 ORDER BY 2 DESC LIMIT 3
+"""
 
 
 def detect(v: Views) -> list[Finding]:
     m, lim, ls = v.metrics, v.limits, v.metrics.launch
     if m.cpu_only or ls is None or m.kernel_count == 0 or m.kernel_span_ns == 0:
         return []
+    acc = v.account
     out: list[Finding] = []
     short_share = ls.short_kernels / m.kernel_count
-    # launch-bound idle: gaps where the GPU waited on the next launch or its overhead
-    waiting = m.idle.host_wait_ns + m.idle.kernel_wait_ns
-    share = waiting / m.kernel_span_ns
+    graph_share = ls.kernels_via_graph / m.kernel_count
+    mostly_graphs = graph_share >= lim.graphs_mostly_share
     where = v.where_text()
-    ev = evidence(v, "kernel durations, launch API calls and idle gaps per device")
-    launch_sev = None
-    if short_share >= lim.launch_bound_short_share:
+    ev = evidence(v, "kernel durations, launch API calls, launch queue and idle gaps per "
+                     "device (time account)")
+    if acc is not None:
+        owned = CAUSES if acc.launch_bound else CAUSES[:1]
+        sl = slice_of(v, *owned)
+        assert sl is not None
+        share, waiting = sl.share, sl.ns
         launch_sev = severity(share, lim.red_share, lim.yellow_share)
+        if launch_sev == "red" and not acc.launch_bound:
+            launch_sev = "yellow"
+        regime = (f"the launch queue was empty at {pct(acc.empty_queue_share)} of launches "
+                  "(the host never got ahead)" if acc.launch_bound else
+                  f"the launch queue was empty at only {pct(acc.empty_queue_share)} of "
+                  "launches (deep between host stalls)")
+        top = "; ".join(f"`{short(f.frame, 70)}` {ms(f.ns)}" for f in sl.top_frames)
+        wait_txt = (f"Per steady step the GPU waited {ms(waiting)} ({pct(share)} of the "
+                    f"{ms(sl.wall_ns)} step) on " + (
+                        "launch calls and the CPU work between them" if acc.launch_bound
+                        else "launch calls") + (f" ({top})" if top else "") + f"; {regime}.")
+        details = claims(*owned)
+    else:
+        waiting = m.idle.host_wait_ns + m.idle.kernel_wait_ns
+        share = waiting / m.kernel_span_ns
+        launch_sev = severity(share, lim.red_share, lim.yellow_share) \
+            if short_share >= lim.launch_bound_short_share else None
+        wait_txt = (f"The GPU waited on launches for {ms(waiting)} ({pct(share)} of the "
+                    "kernel span).")
+        details = {}
+    eager = [(str(n), int(c), int(t)) for n, c, t in v.store.sql(_EAGER).fetchall()] \
+        if mostly_graphs else []
     if launch_sev:
         obs = (
             f"{ls.short_kernels:,} of {m.kernel_count:,} kernels ({pct(short_share)}) ran "
             f"shorter than {ms(ls.short_kernel_ns)} (median kernel {ms(ls.median_kernel_ns)}, "
             f"median launch call {ms(ls.median_launch_ns)}); {ls.launch_calls:,} launch calls "
-            f"took {ms(ls.launch_time_ns)} of host time. The GPU waited on launches for "
-            f"{ms(waiting)} ({pct(share)} of the kernel span)."
+            f"took {ms(ls.launch_time_ns)} of host time. {wait_txt}"
         )
+        if mostly_graphs:
+            obs += (f" {pct(graph_share)} of kernels already replay from graphs "
+                    f"({ls.graph_launches:,} graph launches); launched one by one: "
+                    + "; ".join(f"`{short(n, 70)}` ×{c:,} ({ms(t)})" for n, c, t in eager)
+                    + ".")
         out.append(Finding(
             pattern=PATTERN, severity=launch_sev,
-            title=f"Launch-bound: {pct(short_share)} of kernels shorter than "
-                  f"{ms(ls.short_kernel_ns)}, GPU waiting on launches {pct(share)} of the span",
-            observation=obs, fix=fix_for(PATTERN, v.engine, where), share=share, evidence=ev,
+            title=(f"Launch-bound: the GPU waits on the host {pct(share)} of the step"
+                   if acc is not None else
+                   f"Launch-bound: {pct(short_share)} of kernels shorter than "
+                   f"{ms(ls.short_kernel_ns)}, GPU waiting on launches {pct(share)} of the "
+                   "span"),
+            observation=obs,
+            fix=fix_for(PARTIAL if mostly_graphs else PATTERN, v.engine, where),
+            share=share, evidence=ev,
             expected_effect="Replaying the step as a graph removes per-kernel launch cost; "
                             f"the waiting time ({ms(waiting)}) bounds the gain.",
+            details=details,
         ))
     eager_short = ls.short_kernels - min(ls.kernels_via_graph, ls.short_kernels)
-    graph_share = ls.kernels_via_graph / m.kernel_count
-    if eager_short >= lim.graphs_missing_min_kernels and graph_share < 0.5:
-        # the "how" of a launch-bound or host-bound GPU: a yellow beside the red that names
-        # the cause (gpu-idle / kernel-launch-bound), never a second red for the same time
-        sev = "yellow" if severity(share, lim.red_share, lim.yellow_share) else None
-        if sev:
-            out.append(Finding(
-                pattern=GRAPHS, severity=sev,
-                title=f"CUDA graphs not used: {eager_short:,} short kernels launched one by one",
-                observation=(
-                    f"{ls.graph_launches} graph launches ({ls.kernels_via_graph:,} kernels, "
-                    f"{pct(graph_share)} of all) against {ls.launch_calls:,} individual launch "
-                    f"calls; {eager_short:,} kernels under {ms(ls.short_kernel_ns)} ran outside "
-                    "any graph."
-                ),
-                fix=fix_for(GRAPHS, v.engine, where), share=share, evidence=ev,
-            ))
+    if eager_short >= lim.graphs_missing_min_kernels and not mostly_graphs and launch_sev:
+        # the "how" beside the finding that names the cause: a note, never a second charge
+        # of the same time (it claims no account slice)
+        out.append(Finding(
+            pattern=GRAPHS, severity="info",
+            title=f"CUDA graphs not used: {eager_short:,} short kernels launched one by one",
+            observation=(
+                f"{ls.graph_launches} graph launches ({ls.kernels_via_graph:,} kernels, "
+                f"{pct(graph_share)} of all) against {ls.launch_calls:,} individual launch "
+                f"calls; {eager_short:,} kernels under {ms(ls.short_kernel_ns)} ran outside "
+                "any graph."
+            ),
+            fix=fix_for(GRAPHS, v.engine, where), share=0.0, evidence=ev,
+        ))
     return out
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN, GRAPHS), detect=detect, causes=CAUSES,
+    thresholds=("red_share", "yellow_share", "launch_bound_short_share",
+                "graphs_missing_min_kernels", "graphs_mostly_share",
+                "account.yaml:queue_empty_launch_share"),
+    fix_keys=(PATTERN, GRAPHS, PARTIAL),
+    shared={"cpu_dispatch": "host-python-overhead owns it when the launch queue is deep"})

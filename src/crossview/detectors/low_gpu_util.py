@@ -7,6 +7,7 @@ span-wide busy % of gpu-idle cannot.
 from __future__ import annotations
 
 from crossview.detectors.common import evidence, ms, pct
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views import gpu_activity
@@ -75,3 +76,10 @@ def _runs(idx: list[int]) -> list[tuple[int, int]]:
         else:
             out.append((i, i))
     return out
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("gpu_idle_yellow_share", "gpu_util_chunks", "gpu_util_low_share",
+        "nsys_rule_yellow_share"),
+    fix_keys=(PATTERN,), summarizes=("*",))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from crossview.detectors import kernel_common as kc
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.roofline import KernelRoofline
@@ -39,3 +40,9 @@ def detect(v: Views) -> list[Finding]:
         f"({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
         fix_for(key, None, kc.names(ks[:1])), share, ks,
         "Kernel time falls with the bytes moved; the bound is its DRAM/L2 ceiling.")]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("roofline_high_pct", "kernel_red_share", "kernel_yellow_share"),
+    fix_keys=(PATTERN, PATTERN + "-at-roofline"))

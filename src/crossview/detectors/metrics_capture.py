@@ -7,6 +7,7 @@ Info only: an idle capture is a capture problem to fix (conventions §5), never 
 
 from __future__ import annotations
 
+from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import ev
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Evidence, Finding
@@ -60,3 +61,9 @@ def detect(v: Views) -> list[Finding]:
                      "window's rates and quantiles."),
                 share=0.0, evidence=ev(s, "requests_finished"), rigor="L3"))
     return out
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("counters_idle_util_pct",),
+    fix_keys=("counters-idle",))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "nccl-collective-bound"
+# exposed communication is a busy row of the account; a host blocked on a collective's peers
+# an idle cause: both go away with overlap / fewer collectives
+CAUSES = ("exposed_comm", "collective_wait")
 
 
 def detect(v: Views) -> list[Finding]:
@@ -18,7 +23,10 @@ def detect(v: Views) -> list[Finding]:
     exposed = sum(c.exposed_ns for c in v.comm)
     busy = sum(c.busy_ns for c in v.comm) or 1
     share_busy = exposed / busy
-    sev = severity(share_busy, lim.nccl_red_share, lim.nccl_yellow_share)
+    sl = slice_of(v, *CAUSES)
+    # with a time account: the share of the steady step its own rows hold
+    sev = severity(sl.share if sl is not None else share_busy, lim.nccl_red_share,
+                   lim.nccl_yellow_share)
     if sev is None:
         return []
     top = sorted((t for c in v.comm for t in c.top_collectives), key=lambda t: -t[2])[:3]
@@ -35,10 +43,23 @@ def detect(v: Views) -> list[Finding]:
     )
     return [Finding(
         pattern=PATTERN, severity=sev,
-        title=f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time",
-        observation=obs, fix=fix_for(PATTERN, v.engine, v.where_text()),
-        share=exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0,
+        title=(f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time"
+               if sl is None else f"NCCL-bound: exposed communication and waits on peers are "
+               f"{pct(sl.share)} of the step ({pct(share_busy)} of GPU busy time)"),
+        observation=obs + (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}) exposed or "
+                           "waiting on peers (time account)." if sl is not None else ""),
+        fix=fix_for(PATTERN, v.engine, v.where_text()),
+        share=sl.share if sl is not None else (
+            exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0),
         evidence=evidence(v, "comm-family kernels vs the union of compute kernels per device"),
-        expected_effect=f"Overlapping communication with compute hides up to {ms(exposed)}.",
-        details={"comm_ns": comm, "exposed_ns": exposed, "share_of_busy": share_busy},
+        expected_effect=(f"Overlapping communication with compute hides up to {ms(exposed)}."
+                         if sl is None else "Overlapping communication with compute hides up "
+                         f"to {ms(sl.ns)} per step ({ms(exposed)} over the capture)."),
+        details={"comm_ns": comm, "exposed_ns": exposed, "share_of_busy": share_busy,
+                 **(claims(*CAUSES) if sl is not None else {})},
     )]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=CAUSES,
+    thresholds=("nccl_red_share", "nccl_yellow_share"), fix_keys=(PATTERN,))

@@ -7,6 +7,7 @@ the rank, the collective with the largest skew, and what the rank did in the wai
 from __future__ import annotations
 
 from crossview.detectors.common import ms, pct, severity
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Evidence, Finding
 from crossview.views.views import Views
@@ -53,3 +54,9 @@ def detect(v: Views) -> list[Finding]:
                      "cause_kind": s.cause_kind, "partial": job.partial},
         ))
     return out
+
+
+DECLARATION = Declaration(
+    patterns=("nccl-collective-bound",), detect=detect, causes=(),
+    thresholds=("nccl_red_share", "nccl_yellow_share", "straggler_min_skew_ns"),
+    fix_keys=("nccl-collective-bound-straggler",))

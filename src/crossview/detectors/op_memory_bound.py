@@ -9,6 +9,7 @@ when Nsight Compute rows are in scope (detectors/memory_bound.py speaks from cou
 
 from __future__ import annotations
 
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Evidence, Finding
 from crossview.units import bandwidth, duration
@@ -46,3 +47,10 @@ def detect(v: Views) -> list[Finding]:
                         "instead of FP32, a fused kernel) halves these ops' time at the same "
                         "bandwidth.",
         details={"ops": [g.to_dict() for g in near[:8]], "basis": "analytic"})]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("op_roofline.yaml:memory_near_pct", "op_roofline.yaml:memory_min_share",
+                "op_roofline.yaml:memory_red_share"),
+    fix_keys=("memory-bandwidth-bound-analytic",))

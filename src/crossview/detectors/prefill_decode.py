@@ -10,6 +10,7 @@ off; yellow otherwise (chunking on but a step budget too large still interferes)
 from __future__ import annotations
 
 from crossview.detectors.common import pct
+from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import ev, fmt_s, where
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Evidence, Finding
@@ -105,3 +106,9 @@ def _from_bench(v: Views) -> list[Finding]:
 
 def detect(v: Views) -> list[Finding]:
     return _from_engine(v) + _from_bench(v)
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("itl_spike_ratio", "long_prompt_tokens", "serving_min_requests"),
+    fix_keys=(PATTERN,))

@@ -8,6 +8,7 @@ engine served requests is an info note.
 
 from __future__ import annotations
 
+from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import ev, where
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
@@ -57,3 +58,9 @@ def detect(v: Views) -> list[Finding]:
             details={"hit_rate_pct": rate, "queried_tokens": queries},
         ))
     return out
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("prefix_hit_low_pct", "prefix_min_query_tokens", "serving_min_requests"),
+    fix_keys=(PATTERN,))

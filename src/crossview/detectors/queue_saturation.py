@@ -9,6 +9,7 @@ reading is at most yellow (one instant is not a steady state).
 from __future__ import annotations
 
 from crossview.detectors.common import pct, severity
+from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import batch_cap, ev, fmt_s, where
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding, Severity
@@ -82,3 +83,10 @@ def detect(v: Views) -> list[Finding]:
             details={"scrape_share_at_cap_waiting": g_share, "queued_latency_share": l_share},
         ))
     return out
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("queue_waiting_red_share", "queue_waiting_yellow_share", "red_share",
+        "yellow_share", "running_at_cap_ratio", "serving_min_requests"),
+    fix_keys=(PATTERN,))

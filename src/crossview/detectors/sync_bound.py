@@ -1,13 +1,23 @@
-"""sync-bound: host synchronizations that drain the GPU (judged by GPU idle they open)."""
+"""sync-bound: host synchronizations that drain the GPU (judged by GPU idle they open).
+
+With a time account the share is its `sync_drained` slice: idle while the launching thread was
+blocked in a sync with the GPU drained, plus the refill of a gap that opened in one
+(knowledge/account.yaml). The verdict and the account therefore never disagree."""
 
 from __future__ import annotations
 
+from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "sync-bound"
+# conventions: "CPU dominated by cudaMemcpy* / aten::* synchronization → sync-bound on device
+# transfers" — blocking copies are sync-bound too (pageable-memcpy is the "how" for the copy
+# part and yields the slice when this finding is larger)
+CAUSES = ("sync_drained", "blocking_copy")
 
 
 def detect(v: Views) -> list[Finding]:
@@ -18,32 +28,60 @@ def detect(v: Views) -> list[Finding]:
     eff = v.gpu_inside(where, params)
     if eff.count == 0:
         return []
-    share = eff.gaps_opened_inside_ns / m.kernel_span_ns
+    sl = slice_of(v, *CAUSES)
+    share = sl.share if sl is not None else eff.gaps_opened_inside_ns / m.kernel_span_ns
     names = ", ".join(f"{short(a.name, 40)} ×{a.count:,} ({ms(a.time_ns)})"
                       for a in m.sync_apis[:4])
     obs = (
         f"Synchronizing calls: {names}. The host spent {ms(eff.host_ns)} blocked inside the "
         f"kernel span; the GPU stayed busy {eff.gpu_busy_inside_pct:.1f}% of that time. "
-        f"Idle gaps that opened while the host was blocked total "
-        f"{ms(eff.gaps_opened_inside_ns)} ({pct(share)} of the span)"
     )
+    if sl is not None:
+        top = "; ".join(f"`{short(f.frame, 80)}` {ms(f.ns)}" for f in sl.top_frames)
+        parts = "; ".join(f"{c.label} {ms(c.ns)}" for c in sl.rows)
+        obs += (f"The time account charges {ms(sl.ns)} per steady step ({pct(share)}) to "
+                f"host calls that blocked while the GPU sat idle ({parts})"
+                + (f", in {top}" if top else ""))
+    else:
+        obs += (f"Idle gaps that opened while the host was blocked total "
+                f"{ms(eff.gaps_opened_inside_ns)} ({pct(share)} of the span)")
     sev = severity(share, lim.sync_red_share, lim.sync_yellow_share)
+    ev = evidence(v, "sync API intervals against device idle gaps (time account: "
+                     "sync_drained)")
     if sev is None:
         if eff.host_ns < lim.sync_yellow_share * m.kernel_span_ns:
             return []  # too little blocked time to mention
         # waits during which the GPU keeps working are the host waiting for real work
+        # the verdict must agree with the numbers beside it: a GPU that idled while the host
+        # was blocked, yet is not charged to syncs, had its idle charged elsewhere (another
+        # cause first in the precedence, or time outside the steady steps)
+        if sl is None:
+            why = ": the host waits for real work, not sync-bound."
+        else:
+            why = (f": {pct(share)} of the steady step is charged to them, under the "
+                   f"{pct(lim.sync_yellow_share)} cut — not sync-bound" + (
+                       "; the host mostly waits for real work." if eff.gpu_busy_inside_pct >= 50
+                       else "; the rest of the GPU idle during these calls is charged to "
+                       "other causes in the time account or lies outside the steady steps."))
         return [Finding(
             pattern=PATTERN, severity="info",
-            title="Host syncs present but not draining the GPU",
-            observation=obs + ": the host waits for real work, not sync-bound.",
+            title="Host syncs present but not draining the GPU in the steady state",
+            observation=obs + why,
             fix="None needed for throughput; keep syncs out of the inner loop.", share=share,
-            evidence=evidence(v, "sync API intervals against device idle gaps"),
+            evidence=ev,
         )]
     return [Finding(
         pattern=PATTERN, severity=sev,
-        title=f"Sync-bound: GPU drains during host syncs ({pct(share)} of the span idle)",
+        title=f"Sync-bound: the GPU idles while the host blocks in syncs / copies "
+              f"({pct(share)} of the step)",
         observation=obs + ": each sync empties the queue, then the GPU waits for the host.",
-        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
-        evidence=evidence(v, "sync API intervals against device idle gaps"),
-        expected_effect=f"Up to {ms(eff.gaps_opened_inside_ns)} of GPU idle if the syncs go.",
+        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share, evidence=ev,
+        expected_effect=(f"Up to {ms(sl.ns)} per step if the syncs go." if sl else
+                         f"Up to {ms(eff.gaps_opened_inside_ns)} of GPU idle if the syncs go."),
+        details=claims(*CAUSES) if sl is not None else {},
     )]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=CAUSES,
+    thresholds=("sync_red_share", "sync_yellow_share"), fix_keys=(PATTERN,))

@@ -7,6 +7,7 @@ on device memory it returns at once, so those are not flagged.
 from __future__ import annotations
 
 from crossview.detectors.common import evidence, ms, pct
+from crossview.detectors.declare import Declaration
 from crossview.detectors.sync_copy import measure
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
@@ -33,3 +34,9 @@ def detect(v: Views) -> list[Finding]:
         evidence=evidence(v, "memset GPU ops (memory kind Pinned/Managed) and the synchronous "
                              "memset API calls that launched them"),
     )]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(), summarizes=("blocking_copy",),
+    thresholds=("nsys_rule_yellow_share",),
+    fix_keys=(PATTERN,))

@@ -8,6 +8,7 @@ ridge point (peak FP32 FLOP/s ÷ peak DRAM bytes/s), or it is compute-bound. A G
 from __future__ import annotations
 
 from crossview.detectors import kernel_common as kc
+from crossview.detectors.declare import Declaration
 from crossview.knowledge import hardware
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Finding
@@ -55,3 +56,9 @@ def detect(v: Views) -> list[Finding]:
         PATTERN, sev, f"Tensor cores unused by {kc.names(ks)} "
         f"({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
         fix_for(PATTERN, None, kc.names(ks[:1])), share, ks, effect)]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("kernel_red_share", "kernel_yellow_share"),
+    fix_keys=(PATTERN,))

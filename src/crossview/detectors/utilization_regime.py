@@ -10,6 +10,7 @@ these are DRAFT pointers to confirm with a trace or ncu.
 
 from __future__ import annotations
 
+from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.model.finding import Evidence, Finding
 from crossview.views.gpu_metrics import DeviceCounters, util
@@ -94,3 +95,10 @@ def detect(v: Views) -> list[Finding]:
             if f is not None:
                 out.append(f)
     return out
+
+
+DECLARATION = Declaration(
+    patterns=("gpu-idle", "memory-bandwidth-bound", "below-roofline"), detect=detect, causes=(),
+    thresholds=("counters_busy_util_pct", "counters_idle_util_pct", "counters_starved_util_pct",
+        "dram_active_high_pct", "sm_active_low_pct", "sol_bottleneck_gap_pct"),
+    fix_keys=("counters-host-starved", "counters-memory-bound", "counters-small-grids"))

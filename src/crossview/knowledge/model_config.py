@@ -71,7 +71,9 @@ def resolve(model: str) -> Path:
     """The config file for a path or a shipped model name."""
     p = Path(model)
     if p.is_file():
-        return p
+        from crossview.sources import guard  # late: knowledge must not import sources early
+
+        return guard.check_open(p)  # inside the MCP roots when served (issue 18)
     found = _by_name(model)
     if found is None:
         raise InputError(model, "not a config.json file and not a shipped model (shipped: "
@@ -82,7 +84,10 @@ def resolve(model: str) -> Path:
 def _int(d: dict[str, Any], key: str, path: Path) -> int:
     v = d[key]
     if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-        raise InputError(path, f"config field {key} = {v!r}: expected a positive integer")
+        # the value's kind, never the value: an error must not echo a file's contents
+        raise InputError(path, f"config field {key}: expected a positive integer, got "
+                         f"{'a boolean' if isinstance(v, bool) else 'a ' + type(v).__name__}"
+                         + (" ≤ 0" if isinstance(v, int) and not isinstance(v, bool) else ""))
     return v
 
 
@@ -130,5 +135,7 @@ def load(model: str) -> ModelShape:
         raise InputError(path, f"cannot read: {e}") from None
     except json.JSONDecodeError as e:
         raise InputError(path, f"not valid JSON (line {e.lineno}: {e.msg})") from None
+    except RecursionError:
+        raise InputError(path, "JSON nested too deeply to read") from None
     name = path.stem if path.parent.name == "models" else model
     return parse(data, path, name)

@@ -76,6 +76,9 @@ class Thresholds:
     host_core_pinned_pct: float
     host_cpu_oversub_pct: float
     host_iowait_high_pct: float
+    # time-account findings (issue 15)
+    graphs_mostly_share: float
+    unexplained_dominates_share: float
 
 
 @cache

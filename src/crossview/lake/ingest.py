@@ -54,6 +54,7 @@ def ingest(paths: list[Path], lake: Path, campaign: str | None = None,
         raise UsageError("no input files found in " + ", ".join(map(str, paths)))
     out = IngestSummary(str(lake))
     with manifest.locked(lake), mapper(engine, len(files)) as run_tasks:
+        manifest.repair(lake)  # what a killed ingest left: torn line, .part, orphans
         known = {e.sha256: e for e in manifest.read(lake)}
         hashes: list[HashResult] = run_tasks(hash_file, [HashTask(str(f)) for f in files],
                                              lambda t, why: HashResult(t.path, None, 0, why))

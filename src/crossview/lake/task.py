@@ -52,7 +52,14 @@ class HashResult:
 
 
 def hash_file(task: HashTask) -> HashResult:
+    from crossview.errors import InputError
+    from crossview.sources import guard
+
     h = hashlib.sha256()
+    try:
+        guard.check_open(task.path)  # a FIFO or a device is refused before it is opened
+    except InputError as e:
+        return HashResult(task.path, None, 0, e.problem)
     try:
         with open(task.path, "rb") as f:
             while chunk := f.read(_CHUNK):

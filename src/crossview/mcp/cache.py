@@ -39,12 +39,14 @@ class FilterArg(BaseModel):
         None, description="[start_ns, end_ns) on the trace clock.", min_length=2, max_length=2)
     annotation: str | None = Field(None, description="Only work under this annotation/NVTX.")
     artifact: str | None = Field(None, description="Only this input file (path or name).")
+    step: str | None = Field(None, description="Only these steps: 'N' or 'A:B' (ProfilerStep#N "
+                             "numbers, else 1-based step index).")
 
     def to_filter(self) -> Filter:
         w = self.window_ns
         return Filter(device=self.device, stream=self.stream, pid=self.pid, tid=self.tid,
                       window_ns=(int(w[0]), int(w[1])) if w else None,
-                      annotation=self.annotation, artifact=self.artifact)
+                      annotation=self.annotation, artifact=self.artifact, step=self.step)
 
 
 def filter_echo(f: Filter) -> dict[str, Any]:

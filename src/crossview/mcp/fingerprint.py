@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crossview.lake.manifest import MANIFEST
+from crossview.sources import guard
 from crossview.sources.registry import discover
 
 _CHUNK = 1 << 20
@@ -69,6 +70,8 @@ class Hashes:
         mode = raw.st_mode
         if not stat.S_ISREG(mode):  # a FIFO or device named like a capture: never read it
             return f"not-a-regular-file:{stat.filemode(mode)}"  # (its reader refuses it)
+        if not guard.inside_roots(path):  # a link out of the MCP roots: the reader refuses
+            return "outside-the-roots"
         with self._lock:
             known = self._known.get(path)
         if known is not None and known[0] == st:

@@ -19,6 +19,17 @@ class Refused(CrossviewError, ToolError):
     A ToolError too, so the SDK hands its message to the agent (other errors it hides)."""
 
 
+def short(value: object) -> str:
+    """A value an agent sent, for an error message: escaped, at most a short prefix
+    (input_limits.yaml error_quote_chars) — a 20 MB argument is never echoed whole."""
+    from crossview.sources import guard
+
+    s = str(value)
+    if s.isprintable() and len(s) <= int(guard.limit("error_quote_chars")):
+        return s
+    return guard.quote(value)
+
+
 class Roots:
     """The only folders whose files the server opens. Checked on real paths, so a symlink
     (or `..`) that leads out of a root is refused, not followed."""
@@ -34,15 +45,21 @@ class Roots:
 
     def check(self, path: str) -> Path:
         """The real path of `path` (relative paths are taken from the first root)."""
+        shown = short(path)  # an error quotes at most a short, escaped prefix
+        if len(path) > 4096 or "\0" in path:
+            raise Refused(f"{shown}: not a usable path (too long or holds a NUL byte)")
         p = Path(path).expanduser()
         if not p.is_absolute():
             p = self.roots[0] / p
-        real = p.resolve(strict=False)  # follows every symlink on the way
+        try:
+            real = p.resolve(strict=False)  # follows every symlink on the way
+        except (OSError, RuntimeError) as e:  # a symlink loop, a name too long
+            raise Refused(f"{shown}: cannot resolve ({type(e).__name__})") from None
         if not any(real == r or real.is_relative_to(r) for r in self.roots):
-            raise Refused(f"{path}: outside the allowed roots "
+            raise Refused(f"{shown}: outside the allowed roots "
                           f"({', '.join(map(str, self.roots))}); symlinks are resolved")
         if not real.exists():
-            raise Refused(f"{path}: no such file or folder")
+            raise Refused(f"{shown}: no such file or folder")
         return real
 
     def check_all(self, paths: list[str]) -> list[Path]:

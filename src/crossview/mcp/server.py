@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crossview.mcp import resources
+from crossview.mcp import guarded, resources
 from crossview.mcp.cache import AnalysisCache
 from crossview.mcp.safety import Roots
 from crossview.mcp.tools_ops import OpTools
 from crossview.mcp.tools_other import OtherTools
 from crossview.mcp.tools_synthesis import SynthesisTools
 from crossview.mcp.tools_views import ViewTools
+from crossview.sources import guard
 
 INSTRUCTIONS = (
     "crossview: why is this GPU workload slow and what do we change. Tools read profiler "
@@ -28,19 +29,25 @@ def build(roots: list[Path]) -> Any:
     from crossview.mcp.sdk_server import Server
 
     cache = AnalysisCache(Roots(roots))
+    guard.deep_stacks()  # deep but plausible call trees serialize (input_limits.yaml)
+    slots = guarded.limiter()  # bounded concurrency; created lazily by anyio on first use
+
+    def tool(fn: Any) -> Any:  # roots at every open, bounded concurrency, clean errors
+        return guarded.wrap(fn, cache.roots.roots, slots)
+
     views, other = ViewTools(cache), OtherTools(cache)
     server = Server("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
     ro = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for fn in (views.topentities, views.gpu_metrics, views.hot_traces, views.flamegraph,
                views.topfunctions, views.kernels, views.analyze, other.ab_compare,
                other.diff, other.sol_bounds, other.query):
-        server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
+        server.add_tool(tool(fn), name=fn.__name__, annotations=ro, structured_output=False)
     ops = OpTools(cache)
     for fn in (ops.op_roofline, ops.transfers):
-        server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
+        server.add_tool(tool(fn), name=fn.__name__, annotations=ro, structured_output=False)
     syn = SynthesisTools(cache)
     for fn in (syn.inventory, syn.synthesize):
-        server.add_tool(fn, name=fn.__name__, annotations=ro, structured_output=False)
+        server.add_tool(tool(fn), name=fn.__name__, annotations=ro, structured_output=False)
 
     @server.resource("crossview://bundles", mime_type="application/json")
     def bundles() -> str:

@@ -86,8 +86,8 @@ class OtherTools:
         tokens/s for a model on a GPU, and a benchmark's % of SoL when given."""
         from crossview.views import sol_cmd
 
-        if model.endswith(".json") or "/" in model:
-            model = str(self.cache.roots.check(model))
+        if model.endswith(".json") or "/" in model or _not_shipped(model):
+            model = str(self.cache.roots.check(model))  # a file: inside the roots only
         bench_path = self.cache.roots.check(bench) if bench else None
         try:
             text = sol_cmd.run(model, hardware, dtype=dtype, kv_dtype=kv_dtype, tp=tp,
@@ -127,3 +127,11 @@ class OtherTools:
 
 
 __all__ = ["FilterArg", "OtherTools"]
+
+
+def _not_shipped(model: str) -> bool:
+    """A model name that is not a shipped config is a file name: resolved against the roots,
+    never against the server's working directory (issue 18)."""
+    from crossview.knowledge import model_config
+
+    return model_config._by_name(model) is None

@@ -105,6 +105,9 @@ class ViewTools:
             sol = [s.to_dict() for s in v.workload_sol]
             arts = [dict(i.__dict__) for i in v.artifact_info]
             engine = v.engine
+            # issue 15: the step summary and the steady-state time account
+            steps = v.steps.to_dict()
+            account = v.account.summary_dict() if v.account else None
         absent = {**shape.metrics_absent(metrics), **shape.counters_absent(counters)}
 
         def body(rows: int, kernels: int, stats: bool, full: bool = False) -> dict[str, Any]:
@@ -114,7 +117,9 @@ class ViewTools:
                     "top_kernels": top if full else shape.slim_kernels(top, kernels),
                     "gpu_metrics": None if "gpu_metrics" in absent else (
                         counters if full else shape.slim_counters(counters, stats)),
-                    "workload_sol": sol, "engine": engine, "artifacts": arts}
+                    "workload_sol": sol, "engine": engine, "artifacts": arts,
+                    "steps": steps if full else _slim_steps(steps, 0),
+                    "account": account if full else _slim_account(account, rows)}
 
         if detail == "full":
             return dumps(shape_absent(compact({**e.scope(), **body(0, 0, True, True)}),
@@ -224,10 +229,15 @@ class ViewTools:
             d = as_dict(e.analysis)
         absent = shape.metrics_absent(d["metrics"] or {})
         metrics = None if absent else d["metrics"]
+        # issue 15: steps and the steady-state time account (no per-device detail)
+        steps = d.get("steps")
+        account = ({k: v for k, v in d["account"].items() if k != "per_device"}
+                   if d.get("account") else None)
         if detail == "full":
             return dumps(shape_absent(compact({**e.scope(), "metrics": metrics,
                                                "findings": d["findings"],
-                                               "artifacts": d["artifacts"]}), absent))
+                                               "artifacts": d["artifacts"],
+                                               "steps": steps, "account": account}), absent))
         found = d["findings"]
         shown = [f for f in found if f["severity"] in ("red", "yellow")]
 
@@ -235,10 +245,34 @@ class ViewTools:
             return {"metrics": shape.slim_metrics(metrics, 3) if metrics else None,
                     "findings": [shape.slim_finding(f, chars) for f in rows],
                     "findings_total": len(found),
-                    "artifacts": shape.slim_artifacts(d["artifacts"])}
+                    "artifacts": shape.slim_artifacts(d["artifacts"]),
+                    "steps": _slim_steps(steps, 0),
+                    "account": _slim_account(account, 4)}
 
         return _fit(e, [lambda: body(found, 600), lambda: body(shown, 400),
                         lambda: body(shown[:3], 300)], absent)
+
+
+def _slim_steps(steps: dict[str, Any] | None, rows: int) -> dict[str, Any] | None:
+    """The step summary with the first `rows` per-step rows (issue 15; detail=full: all)."""
+    if steps is None:
+        return None
+    return {**steps, "per_step": steps["per_step"][:rows]}
+
+
+def _slim_account(account: dict[str, Any] | None, rows: int) -> dict[str, Any] | None:
+    """The steady-state account's largest `rows` rows: cause, ns, share, top frame."""
+    if account is None:
+        return None
+    keep = ("steady_wall_ns", "steady_steps", "steady_fallback", "empty_queue_share",
+            "launch_bound")
+    return {**{k: account[k] for k in keep if k in account},
+            "steady_state": [{"cause": r["cause"], "ns": r["ns"],
+                              "share_of_step": round(r["share_of_step"], 4),
+                              "top_frame": (r["top_frames"][0]["frame"]
+                                            if r["top_frames"] else None)}
+                             for r in account["steady_state"][:rows]],
+            "rows_total": len(account["steady_state"])}
 
 
 def shape_absent(doc: dict[str, Any], absent: dict[str, str]) -> dict[str, Any]:

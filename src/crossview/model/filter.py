@@ -16,6 +16,7 @@ class Filter:
     window_ns: tuple[int, int] | None = None  # absolute [start, end) in trace ns
     annotation: str | None = None  # host user_annotation / NVTX range name
     artifact: str | None = None  # path (or file name) of one artifact
+    step: str | None = None  # "N" or "A:B": steps by number (views/steps.py), a window
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class ResolvedFilter:
             parts.append(f"tid {r.tid}")
         if r.annotation is not None:
             parts.append(f"annotation '{r.annotation}'")
+        if r.step is not None:
+            parts.append(f"step {r.step}")
         if r.window_ns is not None:
             parts.append(f"window {r.window_ns[0]}–{r.window_ns[1]} ns")
         if self.window_ns is not None:

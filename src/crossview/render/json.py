@@ -50,6 +50,9 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         # collective algbw/busbw and copy bytes/s (views/comm_bandwidth.py)
         "transfers": v.comm_bandwidth.to_dict() if v and v.metrics.kernel_count else None,
         "findings": [f.to_dict() for f in a.findings],
+        # issue 15: steps (views/steps.py) and the time account (views/account.py)
+        "steps": v.steps.to_dict() if v else None,
+        "account": (v.account.to_dict() if v.account else None) if v else None,
     }
 
 

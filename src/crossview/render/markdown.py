@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from crossview.analysis import Analysis
+from crossview.knowledge import api_roles
+from crossview.knowledge.loader import load_yaml
 from crossview.model.finding import Finding
-from crossview.render import capture_md, metrics_md, op_roofline_md, ranks_md, sampled_md
+from crossview.render import (
+    account_md,
+    capture_md,
+    metrics_md,
+    op_roofline_md,
+    ranks_md,
+    sampled_md,
+)
 from crossview.render import kernels as kernels_md
 from crossview.units import duration
+from crossview.views import tree_ops
 from crossview.views.calltree import CallTree, TreeNode
 from crossview.views.metrics import Metrics
 from crossview.views.views import Views
 
-TREE_MIN_SHARE = 0.02  # hide branches under 2% of the view's time
-TREE_MAX_CHILDREN = 6
-CHAIN_KEEP = 3  # a single-child chain longer than this is shown as first … last
+# knowledge/trees.yaml: hide branches under min_share of the view's time, at most
+# max_children per node, a single-child chain longer than chain_keep shown as first … last
+TREE_MIN_SHARE = float(load_yaml("trees.yaml")["min_share"])
+TREE_MAX_CHILDREN = int(load_yaml("trees.yaml")["max_children"])
+CHAIN_KEEP = int(load_yaml("trees.yaml")["chain_keep"])
 
 
 _ms = duration
@@ -32,6 +45,12 @@ def _code(name: str, cell: bool = False) -> str:
 
 
 def _label(n: TreeNode, total: int, counts: bool = False) -> str:
+    if n.kind == "sync":  # a sync point placed under its calling frame (views/tree_ops.py)
+        how = ("host time; blocks when the host side is pageable"
+               if api_roles.role_of(n.frame) == "async_memcpy" else "host time blocked")
+        return f"{_cut(n.frame)} ×{n.count:,}  [{_ms(n.time_ns)} {how}]  ⚠️"
+    if n.repeats > 1:  # merged repeated steps / layers
+        n = replace(n, frame=f"{n.frame} ×{n.repeats}")
     share = f"{100 * n.time_ns / total:.1f}%" if total else "–"
     warn = "  ⚠️" if n.sync else ""
     amount = f"{n.time_ns:,} samples" if counts else _ms(n.time_ns)  # counts: no period known
@@ -39,8 +58,9 @@ def _label(n: TreeNode, total: int, counts: bool = False) -> str:
 
 
 def _visible(children: list[TreeNode], total: int) -> list[TreeNode]:
-    keep = [c for c in children if total and c.time_ns / total >= TREE_MIN_SHARE]
-    return keep[:TREE_MAX_CHILDREN]
+    keep = [c for c in children if total and c.time_ns / total >= TREE_MIN_SHARE
+            and c.kind != "sync"][:TREE_MAX_CHILDREN]
+    return keep + [c for c in children if c.kind == "sync"]  # sync points always show
 
 
 def _chain(n: TreeNode, total: int) -> tuple[list[TreeNode], TreeNode]:
@@ -58,8 +78,19 @@ def _chain_text(chain: list[TreeNode], total: int, counts: bool = False) -> str:
     if len(chain) <= CHAIN_KEEP:
         return " › ".join(_cut(c.frame, 60) for c in chain[:-1]) + (
             " › " if len(chain) > 1 else "") + _label(chain[-1], total, counts)
-    return (f"{_cut(chain[0].frame, 60)} › … {len(chain) - 2} frames … › "
-            f"{_label(chain[-1], total, counts)}")
+    # first … last, keeping merged repeats (×N layers / steps) visible in between
+    parts, hidden = [_cut(chain[0].frame, 60)], 0
+    for c in chain[1:-1]:
+        if c.repeats > 1:
+            if hidden:
+                parts.append(f"… {hidden} frame{'s' if hidden > 1 else ''} …")
+            parts.append(f"{_cut(c.frame, 60)} ×{c.repeats}")
+            hidden = 0
+        else:
+            hidden += 1
+    if hidden:
+        parts.append(f"… {hidden} frame{'s' if hidden > 1 else ''} …")
+    return " › ".join(parts) + " › " + _label(chain[-1], total, counts)
 
 
 def _tree_lines(nodes: list[TreeNode], total: int, prefix: str, out: list[str],
@@ -82,12 +113,14 @@ def _tree_lines(nodes: list[TreeNode], total: int, prefix: str, out: list[str],
         _tree_lines(end.children, total, prefix + ("    " if last else "│   "), out, counts)
 
 
-def render_tree(tree: CallTree, sync_lines: list[str] | None = None) -> list[str]:
+def render_tree(tree: CallTree, sync_lines: list[str] | None = None,
+                placed: list[TreeNode] | None = None) -> list[str]:
     """The tree, then sync points (host calls that block on the GPU) as last siblings."""
     out: list[str] = []
     extra = sync_lines or []
     total = tree.samples if tree.counts_only else tree.total_ns  # shares of samples then
-    _tree_lines(tree.roots, total, "", out, tree.counts_only)
+    roots = tree_ops.merge_repeats(tree.roots) if placed is None else placed
+    _tree_lines(roots, total, "", out, tree.counts_only)
     if extra and out:
         # the tree's last root is no longer last: turn its └── into ├── and its
         # continuation prefix into │
@@ -194,6 +227,10 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
     if m.gpu_samples and not m.devices:
         return sampled_md.key_findings(v)
     reds = [f for f in findings if f.severity == "red"]
+    if reds and reds[0].pattern == "capture-window":  # issue 15: the capture is start-up
+        return (f"A {who}capture of start-up only (GPU busy {m.kernel_busy_pct:.1f}% of its "
+                "kernel span): **capture-window** — no step in it is steady state, so its "
+                "launch and idle numbers describe warm-up, not the workload.")
     if reds:
         head = reds[0]
         side = ("host" if head.pattern in ("gpu-idle", "kernel-launch-bound", "sync-bound",
@@ -237,6 +274,8 @@ def render(a: Analysis) -> str:
                    "view).")
     else:
         out.extend(_metrics_block(v))
+        out.extend(account_md.step_lines(v))  # steps and the time account (issue 15)
+        out.extend(account_md.account_lines(v))
         out.extend(ranks_md.section(v))  # multi-rank jobs: per-rank table, straggler
         if a.fanout:  # analyze --workers/--dask: what the rest of this recap describes
             out.append(f"\nFan-out: {a.fanout.describe()}.")
@@ -246,11 +285,12 @@ def render(a: Analysis) -> str:
             "L1 sampled: GPU time by stack" if v.gpu.samples and not v.metrics.devices
             else "kernel time under the launching stack") + "; same filter)\n")
         out.append("```text")
-        how = {"async_memcpy": "host time; blocks when the host side is pageable"}
-        sync = [f"{api.name} ×{api.count:,}  [{_ms(api.time_ns)} "
-                f"{how.get(api.role, 'host time blocked')}]  ⚠️"
-                for api in v.metrics.sync_apis[:3]]
-        out.extend(render_tree(v.gpu, sync) or ["(no kernels in scope)"])
+        # ⚠️ sync points under the frame that called them (issue 15, views/tree_ops.py);
+        # those whose calling path holds no GPU-view frame stay at the top level
+        placed, homeless = tree_ops.place_syncs(tree_ops.merge_repeats(v.gpu.roots),
+                                                tree_ops.merge_repeats(v.cpu.roots))
+        sync = [_label(n, 0) for n in sorted(homeless, key=lambda n: -n.time_ns)[:3]]
+        out.extend(render_tree(v.gpu, sync, placed) or ["(no kernels in scope)"])
         out.append("```")
         out.extend(_top_kernels(v))
     out.extend(capture_md.summary_lines(v))  # nsys stats CSV: summary-only, labelled

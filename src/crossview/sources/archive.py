@@ -12,18 +12,18 @@ import atexit
 import os
 import shutil
 import tarfile
-import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from crossview.errors import InputError
+from crossview.sources import guard, tempdirs
 
 SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 # uncompressed bytes one archive may expand to; CROSSVIEW_ARCHIVE_MAX_BYTES overrides it
 MAX_BYTES = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_BYTES", 64 << 30))
-MAX_MEMBERS = 100_000
+MAX_MEMBERS = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_MEMBERS", 100_000))
 _CHUNK = 1 << 20
 
 
@@ -44,43 +44,74 @@ def _copy(path: Path, src: IO[bytes], dest: Path, budget: list[int]) -> None:
         while chunk := src.read(_CHUNK):
             budget[0] -= len(chunk)
             if budget[0] < 0:
-                raise InputError(path, f"archive expands past {MAX_BYTES:,} bytes "
-                                 "(CROSSVIEW_ARCHIVE_MAX_BYTES)")
+                raise InputError(path, f"archive expands past {budget[1]:,} bytes (its "
+                                 "budget: CROSSVIEW_ARCHIVE_MAX_BYTES, half the temp folder's "
+                                 "free space, 200× the archive's size): a bomb? refused")
             out.write(chunk)
 
 
-def _members(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
+def _members(path: Path, skipped: list[str] | None = None
+             ) -> Iterator[tuple[str, IO[bytes]]]:
     """(name, stream) of each regular file; links, devices and folders are skipped."""
     if path.name.lower().endswith(".zip"):
         with zipfile.ZipFile(path) as z:
             infos = [i for i in z.infolist() if not i.is_dir()]
             if len(infos) > MAX_MEMBERS:
-                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members")
+                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members "
+                                 "(CROSSVIEW_ARCHIVE_MAX_MEMBERS): refused before extracting")
             for i in infos:
                 if (i.external_attr >> 16) & 0o170000 == 0o120000:  # a symlink entry
+                    if skipped is not None:
+                        skipped.append(i.filename)
                     continue
                 with z.open(i) as f:
                     yield i.filename, f
         return
     with tarfile.open(path, "r:*") as t:
-        for n, m in enumerate(t):
+        members = []
+        for n, m in enumerate(t):  # headers only: counted before anything is extracted
             if n >= MAX_MEMBERS:
-                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members")
+                raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members "
+                                 "(CROSSVIEW_ARCHIVE_MAX_MEMBERS): refused before extracting")
+            members.append(m)
+        for m in members:
             if not m.isreg():
+                if skipped is not None and not m.isdir():
+                    skipped.append(m.name)
                 continue
             f = t.extractfile(m)
             if f is not None:
                 yield m.name, f
 
 
-def extract(path: Path) -> Path:
-    """Extract into a fresh temporary folder; the folder is removed at exit."""
-    dest = Path(tempfile.mkdtemp(prefix=f"crossview-{path.name}-"))
-    atexit.register(shutil.rmtree, dest, True)
-    budget = [MAX_BYTES]
+def _budget(dest: Path, archive: Path) -> int:
+    """Bytes one archive may expand to: MAX_BYTES, and at most a share of the temp folder's
+    free space (input_limits.yaml archive_free_disk_share) — a bomb stops before the disk
+    fills, with one line naming the budget."""
     try:
-        for name, stream in _members(path):
+        free = shutil.disk_usage(dest).free
+    except OSError:
+        return MAX_BYTES
+    return max(0, min(MAX_BYTES, int(free * float(guard.limit("archive_free_disk_share"))),
+                      guard.ratio_budget(archive.stat().st_size)))
+
+
+def extract(path: Path, skipped: list[str] | None = None) -> Path:
+    """Extract into a fresh temporary folder; the folder is removed at exit (and, if this
+    process is killed, by the next run: sources/tempdirs.py)."""
+    guard.check_open(path)
+    dest = Path(tempdirs.make(path.name))
+    atexit.register(shutil.rmtree, dest, True)
+    guard.allow_own(dest)
+    cap = _budget(dest, path)
+    budget = [cap, cap]  # [left, total]
+    n = 0
+    try:
+        for name, stream in _members(path, skipped):
             _copy(path, stream, dest / _safe_name(path, name), budget)
+            n += 1
+        if n == 0:
+            raise InputError(path, "empty archive: it holds no regular file", "empty")
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
         shutil.rmtree(dest, True)
         raise InputError(path, f"corrupt or unreadable archive: {e}") from None
@@ -96,10 +127,15 @@ def expand(paths: Iterable[Path]) -> tuple[list[Path], list[InputError]]:
     bad: list[InputError] = []
     for p in paths:
         if is_archive(p):
+            links: list[str] = []
             try:
-                out.append(extract(p))
+                out.append(extract(p, links))
             except InputError as e:
                 bad.append(e)
+            if links:  # said, not silently dropped (status skipped: a warning, not exit 2)
+                bad.append(InputError(p, f"{len(links):,} link/device member(s) not extracted "
+                                      f"(only regular files are read; first: "
+                                      f"{guard.quote(links[0], 60)})", "skipped"))
         else:
             out.append(p)
     return out, bad

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from crossview import progress
 from crossview.errors import InputError
-from crossview.sources import archive
+from crossview.sources import archive, guard, outputs, reader_net
 from crossview.sources.bench import generic as bench_generic
 from crossview.sources.bench import vllm_bench
 from crossview.sources.kineto import reader as kineto
@@ -77,7 +77,7 @@ READERS: tuple[Reader, ...] = (
 
 
 def _head(path: Path) -> bytes:
-    with open(path, "rb") as f:
+    with open(guard.check_open(path), "rb") as f:
         raw = f.read(_HEAD)
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -87,11 +87,27 @@ def _head(path: Path) -> bytes:
     return raw
 
 
+def _not_text(head: bytes) -> str | None:
+    """Name what the bytes are when they cannot be any text format crossview reads."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(head) > 8 and head[1:8:2] == b"\0" * 4):
+        return ("UTF-16 text (crossview reads UTF-8: convert it with "
+                "`iconv -f UTF-16 -t UTF-8`)")
+    if not head:
+        return "an empty file (0 bytes)"
+    sample = head[:4096]
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(sample) - 4:  # not just a character cut by the sample's end
+            return f"binary data, not UTF-8 text (byte {e.start:,} is 0x{sample[e.start]:02x})"
+    return None
+
+
 def _sniffs(path: Path) -> bool:
     """Some reader recognizes this file's content (generic extensions found in folders)."""
     try:
         head = _head(path)
-    except OSError:
+    except (OSError, InputError):
         return False
     return any(r.sniff(head, path) for r in READERS)
 
@@ -108,6 +124,9 @@ def pick_reader(path: Path) -> Reader:
     for r in READERS:
         if name.endswith(r.suffixes):
             return r  # let the reader say precisely what is wrong with it
+    what = _not_text(head)
+    if what:
+        raise InputError(path, f"{what}: no crossview format matches it", "unsupported")
     raise InputError(
         path, "unsupported format: not a PyTorch-profiler trace (.json / .json.gz)"
         + "".join(", " + r.what for r in READERS if r.what), "unsupported"
@@ -122,17 +141,33 @@ def _own_output(f: Path) -> bool:
 
 def discover(paths: Iterable[Path]) -> list[Path]:
     """Expand folders (recursively) to the files crossview can try; keep files as given."""
+    return discover_all(paths)[0]
+
+
+def discover_all(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
+    """(files to read, files skipped) — folders expanded without following folder links;
+    a FIFO or device named like a capture is kept, so its reader refuses it by name; files
+    with a generic extension (.csv, .txt, …) whose content no reader recognizes are skipped
+    and returned, so the caller can say so."""
     out: list[Path] = []
+    skipped: list[Path] = []
+    suffixes = tuple(s for r in READERS for s in r.suffixes) + archive.SUFFIXES
+    maybe = tuple(s for r in READERS for s in r.sniff_only)
     for p in paths:
-        if p.is_dir():
-            suffixes = tuple(s for r in READERS for s in r.suffixes)
-            maybe = tuple(s for r in READERS for s in r.sniff_only)
-            out.extend(sorted(f for f in p.rglob("*") if f.is_file() and not _own_output(f)
-                and (f.name.lower().endswith(suffixes)
-                or (f.name.lower().endswith(maybe) and _sniffs(f)))))
-        else:
-            out.append(p)
-    return out
+        if not p.is_dir():
+            out.append(p)  # files as given, in the given order
+            continue
+        found: list[Path] = []
+        for f in guard.walk(p):
+            name = f.name.lower()
+            if _own_output(f) or outputs.is_own_output(f):
+                continue
+            if name.endswith(suffixes):
+                found.append(f)
+            elif name.endswith(maybe):
+                (found if _sniffs(f) else skipped).append(f)
+        out.extend(sorted(found))
+    return out, skipped
 
 
 def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
@@ -140,7 +175,24 @@ def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
     # .tar/.tar.gz/.zip bundles are read as the folder they extract to (sources/archive.py)
     paths, bad = archive.expand(paths)
     reports = [ArtifactReport(e.path, "archive", e.status, [e.problem]) for e in bad]
-    files = discover(paths)
+    files, skipped = discover_all(paths)
+    # archives found by walking a folder: expanded once (an archive inside an archive is not)
+    nested = [f for f in files if archive.is_archive(f)]
+    if nested:
+        files = [f for f in files if f not in nested]
+        inner, bad = archive.expand(nested)
+        reports += [ArtifactReport(e.path, "archive", e.status, [e.problem]) for e in bad]
+        more, more_skipped = discover_all(inner)
+        skipped += more_skipped
+        for f in more:
+            if archive.is_archive(f):
+                reports.append(ArtifactReport(guard.show(f), "archive", "skipped", [
+                    "an archive inside an archive: not expanded (extract it first)"]))
+            else:
+                files.append(f)
+    reports += [ArtifactReport(guard.show(f), "unknown", "skipped", [
+        "content not recognized by any reader (not a capture format crossview reads)"])
+        for f in skipped]
     sizes = [_size(f) for f in files]
     bar = progress.current()  # silent unless the CLI installed a bar (crossview.progress)
     bar.begin(len(files), sum(sizes))
@@ -151,6 +203,8 @@ def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
             bar.file_done()
     finally:
         bar.end()
+    for r in reports:  # a non-UTF-8 file name: the same escaped text as the store holds
+        r.path = r.path.encode("utf-8", "backslashreplace").decode("utf-8")
     return reports
 
 
@@ -162,14 +216,20 @@ def _size(path: Path) -> int:
 
 
 def _read_one(path: Path, store: Store) -> ArtifactReport:
-    if not path.exists():
-        return ArtifactReport(str(path), "unknown", "invalid", ["no such file"])
+    if not path.exists() and not path.is_symlink():
+        return ArtifactReport(guard.show(path), "unknown", "invalid", ["no such file"])
     reader: Reader | None = None
     try:
+        guard.check_open(path)
         reader = pick_reader(path)
         return reader.read(path, store)
     except InputError as e:
         kind = reader.kind if reader is not None else "unknown"
-        return ArtifactReport(e.path, kind, e.status, [e.problem])
+        return ArtifactReport(guard.show(e.path), kind, e.status, [e.problem])
     except (gzip.BadGzipFile, EOFError) as e:
-        return ArtifactReport(str(path), "unknown", "invalid", [str(e)])
+        return ArtifactReport(guard.show(path), "unknown", "invalid", [str(e)])
+    except reader_net.CAUGHT as e:  # what a reader let through: one line, the rest still read
+        if type(e).__name__ == "OutOfMemoryException":
+            raise  # the memory limit, not this file: the CLI says so in one line
+        kind = reader.kind if reader is not None else "unknown"
+        return ArtifactReport(guard.show(path), kind, "invalid", [reader_net.problem(e)])

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# statuses whose data is in the store and analyzed (partial: with a warning, and not a valid
+# synthesis source); and those that are not a rejection (no error line, no exit 2)
+USABLE = ("ok", "partial")
+NOT_REJECTED = ("ok", "partial", "skipped")
+
 
 @dataclass
 class ArtifactReport:
     path: str
     kind: str
-    status: str  # ok | empty | invalid | unsupported
+    # ok | partial (read, but cut short or damaged: the problems say what) | skipped (a
+    # folder walk's file no reader recognizes) | empty | invalid | unsupported | refused
+    status: str
     problems: list[str] = field(default_factory=list)
     artifact_id: int | None = None
     # what the capture did not collect / left out (e.g. nsys: "NVTX not collected"): the

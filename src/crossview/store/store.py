@@ -128,6 +128,12 @@ class Store:
             self.con.unregister("_append_src")
 
     def add_artifact(self, **row: Any) -> None:
+        # the table's status says whether views read the artifact's rows: a partial one's
+        # rows are read (its ArtifactReport keeps "partial", shown in recap/JSON/inventory)
+        if row.get("status") == "partial":
+            row["status"] = "ok"
+        if isinstance(row.get("path"), str):  # a non-UTF-8 file name (surrogate escapes)
+            row["path"] = row["path"].encode("utf-8", "backslashreplace").decode("utf-8")
         cols = list(row)
         marks = ", ".join("?" for _ in cols)
         self.con.execute(

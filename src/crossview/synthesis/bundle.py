@@ -4,6 +4,7 @@ is never read as input."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -13,6 +14,7 @@ import yaml
 
 from crossview.errors import InputError
 from crossview.model.context import UNKNOWN, Context
+from crossview.sources import guard, yaml_safe
 from crossview.sources.registry import discover
 
 BUNDLE_FILE = "bundle.yaml"
@@ -75,10 +77,16 @@ class Bundle:
 
     def rel(self, path: str | Path) -> str:
         p = Path(path)
-        try:
-            return p.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return str(path)
+        # the name as found in the bundle first (a symlink keeps its own name, so a dangling
+        # or escaping link is reported as itself), then the resolved path
+        for a, b in ((Path(os.path.normpath(p.absolute())),
+                      Path(os.path.normpath(self.root.absolute()))),
+                     (p.resolve(), self.root.resolve())):
+            try:
+                return a.relative_to(b).as_posix()
+            except ValueError:
+                continue
+        return str(path)
 
     def facts_of(self, path: str | Path) -> ArtifactFacts:
         rel = self.rel(path)
@@ -164,6 +172,15 @@ def _facts(path: Path, raw: dict[str, Any], warnings: list[str]) -> dict[str, Ar
     return out
 
 
+def _read_yaml(yml: Path) -> str:
+    """bundle.yaml's text: a regular file inside the MCP roots (guard.check_open), at most
+    1 MiB (a context file, not data)."""
+    guard.check_open(yml)
+    if yml.stat().st_size > 1 << 20:
+        raise InputError(yml, "larger than 1 MiB: bundle.yaml is a context file, not data")
+    return yml.read_text(encoding="utf-8")
+
+
 def load(root: Path) -> Bundle:
     """Read the bundle folder; a broken bundle.yaml is an InputError naming it."""
     if not root.is_dir():
@@ -173,8 +190,11 @@ def load(root: Path) -> Bundle:
     warnings: list[str] = []
     if yml.is_file():
         try:
-            data = yaml.safe_load(yml.read_text(encoding="utf-8")) or {}
-        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            data = yaml_safe.load(_read_yaml(yml)) or {}
+        except yaml_safe.YamlBudgetError as e:  # hostile, not just broken: its captures
+            warnings.append(f"{yml.name} ignored: {e}")  # are still inventoried, without it
+            data = {}
+        except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as e:
             raise InputError(yml, f"not valid YAML: {' '.join(str(e).split())}") from None
         if not isinstance(data, dict):
             raise InputError(yml, "must be a mapping (context, capture, artifacts, "

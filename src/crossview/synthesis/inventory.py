@@ -156,7 +156,7 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
         problem("empty", "the file is empty (0 bytes)")
     elif r.status == "empty":
         problem("empty", "; ".join(r.problems) or "no data")
-    elif r.status != "ok":
+    elif r.status not in ("ok", "partial"):
         problem("unreadable", "; ".join(r.problems) or r.status)
     aid = r.artifact_id
     if e.problems or aid is None:
@@ -217,6 +217,8 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
     elif e.source == "bench":
         n = _one(store, "SELECT count(DISTINCT trial) FROM trials WHERE artifact_id=$a", aid)
         e.what = f"{n:,} benchmark trial(s)"
+    if r.status == "partial":  # read in part: listed with what it holds, never a valid source
+        problem("partial", "; ".join(r.problems) or "read in part")
     e.valid = not e.problems
 
 
@@ -226,7 +228,7 @@ def take(bundle: Bundle, gpu: str | None = None) -> Inventory:
     reports = read_all(bundle.files, store)
     named = None
     name = gpu or bundle.context.gpu or bundle.context.hardware
-    if name and any(r.status == "ok" for r in reports):
+    if name and any(r.status in ("ok", "partial") for r in reports):
         try:
             if name_devices(store, str(name)):
                 how = "--gpu" if gpu else "bundle.yaml"

@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.errors import InputError
 from crossview.schema import versioned
+from crossview.sources import guard
 from crossview.synthesis.bundle import OUTPUT_DIR
 
 if TYPE_CHECKING:
@@ -31,8 +33,9 @@ def keep_outcomes(root: Path, levers: list[Lever], warnings: list[str] | None = 
     outcome: dict[str, tuple[str, object]] = {}
     for path in _earlier(root):
         try:
+            guard.check_open(path)  # a regular file inside the MCP roots (issue 18)
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError, InputError):
             continue  # an unreadable earlier output never blocks a new synthesis
         for row in data.get("ledger", []) if isinstance(data, dict) else []:
             if isinstance(row, dict) and row.get("confidence") in KEEP and "id" in row:

@@ -31,18 +31,34 @@ class TreeNode:
     family: str | None = None  # kernel leaves
     sync: bool = False  # a sync point (stream/device sync, blocking copy, .item())
     children: list[TreeNode] = field(default_factory=list)
+    repeats: int = 1  # sibling frames merged into this one (views/tree_ops.py: steps, layers)
 
     def to_dict(self, with_self: bool) -> dict[str, object]:
-        d: dict[str, object] = {"frame": self.frame, "kind": self.kind,
-                                "time_ns": self.time_ns, "count": self.count}
-        if with_self:
-            d["self_ns"] = self.self_ns
-        if self.family is not None:
-            d["family"] = self.family
-        if self.sync:
-            d["sync"] = True
-        d["children"] = [c.to_dict(with_self) for c in self.children]
-        return d
+        """Nested dicts, built with an explicit stack (a 1,200-deep stack is plausible)."""
+        def one(n: TreeNode) -> dict[str, object]:
+            d: dict[str, object] = {"frame": n.frame, "kind": n.kind,
+                                    "time_ns": n.time_ns, "count": n.count}
+            if with_self:
+                d["self_ns"] = n.self_ns
+            if n.family is not None:
+                d["family"] = n.family
+            if n.sync:
+                d["sync"] = True
+            if n.repeats > 1:
+                d["repeats"] = n.repeats
+            return d
+
+        top = one(self)
+        top["children"] = root_kids = []
+        todo: list[tuple[TreeNode, list[object]]] = [(self, root_kids)]
+        while todo:
+            n, kids = todo.pop()
+            for c in n.children:
+                d = one(c)
+                d["children"] = sub = []
+                kids.append(d)
+                todo.append((c, sub))
+        return top
 
 
 @dataclass
@@ -83,9 +99,11 @@ class _Frames:
 
 
 def _sort(nodes: list[TreeNode]) -> None:
-    nodes.sort(key=lambda n: (-n.time_ns, n.frame))
-    for n in nodes:
-        _sort(n.children)
+    todo = [nodes]
+    while todo:  # iterative: a deep stack must not hit Python's recursion limit
+        level = todo.pop()
+        level.sort(key=lambda n: (-n.time_ns, n.frame))
+        todo.extend(n.children for n in level)
 
 
 def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
@@ -173,15 +191,22 @@ class Forest:
 
     def get(self, n: int) -> TreeNode:
         tn = self.nodes.get(n)
-        if tn is None:
-            parent, name, kind = self.frames.info[n]
+        if tn is not None:
+            return tn
+        missing: list[int] = []  # n and its ancestors not made yet, innermost first
+        cur: int | None = n
+        while cur is not None and cur >= 0 and cur not in self.nodes:
+            missing.append(cur)
+            cur = self.frames.info[cur][0]
+        for m in reversed(missing):  # outermost first: each parent exists when needed
+            parent, name, kind = self.frames.info[m]
             tn = _node(name, kind)
-            self.nodes[n] = tn
+            self.nodes[m] = tn
             if parent is None or parent < 0:
                 self.roots.append(tn)
             else:
-                self.get(parent).children.append(tn)
-        return tn
+                self.nodes[parent].children.append(tn)
+        return self.nodes[n]
 
 
 def frames_of(store: Store) -> _Frames:

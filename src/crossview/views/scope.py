@@ -59,8 +59,16 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         _require(store, "tid", flt.tid, "thread", "tid", sample_scope.TIDS)
         host_where.append("h.tid = $tid")
         params["tid"] = flt.tid
-    if flt.window_ns is not None:
-        a, b = flt.window_ns
+    if flt.step is not None:  # a step range is a window (views/steps.py)
+        from crossview.views import step_scope
+
+        win, note = step_scope.window(store, id_list, flt.step, flt.window_ns)
+        flt_window: tuple[int, int] | None = win
+        notes.append(note)
+    else:
+        flt_window = flt.window_ns
+    if flt_window is not None:
+        a, b = flt_window
         if b <= a:
             raise UsageError(f"--window {a}:{b}: the end must be after the start")
         gpu_where.append(f"g.start_ns >= {int(a)} AND g.start_ns < {int(b)}")

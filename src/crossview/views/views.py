@@ -24,6 +24,8 @@ from crossview.views import (
     summary,
     timeline,
 )
+from crossview.views.account import Account
+from crossview.views.steps import StepSet
 
 
 @dataclass
@@ -189,6 +191,29 @@ class Views:
             hs, he = hs.clip(lo, hi), he.clip(lo, hi)
         us, ue = timeline.merge(hs, he)
         return int((ue - us).sum()), len(rows), [(n, int(t)) for n, t in rows[:3]]
+
+    @cached_property
+    def steps(self) -> StepSet:
+        """The repeated unit of work and its steady state (views/steps.py)."""
+        from crossview.views import step_scope, steps
+
+        spec = self.filter.requested.step
+        if spec is None:
+            return steps.detect(self.store)
+        # `--step`: the steps as numbered over the whole capture, then the selected ones
+        ids = ",".join(str(a) for (a,) in self.store.sql(
+            "SELECT artifact_id FROM artifacts WHERE path IN (SELECT unnest($p))",
+            {"p": list(self.filter.artifacts)}).fetchall()) or "NULL"
+        found, got = step_scope.selected(self.store, ids, spec)
+        return steps.StepSet(found.source, got)
+
+    @cached_property
+    def account(self) -> Account | None:
+        """Per device and step, wall time in disjoint causes (views/account.py); None without
+        kernels. Computing it flags JIT / start-up steps on `steps`."""
+        from crossview.views import account
+
+        return account.compute(self.store, self.steps)
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:

@@ -52,6 +52,10 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
             families=False)))
     if v.families:
         out.append(("families", "Kernel families", panels.families_panel(v)))
+    if trace and v.steps.steps:  # issue 15: steps and the time account
+        from crossview.render.html.account_panel import account_panel
+
+        out.append(("account", "Time account", account_panel(v)))
     if v.metrics.kernel_count:
         out.append(("timeline", "Timeline", panels.timeline_panel(v)))
     if v.kernels:

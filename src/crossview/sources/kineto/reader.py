@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pyarrow as pa
 from crossview import progress
 from crossview.errors import InputError
 from crossview.knowledge import api_roles, kernel_families
+from crossview.sources import tempdirs
 from crossview.sources.kineto import categories as C
 from crossview.sources.kineto import clock, staging
 from crossview.sources.kineto.flows import link_by_flows
@@ -44,7 +44,7 @@ _EVENTS_SQL = (
     # a regular (not TEMP) table: the GPU insert reads it from a second connection
     "CREATE OR REPLACE TABLE ev AS SELECT * FROM read_json("
     f"$files, format='array', columns={C.COLUMNS}, maximum_object_size=16777216"
-    "__EXTRA__) WHERE ph = 'X' AND ts IS NOT NULL"
+    "__EXTRA__) WHERE ph = 'X'"
 )
 
 
@@ -101,11 +101,13 @@ def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
     con = store.con
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
-    tmpdir = tempfile.mkdtemp(prefix="crossview-")
+    tmpdir = tempdirs.make("kineto")  # swept by the next run if this one is killed
     cleanup: threading.Thread | None = None
     try:
         progress.current().phase("parsing JSON")
         meta, problems = _parse_events(path, con, tmpdir, threads)
+        damaged = _drop_bad_times(con)  # counted, reported skips: never "GPU idle 100%"
+        problems += damaged
         # temp files can be hundreds of MB: free them while ingest runs
         cleanup = threading.Thread(target=shutil.rmtree, args=(tmpdir, True))
         cleanup.start()
@@ -137,7 +139,9 @@ def read(path: Path, store: Store) -> ArtifactReport:
         if cleanup is not None:
             cleanup.join()
         shutil.rmtree(tmpdir, ignore_errors=True)
-    _devices(store, artifact_id, meta)
+    bad_props = _devices(store, artifact_id, meta)
+    damaged += bad_props
+    problems += bad_props
     dist = meta.distributedInfo or staging.DistInfo()
     n_gpu, n_host = con.execute(
         "SELECT (SELECT count(*) FROM gpu_ops WHERE artifact_id=$a),"
@@ -149,29 +153,76 @@ def read(path: Path, store: Store) -> ArtifactReport:
             path, "no host or GPU activity events (X) in traceEvents: nothing to analyze",
             "empty",
         )
+    status = "partial" if damaged else "ok"
     store.add_artifact(
         artifact_id=artifact_id, path=str(path), kind=KIND, bytes=path.stat().st_size,
-        status="ok", problems=problems, rigor="L2", events=int(n_events),
+        status=status, problems=problems, rigor="L2", events=int(n_events),
         rank=dist.rank, world_size=dist.world_size, backend=dist.backend,
         trace_base_ns=int(base_us) * 1000,
         clock_epoch_ns=clock.epoch_base_ns(meta, int(base_us) * 1000),
     )
-    return ArtifactReport(path=str(path), kind=KIND, status="ok", problems=problems,
+    return ArtifactReport(path=str(path), kind=KIND, status=status, problems=problems,
                           artifact_id=artifact_id)
 
 
-def _devices(store: Store, artifact_id: int, top: staging.TraceMeta) -> None:
+# |ts| in µs past which ts × 1000 ns leaves int64 headroom (2^62 ns ≈ 146 years): a time
+# that far out is damage, not a clock (Kineto writes µs since the epoch or since boot)
+_TS_MAX_US = float(2**62) / 1000.0
+
+
+def _drop_bad_times(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Events whose time cannot be true are taken out and counted, so the numbers computed
+    from the rest stay right and the artifact says it was read in part: a `ts` missing,
+    non-numeric, non-finite or out of range; a GPU event whose `dur` is missing, negative or
+    non-finite. GPU events all of zero duration leave nothing to measure: said too."""
+    ok_ts = f"(ts IS NOT NULL AND isfinite(ts) AND abs(ts) < {_TS_MAX_US!r})"
+    bad_dur = "(dur IS NULL OR NOT isfinite(dur) OR dur < 0)"
+    bad_ts, bad_gpu, gpu, zero = con.execute(
+        f"SELECT count(*) FILTER (WHERE NOT {ok_ts}),"
+        f" count(*) FILTER (WHERE {ok_ts} AND cat IN {C.GPU_CATS} AND {bad_dur}),"
+        f" count(*) FILTER (WHERE {ok_ts} AND cat IN {C.GPU_CATS}),"
+        f" count(*) FILTER (WHERE {ok_ts} AND cat IN {C.GPU_CATS} AND dur = 0) FROM ev"
+    ).fetchall()[0]
+    out: list[str] = []
+    if bad_ts:
+        out.append(f"partial: {bad_ts:,} event(s) with a missing, non-numeric or out-of-range "
+                   "`ts` were skipped")
+    if bad_gpu:
+        out.append(f"partial: {bad_gpu:,} of {gpu:,} GPU event(s) with a missing, negative or "
+                   "non-finite `dur` were skipped (GPU busy time counts only the rest)")
+    if zero and zero == gpu - bad_gpu:
+        out.append(f"partial: all {zero:,} usable GPU event(s) have `dur` 0: no GPU time can "
+                   "be measured from this trace")
+    if bad_ts or bad_gpu:
+        con.execute(f"DELETE FROM ev WHERE NOT {ok_ts} OR (cat IN {C.GPU_CATS} AND {bad_dur})")
+    return out
+
+
+def _devices(store: Store, artifact_id: int, top: staging.TraceMeta) -> list[str]:
     rows: dict[str, list[Any]] = {k: [] for k in (
         "artifact_id", "device", "name", "sm_count", "mem_bytes", "cc_major", "cc_minor")}
     for i, d in enumerate(top.deviceProperties or []):
         rows["artifact_id"].append(artifact_id)
-        rows["device"].append(d.id if d.id is not None else i)
+        rows["device"].append(d.id if d.id is not None and 0 <= d.id < 1 << 31 else i)
         rows["name"].append(d.name or None)
-        rows["sm_count"].append(d.numSms)
-        rows["mem_bytes"].append(d.totalGlobalMem)
-        rows["cc_major"].append(d.computeMajor)
-        rows["cc_minor"].append(d.computeMinor)
+        rows["sm_count"].append(_int(d.numSms, 1 << 31))
+        rows["mem_bytes"].append(_int(d.totalGlobalMem, 1 << 63))
+        rows["cc_major"].append(_int(d.computeMajor, 1 << 31))
+        rows["cc_minor"].append(_int(d.computeMinor, 1 << 31))
     store.append("devices", pa.table(rows))
+    props = top.deviceProperties or []
+    given = sum(v is not None for d in props for v in (
+        d.numSms, d.totalGlobalMem, d.computeMajor, d.computeMinor))
+    kept = sum(v is not None for k in ("sm_count", "mem_bytes", "cc_major", "cc_minor")
+               for v in rows[k])
+    bad = given - kept + sum(d.id is not None and not 0 <= d.id < 1 << 31 for d in props)
+    return [f"partial: {bad} deviceProperties value(s) out of range were ignored"] if bad else []
+
+
+def _int(v: int | None, bound: int) -> int | None:
+    """A deviceProperties number, or None when it cannot be one (beyond its column's range:
+    a hostile 10**30 must not fail the whole trace)."""
+    return v if v is not None and -bound <= v < bound else None
 
 
 def _ingest(store: Store, artifact_id: int, base_us: float) -> None:

@@ -14,13 +14,11 @@
 from __future__ import annotations
 
 import contextlib
-import gzip
 import mmap
 import os
 import re
 import tempfile
 import threading
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ import msgspec
 import numpy as np
 
 from crossview.errors import InputError
+from crossview.sources import guard
 
 _KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _SPLIT = re.compile(rb"\}\s*,\s*\{")
@@ -61,22 +60,34 @@ class TraceMeta(msgspec.Struct):
     baseTimeNanoseconds: msgspec.Raw = msgspec.Raw(b"")  # noqa: N815
 
 
-def load(path: Path) -> bytes | mmap.mmap:
-    """The document: a read-only mapping of a plain file, or the gunzipped bytes."""
+def load(path: Path, tmpdir: str | None = None) -> bytes | mmap.mmap:
+    """The document: a read-only mapping of a plain file; a gzip is decompressed in bounded
+    steps to a file in `tmpdir` (once per read) and mapped, so its bytes are page cache,
+    not process memory (without `tmpdir`: decompressed in memory under a budget)."""
     try:
         if path.stat().st_size == 0:
             raise InputError(path, "empty file (0 bytes): the capture wrote nothing", "empty")
         with open(path, "rb") as f:
-            if f.read(2) == b"\x1f\x8b":
+            if f.read(2) != b"\x1f\x8b":
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            if tmpdir is None:
                 f.seek(0)
-                try:
-                    data = gzip.decompress(f.read())
-                except (EOFError, OSError, zlib.error) as e:
-                    raise InputError(path, f"corrupt or truncated gzip: {e}") from None
+                data = guard.gunzip(path, f.read())  # bounded: a bomb is refused
                 if not data.strip():
                     raise InputError(path, "empty trace: the gzip holds no data", "empty")
                 return data
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        plain = Path(tmpdir) / "gunzipped.json"
+        if not plain.exists():
+            try:
+                guard.gunzip_to(path, plain)
+            except BaseException:
+                plain.unlink(missing_ok=True)
+                raise
+        with open(plain, "rb") as g:
+            size = os.fstat(g.fileno()).st_size
+            if size == 0 or (size < _WINDOW and not g.read().strip()):
+                raise InputError(path, "empty trace: the gzip holds no data", "empty")
+            return mmap.mmap(g.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
 
@@ -101,6 +112,8 @@ def locate_exact(path: Path, data: bytes | mmap.mmap) -> tuple[TraceMeta, Span]:
     except msgspec.DecodeError as e:
         hint = "truncated" if "truncated" in str(e).lower() else "invalid"
         raise InputError(path, f"{hint} JSON: {e}") from None
+    except RecursionError:
+        raise guard.too_deep(path) from None
     except msgspec.ValidationError as e:
         raise InputError(path, f"not a PyTorch-profiler trace: {e}", "unsupported") from None
     n = len(top.traceEvents)
@@ -131,8 +144,8 @@ def locate_fast(data: bytes | mmap.mmap) -> tuple[TraceMeta, Span] | None:
             continue  # an events array ends with an event object
         try:
             top = msgspec.json.decode(head[:start] + b"[]" + tail[p + 1 :], type=TraceMeta)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            continue  # the exact path decides (and names a too-deep document)
         return top, (start, base + p + 1)
     return None
 
@@ -210,7 +223,7 @@ def _feed_pipe(path: str, data: mmap.mmap, span: Span, k: int, n: int) -> None:
 
 def stage(path: Path, tmpdir: str, parts: int, exact: bool, stream: bool = True) -> Staged:
     """Locate and split the events array of `path` into files DuckDB can read."""
-    data = load(path)
+    data = load(path, tmpdir)
     try:
         found = None if exact else locate_fast(data)
         meta, span = found if found is not None else locate_exact(path, data)

@@ -199,5 +199,8 @@ def read(path: Path, store: Store) -> ArtifactReport:
     r.run(text)
     kind = KIND + (" dmon" if r.rows.source and set(r.rows.source) == {"nvidia-smi-dmon"}
                    else "")
-    return commit(store, path, kind, r.rows, problem_lines(r.bad, "nvidia-smi"),
-                  "nvidia-smi query/dmon")
+    problems = problem_lines(r.bad, "nvidia-smi")
+    if text.strip() and not text.endswith(("\n", "\r")):
+        problems.append("partial: the file ends without a newline (nvidia-smi always writes "
+                        "one): cut short, its last line may be incomplete")
+    return commit(store, path, kind, r.rows, problems, "nvidia-smi query/dmon")

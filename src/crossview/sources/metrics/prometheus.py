@@ -124,6 +124,13 @@ def read(path: Path, store: Store) -> ArtifactReport:
             rows.note_device(d, rows.devices[d][0], mib)
             rows.devices[d] = (rows.devices[d][0], mib)
     problems = problem_lines(parsed.bad, "metrics")
+    last = text.rstrip("\n").rsplit("\n", 1)[-1].strip()
+    if text and not text.endswith("\n") and last.startswith("#"):
+        # the format ends every line with a newline; a file that stops inside a comment line
+        # was cut (a last *sample* line without one is accepted: exporters' files do that,
+        # and a cut sample is already a malformed line above)
+        problems.append("partial: the file ends inside a comment line without a newline: cut "
+                        "short, what followed is missing")
     if infinite:
         problems.append(f"{infinite} sample(s) with an infinite value skipped")
     if parsed.scrapes > 1 and parsed.timed_scrapes == 0 and not any(

@@ -90,7 +90,7 @@ def problem_lines(bad: list[tuple[int, str]], what: str) -> list[str]:
         return []
     shown = "; ".join(f"line {n}: {why}" for n, why in bad[:MAX_PROBLEMS_LISTED])
     more = f" (and {len(bad) - MAX_PROBLEMS_LISTED} more)" if len(bad) > MAX_PROBLEMS_LISTED else ""
-    return [f"{len(bad)} malformed {what} line(s) skipped — {shown}{more}"]
+    return [f"partial: {len(bad)} malformed {what} line(s) skipped — {shown}{more}"]
 
 
 def commit(store: Store, path: Path, kind: str, rows: MetricRows, problems: list[str],
@@ -109,8 +109,10 @@ def commit(store: Store, path: Path, kind: str, rows: MetricRows, problems: list
             "mem_bytes": pa.array([int(m * 1048576) if m is not None else None
                                    for _, m in rows.devices.values()], pa.int64()),
         }))
+    # malformed or cut lines were skipped: read in part, said (never a valid synthesis source)
+    status = "partial" if any(p.startswith("partial:") for p in problems) else "ok"
     store.add_artifact(artifact_id=artifact_id, path=str(path), kind=kind,
-                       bytes=path.stat().st_size, status="ok", problems=problems, rigor="L3",
+                       bytes=path.stat().st_size, status=status, problems=problems, rigor="L3",
                        events=len(rows))
-    return ArtifactReport(path=str(path), kind=kind, status="ok", problems=problems,
+    return ArtifactReport(path=str(path), kind=kind, status=status, problems=problems,
                           artifact_id=artifact_id)

@@ -10,6 +10,7 @@ sqlite extension is not used: it downloads itself at run time (design.md).
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import sqlite3
 
@@ -19,6 +20,33 @@ import pyarrow as pa
 
 NULL = -(2**63)  # SQLite integers are int64; this value is never a timestamp or an id
 CHUNK_ROWS = 1_000_000
+# A row's times are believed when both are stored as integers (typeof, before any cast: text
+# '123' or a blob would otherwise cast to a number), start ≥ 0, end ≥ start and both below
+# 2^62 ns (146 years: room for sums of durations in int64). NVTX marks have no end.
+_TIME_OK = ("typeof(start) = 'integer' AND start >= 0 AND start < 4611686018427387904"
+            ' AND (("end" IS NULL) OR (typeof("end") = \'integer\' AND "end" >= start'
+            ' AND "end" < 4611686018427387904))')
+# rows left out per table by the check above, for the reader to report (one reader per
+# context: the MCP server reads in worker threads)
+_SKIPPED: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
+    "nsys_skipped", default=None)
+
+
+def collect_skipped() -> dict[str, int]:
+    """Start counting rows left out for bad times; returns the dict stage() fills."""
+    d: dict[str, int] = {}
+    _SKIPPED.set(d)
+    return d
+
+
+def _valid_times(src: sqlite3.Connection, table: str, where: str) -> str:
+    bad = src.execute(f'SELECT count(*) FROM "{table}" WHERE NOT ({_TIME_OK})'
+                      + (f" AND ({where})" if where else "")).fetchone()[0]
+    if bad:
+        d = _SKIPPED.get()
+        if d is not None:
+            d[table] = d.get(table, 0) + int(bad)
+    return f"({where}) AND {_TIME_OK}" if where else _TIME_OK
 
 
 def stage(
@@ -35,6 +63,8 @@ def stage(
     ``ints``/``texts`` map an output column to a SQLite expression. Returns the row count.
     """
     texts = texts or {}
+    if ints.get("s") == "start" and ints.get("e") == "end":  # a timed activity table
+        where = _valid_times(src, table, where)
     cols = ", ".join(
         [f'"{name}" BIGINT' for name in ints] + [f'"{name}" VARCHAR' for name in texts])
     duck.execute(f"CREATE OR REPLACE TEMP TABLE {dest} ({cols})")

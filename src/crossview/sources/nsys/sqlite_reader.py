@@ -66,6 +66,7 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
           ) -> ArtifactReport:
     duck = store.con
     notes = list(p.notes)
+    skipped = fetch.collect_skipped()  # rows whose times cannot be true (fetch._TIME_OK)
     fetch.strings(src, duck)
     need_chains = p.has(sp.SAMPLES) or bool(p.col(sp.RUNTIME, "callchainId")) or p.has(sp.OSRT)
     if need_chains:
@@ -102,11 +103,18 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
         " (SELECT min(start_ns) FROM gpu_ops WHERE artifact_id = $a),"
         " (SELECT min(ts_ns) FROM samples WHERE artifact_id = $a))", {"a": artifact_id}
     ).fetchall()[0][0]
+    problems = [f"partial: {n:,} row(s) of {t} skipped: start/end not stored as integers, "
+                "end before start, or out of range" for t, n in sorted(skipped.items())]
+    if p.has(sp.KERNEL) and not p.cols(sp.KERNEL):
+        problems.append(f"partial: {sp.KERNEL} has no columns (a view or a damaged table): "
+                        "kernels not read")
+    status = "partial" if problems else "ok"
     store.add_artifact(
         artifact_id=artifact_id, path=str(path), kind=KIND, bytes=path.stat().st_size,
-        status="ok", problems=[], rigor="L2" if n_host + gc.kernels else "L1", events=events,
-        trace_base_ns=base, notes=notes, clock_epoch_ns=nsys_clock.epoch_base_ns(src, p))
-    return ArtifactReport(path=str(path), kind=KIND, status="ok", problems=[],
+        status=status, problems=problems, rigor="L2" if n_host + gc.kernels else "L1",
+        events=events, trace_base_ns=base, notes=notes,
+        clock_epoch_ns=nsys_clock.epoch_base_ns(src, p))
+    return ArtifactReport(path=str(path), kind=KIND, status=status, problems=problems,
                           artifact_id=artifact_id, notes=notes)
 
 

@@ -94,7 +94,16 @@ def read(path: Path, store: Store) -> ArtifactReport:
     if at is None:
         raise InputError(path, "not an `nsys stats` CSV report (no `Total Time (ns)` / "
                          "`Name` header)", "unsupported")
-    rows = list(csv.reader(io.StringIO("\n".join(lines[at:]))))
+    try:
+        rows = list(csv.reader(io.StringIO("\n".join(lines[at:]))))
+    except csv.Error as e:  # e.g. a field past csv's limit (131,072 characters)
+        raise InputError(path, f"malformed CSV: {e}") from None
+    problems: list[str] = []
+    if not text.endswith(("\n", "\r")) and len(rows) > 1:
+        # nsys ends every report with a newline: without it the last row was cut short
+        rows.pop()
+        problems.append(f"partial: the last line ({len(lines)}) ends without a newline — cut "
+                        "short: its row was left out")
     header = [h.strip() for h in rows[0]]
     idx = {col: next((header.index(h) for h in names if h in header), None)
            for col, names in COLUMNS.items()}
@@ -130,10 +139,11 @@ def read(path: Path, store: Store) -> ArtifactReport:
         "unit": pa.array([unit] * len(data["name"]), pa.string()),
     }))
     notes = [NOTE, f"report {report}: {len(data['name']):,} rows"]
+    status = "partial" if problems else "ok"
     store.add_artifact(artifact_id=artifact_id, path=str(path), kind=KIND,
-                       bytes=path.stat().st_size, status="ok", problems=[], rigor="L2",
+                       bytes=path.stat().st_size, status=status, problems=problems, rigor="L2",
                        events=len(data["name"]), notes=notes)
-    return ArtifactReport(str(path), KIND, "ok", [], artifact_id, notes)
+    return ArtifactReport(str(path), KIND, status, problems, artifact_id, notes)
 
 
 _NUM = re.compile(r"^-?\d[\d,]*(\.\d+)?([eE][-+]?\d+)?$|^-?\.\d+$")

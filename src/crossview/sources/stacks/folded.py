@@ -87,7 +87,14 @@ def _frame(name: str, torch_style: bool) -> str:
 
 def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
-    lines = load.text(path).splitlines()
+    text = load.text(path)
+    lines = text.splitlines()
+    partial: list[str] = []
+    if lines and not text.endswith(("\n", "\r")):
+        # folded files end with a newline: without one the last line was cut short
+        lines.pop()
+        partial.append(f"partial: the last line ({len(lines) + 1:,}) ends without a newline — "
+                       "cut short: left out")
     head = _header(lines, path)
     rows: list[tuple[list[str], float]] = []
     bad: list[int] = []
@@ -155,5 +162,6 @@ def read(path: Path, store: Store) -> ArtifactReport:
     if bad:
         notes.append(f"{len(bad):,} line(s) skipped that are not `stack weight` "
                      f"(first: line {bad[0]})")
-    prof = Profile(stacks, "samples" if unit == "samples" else unit, view, notes)
+    prof = Profile(stacks, "samples" if unit == "samples" else unit, view, notes,
+                   partial=partial)
     return ingest(store, path, KIND, prof, WHAT)

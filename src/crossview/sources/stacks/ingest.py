@@ -88,7 +88,9 @@ def ingest(store: Store, path: Path, kind: str, p: Profile, what: str) -> Artifa
             " and ".join(f"{x.upper()} view" for x in views) + " (stated per stack)")
     notes = [f"{what}: {total:,} samples in {n:,} distinct stacks, weights in {p.unit}; "
              f"{side}", *p.notes]
+    status = "partial" if p.partial else "ok"
     store.add_artifact(artifact_id=aid, path=str(path), kind=kind, bytes=path.stat().st_size,
-                       status="ok", problems=[], rigor="L1", events=total, notes=notes)
-    return ArtifactReport(path=str(path), kind=kind, status="ok", problems=[],
+                       status=status, problems=list(p.partial), rigor="L1", events=total,
+                       notes=notes)
+    return ArtifactReport(path=str(path), kind=kind, status=status, problems=list(p.partial),
                           artifact_id=aid, notes=notes)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 from crossview.errors import InputError
+from crossview.sources import guard
 from crossview.sources.textfile import read_bytes
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -15,15 +15,7 @@ def data(path: Path) -> bytes:
     raw = read_bytes(path)
     if raw[:2] != GZIP_MAGIC:
         return raw
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = d.decompress(raw) + d.flush()
-    except zlib.error as e:
-        raise InputError(path, f"corrupt gzip data ({e})") from None
-    if not d.eof:
-        raise InputError(path, f"truncated gzip: the stream ends after {len(raw):,} bytes "
-                         "before its end marker (an interrupted download or copy?)")
-    return out
+    return guard.gunzip(path, raw)  # bounded (a bomb is refused), a cut stream is an error
 
 
 def text(path: Path) -> str:

@@ -51,3 +51,5 @@ class Profile:
     notes: list[str] = field(default_factory=list)
     # frame kinds the reader knows (python / native / kernel); others inferred from the name
     kinds: dict[str, str] = field(default_factory=dict)
+    # read in part (a last line cut short, …): the artifact's status is "partial"
+    partial: list[str] = field(default_factory=list)

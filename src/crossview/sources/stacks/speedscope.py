@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from crossview.errors import InputError
+from crossview.sources import guard
 from crossview.sources.report import ArtifactReport
 from crossview.sources.stacks import load
 from crossview.sources.stacks.folded import NO_STACK
@@ -101,37 +102,83 @@ def _sampled(path: Path, prof: dict[str, Any], names: list[str], tid: str | None
 
 def _evented(path: Path, prof: dict[str, Any], names: list[str], tid: str | None,
              scale: float | None, n: int) -> list[Stack]:
+    """Open stacks are interned as nodes of a prefix tree (parent node, frame) → node, so an
+    event costs O(1) however deep the stack; the distinct stacks are materialized once at
+    the end, under input_limits.yaml's depth and total-frames budgets."""
     events = prof.get("events")
     if not isinstance(events, list):
         raise InputError(path, f"speedscope: profile {n} has no events list")
-    acc: dict[tuple[int, ...], list[float]] = defaultdict(lambda: [0.0, 0])
-    open_: list[int] = []
+    max_depth = int(guard.limit("max_stack_depth"))
+    acc: dict[int, list[float]] = defaultdict(lambda: [0.0, 0])
+    node_of: dict[tuple[int, int], int] = {}
+    parent: list[int] = []  # node → parent node (-1: root)
+    frame_of: list[int] = []
+    open_: list[int] = []  # open frames, innermost last
+    nodes: list[int] = []  # the node of each open prefix
     last: float | None = None
     for i, ev in enumerate(events):
         if not isinstance(ev, dict):
             raise InputError(path, f"speedscope: profile {n} event {i} is not an object")
         at, frame, kind = ev.get("at"), ev.get("frame"), ev.get("type")
         if not isinstance(at, int | float) or not isinstance(frame, int) or kind not in (
-                "O", "C"):
-            raise InputError(path, f"speedscope: profile {n} event {i} is not an O/C event")
+                "O", "C") or at != at or at in (float("inf"), float("-inf")):
+            raise InputError(path, f"speedscope: profile {n} event {i} is not an O/C event "
+                             "with a finite time")
         if last is not None and at < last:
             raise InputError(path, f"speedscope: profile {n} event {i}: time goes backwards")
-        if open_ and last is not None and at > last:
-            a = acc[tuple(open_)]
+        if nodes and last is not None and at > last:
+            a = acc[nodes[-1]]
             a[0] += at - last
             a[1] += 1
         last = at
         if kind == "O":
+            if len(open_) >= max_depth:
+                raise InputError(path, f"speedscope: profile {n} event {i}: stack deeper than "
+                                 f"{max_depth:,} frames (input_limits.yaml max_stack_depth): "
+                                 "refused")
+            key = (nodes[-1] if nodes else -1, frame)
+            node = node_of.get(key)
+            if node is None:
+                node = node_of[key] = len(parent)
+                parent.append(key[0])
+                frame_of.append(frame)
             open_.append(frame)
+            nodes.append(node)
         elif not open_ or open_[-1] != frame:
             raise InputError(path, f"speedscope: profile {n} event {i} closes frame {frame} "
                              "that is not the innermost open frame")
         else:
             open_.pop()
-    return [Stack(_stack(path, k, names, f"profile {n}"),
-                  round(t * scale) if scale is not None else 0,
-                  int(c) if scale is not None else round(t), None, tid)
-            for k, (t, c) in acc.items()]
+            nodes.pop()
+    budget = Budget(path)
+    out = []
+    for node, (t, c) in acc.items():
+        idx: list[int] = []
+        cur = node
+        while cur >= 0:
+            idx.append(frame_of[cur])
+            cur = parent[cur]
+        budget.take(len(idx))
+        out.append(Stack(_stack(path, idx[::-1], names, f"profile {n}"),
+                         round(t * scale) if scale is not None else 0,
+                         int(c) if scale is not None else round(t), None, tid))
+    return out
+
+
+class Budget:
+    """Frames all materialized stacks of one file may hold together (input_limits.yaml
+    max_stack_frames_total): a few MB of events cannot expand to billions of frames."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.left = int(guard.limit("max_stack_frames_total"))
+
+    def take(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise InputError(self.path, "stacks expand past "
+                             f"{int(guard.limit('max_stack_frames_total')):,} frames in total "
+                             "(input_limits.yaml max_stack_frames_total): refused")
 
 
 def read(path: Path, store: Store) -> ArtifactReport:
@@ -140,6 +187,8 @@ def read(path: Path, store: Store) -> ArtifactReport:
         doc = msgspec.json.decode(load.data(path))
     except msgspec.DecodeError as e:
         raise InputError(path, f"speedscope: not valid JSON ({e})") from None
+    except RecursionError:
+        raise guard.too_deep(path, "speedscope JSON") from None
     try:
         prof = _profile(path, doc)
     except (OverflowError, ValueError, TypeError) as e:  # e.g. an infinite weight or line

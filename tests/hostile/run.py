@@ -1,0 +1,167 @@
+"""Run every hostile case through crossview commands and count what went wrong (issue 18).
+
+    PYTHONPATH=src .venv/bin/python -m tests.hostile.run [--big] [--cmd analyze,inventory]
+                                                         [--only NAME,...] [--timeout 60]
+
+Each case: its bad input beside a good capture (the small MI300X Kineto trace), one process
+per command under a wall-clock timeout and an address-space cap. Outcomes counted:
+  internal  exit 3 / "internal error" / a traceback reached the user
+  memory    MemoryError / out of memory / killed
+  hang      ran past the timeout
+  silent    exit 0 and the bad input neither refused nor flagged (no error line naming it,
+            status ok / valid) — or, for a plausible input (ok=True), it was refused
+  good_lost the good capture beside it was not analyzed
+  forged    more `crossview: error:` lines than inputs (a file name forged a line)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from tests.hostile.corpus import CASES, GOOD_KINETO, Case
+
+REPO = Path(__file__).resolve().parents[2]
+AS_CAP = 6 << 30
+
+
+def _limit() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (AS_CAP, AS_CAP))
+
+
+def _cli(args: list[str], timeout: float) -> tuple[int | None, str, str]:
+    # HOSTILE_SRC: another source tree (e.g. `git archive <base> src` unpacked) for a baseline
+    src = os.environ.get("HOSTILE_SRC") or str(REPO / "src")
+    env = dict(os.environ, PYTHONPATH=src, CROSSVIEW_MEMORY_LIMIT="500MB")
+    try:
+        p = subprocess.run([sys.executable, "-m", "crossview", "--quiet", *args],
+                           capture_output=True, timeout=timeout, env=env, cwd=REPO,
+                           preexec_fn=_limit)
+    except subprocess.TimeoutExpired:
+        return None, "", ""
+    return (p.returncode, p.stdout.decode("utf-8", "replace"),
+            p.stderr.decode("utf-8", "replace"))
+
+
+def _mentioned(bad: Path, err: str) -> bool:
+    return bad.name[:12] in err or repr(bad.name)[1:13] in err or bad.name[:3] in err and (
+        "\\n" in err or "\\x1b" in err)
+
+
+def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str, err: str
+          ) -> list[str]:
+    if rc is None:
+        return ["hang"]
+    found: list[str] = []
+    if rc == 3 or "internal error" in err or "Traceback" in err or "Traceback" in out:
+        found.append("internal")
+    if "MemoryError" in err or "out of memory" in err or rc in (-9, 137):
+        found.append("memory")
+    if "\x1b" in err or any(ln and not ln.startswith("crossview: ")
+                             for ln in err.splitlines()):
+        found.append("forged")  # a file name put out an escape or a line of its own
+    if found:
+        return found
+    try:
+        doc = json.loads(out) if out.strip() else {}
+    except (json.JSONDecodeError, RecursionError):
+        doc = {}
+    arts = doc.get("artifacts", []) if isinstance(doc, dict) else []
+    if cmd not in ("analyze", "inventory"):  # no artifact list: the exit and stderr decide
+        if case.ok:  # kernels/synthesize refuse a lone trace by their own precondition:
+            return []  # only internal errors, MemoryError, hangs and forged lines count
+        return [] if _mentioned(bad, err) or rc != 0 else ["silent"]
+    good_ok = any(Path(a.get("path", "")).name == good.name
+                  and (a.get("status") == "ok" or a.get("valid") is True) for a in arts)
+    if not good_ok:
+        found.append("good_lost")
+    esc = bad.name.encode("utf-8", "backslashreplace").decode("utf-8")  # as crossview shows
+    bad_arts = [a for a in arts if Path(a.get("path", "")).name in (bad.name, esc)
+                or bad.is_dir() and bad.name in a.get("path", "")]
+    flagged = _mentioned(bad, err) or any(
+        a.get("status") not in (None, "ok") or a.get("valid") is False for a in bad_arts)
+    if cmd == "inventory" and isinstance(doc, dict):
+        flagged = flagged or any(bad.name[:12] in json.dumps(doc.get(k, ""))
+                                 for k in ("warnings", "other_files"))
+    if case.ok:
+        if rc != 0 or flagged or not bad_arts:
+            found.append("silent")  # a plausible input refused: counted as a wrong answer
+    elif not flagged:
+        found.append("silent")
+    return found
+
+
+def run_case(case: Case, cmds: list[str], timeout: float) -> dict[str, list[str]]:
+    d = Path(tempfile.mkdtemp(prefix=f"hostile-{case.name}-"))
+    try:
+        try:
+            bad = case.make(d)
+        except FileNotFoundError:
+            return {}
+        good = d / GOOD_KINETO.name
+        shutil.copyfile(GOOD_KINETO, good)
+        res: dict[str, list[str]] = {}
+        for cmd in cmds:
+            if case.cmds and cmd not in case.cmds:
+                continue
+            pair = [str(d)] if bad.is_dir() or bad.name == "bundle.yaml" else [str(bad),
+                                                                                str(good)]
+            out_dir = Path(tempfile.mkdtemp(prefix="hostile-out-"))
+            args = {
+                "analyze": ["analyze", "--format", "json", *pair],
+                "inventory": ["inventory", "--format", "json", str(d)],
+                "report": ["report", "-o", str(out_dir / "r.html"), *pair],
+                "export": ["export", "--to", "perfetto", "-o", str(out_dir / "t.json"), *pair],
+                "kernels": ["kernels", *pair],
+                "ingest": ["ingest", "--lake", str(out_dir / "lake"), *pair],
+                "synthesize": ["synthesize", str(d)],
+                "diff": ["diff", str(good), pair[0]],
+            }[cmd]
+            rc, out, err = _cli(args, timeout)
+            shutil.rmtree(out_dir, ignore_errors=True)
+            res[cmd] = judge(case, cmd, bad, good, rc, out, err)
+            if res[cmd]:
+                first = err.strip().splitlines()[:1]
+                res[cmd].append(f"rc={rc} {first[0][:160] if first else ''}")
+        return res
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main() -> int:
+    sys.setrecursionlimit(20_000)  # crossview's JSON of a deep (plausible) call tree
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--big", action="store_true", help="include the bombs (slow to build)")
+    ap.add_argument("--cmd", default="analyze,inventory",
+                    help="any of analyze,inventory,report,export,kernels,ingest,synthesize,diff")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--timeout", type=float, default=60)
+    a = ap.parse_args()
+    only = set(filter(None, a.only.split(",")))
+    cases = [c for c in CASES if (a.big or not c.big) and (not only or c.name in only)]
+    totals: Counter[str] = Counter()
+    runs = 0
+    for c in cases:
+        res = run_case(c, a.cmd.split(","), a.timeout)
+        for cmd, found in res.items():
+            runs += 1
+            kinds = [f for f in found if not f.startswith("rc=")]
+            totals.update(kinds)
+            if kinds:
+                print(f"{c.name:22} {cmd:10} {','.join(kinds):18} {found[-1]}", flush=True)
+    print(f"\n{runs} runs over {len(cases)} cases: " + ", ".join(
+        f"{k} {totals[k]}" for k in ("internal", "memory", "hang", "silent", "good_lost",
+                                      "forged")))
+    return 1 if sum(totals.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
