@@ -6,8 +6,10 @@ Hand-checked numbers (independent of crossview, recomputed below with the csv mo
   179,068,… ns, so its share is 34.4% (nsys prints 34.4 too).
 - kernel_0001_ncu.details.csv: the same instantiation (`kernel<…, 0, 1, 1, 0, 7, 0, …>`),
   "Duration" = 6.75 us; DRAM throughput 345.14 GB/s × 6.75 µs = 2.33 MB per launch.
-- recoverable time of the gemv lever = 61,602,133 − 16,448 × (2.33 MB ÷ 1.792 TB/s, the
-  RTX 5090 GDDR7 datasheet figure in sol_ceilings.yaml) ≈ 40.2 ms.
+- expected effect of the gemv lever (issue 16: kernel time saved at a stated fraction of its
+  roofline ceiling) = 61,602,133 − 16,448 × (2.33 MB ÷ 1.792 TB/s, the RTX 5090 GDDR7
+  datasheet figure in sol_ceilings.yaml) ÷ 0.8 (knowledge/replay.yaml
+  roofline_fraction.memory) ≈ 34.9 ms.
 """
 
 from __future__ import annotations
@@ -108,8 +110,16 @@ def test_rtx5090_bundle_joins_the_decode_gemv_to_its_ncu_capture(tmp_path: Path)
         assert lv.confidence == "DRAFT" and lv.type in ("config", "engine-src", "kernel")
     first = syn.levers[0]
     assert first.id == "kernel:internal::gemvx::kernel:decode" and first.rank == 1
-    want = float(top["Total Time (ns)"]) - 16448 * (345.14e9 * 6.75e-6 / 1.792e12 * 1e9)
+    want = float(top["Total Time (ns)"]) - 16448 * (345.14e9 * 6.75e-6 / 1.792e12 * 1e9) / 0.8
     assert first.recoverable.value == pytest.approx(want, rel=0.02)
+    assert "at 80% of its roofline ceiling" in first.expected_effect()
+    assert "not replayed: kernel time only" in first.expected_effect()
+    # issue 16: no expected effect is an upper bound on a whole family's time any more, and
+    # the ledger is ordered by predicted saving (levers with no prediction last)
+    assert not any(lv.expected_effect().startswith("≤") for lv in syn.levers)
+    predicted = [lv.recoverable.value for lv in syn.levers if lv.effect not in (None, "bound")]
+    assert predicted == sorted(predicted, reverse=True)
+    assert all(lv.effect is None for lv in syn.levers[len(predicted):])
     assert not first.actionable  # kernel row, no source_refs in bundle.yaml
     assert first.rubric and first.rubric["baseline"]["H"].startswith("H0")
     # ncu ran the gemv 1.8× slower than the trace: listed as a contradiction, not averaged

@@ -90,4 +90,6 @@ def analyze_store(
     views = Views(store, resolved, limits or defaults())
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
                       for r in reports if r.status not in NOT_REJECTED]
-    return Analysis(reports, views, run_all(views))
+    from crossview.replay.findings import annotate  # expected effects from the replay
+
+    return Analysis(reports, views, annotate(store, run_all(views)))

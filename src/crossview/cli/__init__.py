@@ -3,6 +3,7 @@
 A new command lives in its own module here and is registered by importing it below.
 """
 
+import crossview.cli.whatif  # noqa: F401  (registers `crossview whatif`)
 from crossview.cli import analyze, capture, compare, export, lake, mcp, report, sol, synthesis  # noqa: F401  (registers commands)
 from crossview.cli.app import app, main
 

@@ -6,6 +6,7 @@ the two sides' steady step walls)."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -14,6 +15,8 @@ from crossview.knowledge.loader import load_yaml
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
+
+_NUMBERED = re.compile(r"#\d+\b")
 
 
 @dataclass
@@ -54,7 +57,7 @@ class FrameDelta:
 class AccountDiff:
     a_steps: int
     b_steps: int
-    a_step_ns: int  # median wall of the steady steps
+    a_step_ns: int  # mean wall of a steady step (the account's: its causes sum to it)
     b_step_ns: int
     noise_ns: int  # step-to-step noise: the larger stdev of steady step walls
     causes: list[CauseDelta]
@@ -99,7 +102,11 @@ def _host_self(r: Analysis) -> dict[str, int]:
         f"WITH w(s, e) AS (VALUES {spans}) SELECT h.name, sum(h.self_ns) FROM f_host h "
         "JOIN w ON h.start_ns >= w.s AND h.start_ns < w.e WHERE h.self_ns > 0 "
         "GROUP BY h.name").fetchall()
-    return {str(n): int(t) // len(steps) for n, t in rows}
+    out: dict[str, int] = {}
+    for n, t in rows:  # ProfilerStep#16 and #21 are one frame: the step's own self time
+        key = _NUMBERED.sub("#N", str(n))
+        out[key] = out.get(key, 0) + int(t)
+    return {k: v // len(steps) for k, v in out.items()}
 
 
 def explain(a: Analysis, b: Analysis) -> AccountDiff | None:
@@ -120,8 +127,8 @@ def explain(a: Analysis, b: Analysis) -> AccountDiff | None:
         causes.append(CauseDelta(key, any_.label, ca.ns if ca else 0, cb.ns if cb else 0,
                                  any_.idle))
     noise = int(max(statistics.pstdev(wa), statistics.pstdev(wb)))
-    d = AccountDiff(len(wa), len(wb), int(statistics.median(wa)), int(statistics.median(wb)),
-                    noise, sorted(causes, key=lambda c: -abs(c.delta_ns)))
+    d = AccountDiff(len(wa), len(wb), acc_a.steady_wall_ns, acc_b.steady_wall_ns, noise,
+                    sorted(causes, key=lambda c: -abs(c.delta_ns)))
     if d.beyond_noise and d.step_delta_ns:
         for c in d.causes:
             c.share_of_change = c.delta_ns / d.step_delta_ns

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from crossview.analysis import Analysis
+from crossview.experiments.account_diff import AccountDiff, explain
 from crossview.experiments.kernel_names import normalize
 
 _KERNELS_SQL = (
@@ -85,6 +86,7 @@ class Diff:
     families: list[Row]
     kernels: list[Row]
     net_change_ns: int
+    account: AccountDiff | None = None  # per steady step through the time account
     matching: str = field(default=(
         "kernels matched by kernel family + normalized name: template arguments <…>, argument"
         " lists (…), 0x addresses, a leading return type and Triton's trailing _N stripped"))
@@ -105,6 +107,7 @@ class Diff:
             "families": [r.to_dict() for r in self.families],
             "kernels": [r.to_dict() for r in self.kernels],
             "only_a": [r.key for r in self.only_a], "only_b": [r.key for r in self.only_b],
+            "account": self.account.to_dict() if self.account else None,
         }
 
 
@@ -175,5 +178,5 @@ def compare(a: Analysis, b: Analysis) -> Diff:
         a_paths=_ok_paths(a), b_paths=_ok_paths(b), metrics=changes,
         families=_ranked(_merge(ka, kb, "family").values(), net),
         kernels=_ranked(_merge(ka, kb, "name").values(), net),
-        net_change_ns=net,
+        net_change_ns=net, account=explain(a, b),
     )

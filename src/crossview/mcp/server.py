@@ -12,6 +12,7 @@ from crossview.mcp.tools_ops import OpTools
 from crossview.mcp.tools_other import OtherTools
 from crossview.mcp.tools_synthesis import SynthesisTools
 from crossview.mcp.tools_views import ViewTools
+from crossview.mcp.tools_whatif import WhatIfTools
 from crossview.sources import guard
 
 INSTRUCTIONS = (
@@ -48,6 +49,8 @@ def build(roots: list[Path]) -> Any:
     syn = SynthesisTools(cache)
     for fn in (syn.inventory, syn.synthesize):
         server.add_tool(tool(fn), name=fn.__name__, annotations=ro, structured_output=False)
+    what = WhatIfTools(cache).whatif
+    server.add_tool(tool(what), name="whatif", annotations=ro, structured_output=False)
 
     @server.resource("crossview://bundles", mime_type="application/json")
     def bundles() -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from crossview.experiments.account_diff import AccountDiff
 from crossview.experiments.diff import Change, Diff, Row
 from crossview.schema import versioned
 from crossview.units import duration
@@ -62,6 +63,40 @@ def _table(rows: list[Row], with_family: bool) -> list[str]:
     return [head + cols, sep] + [_row(r, with_family) for r in rows]
 
 
+def _account(a: AccountDiff) -> list[str]:
+    """Per steady step, through the time account (experiments/account_diff.py)."""
+    out = ["## Per step, through the time account", "",
+           f"Step time (mean of the steady steps, which the causes below add up to): A "
+           f"{duration(a.a_step_ns)} "
+           f"({a.a_steps} steps) → B {duration(a.b_step_ns)} ({a.b_steps} steps): "
+           f"{_signed(a.step_delta_ns)} per step; step-to-step noise ± "
+           f"{duration(a.noise_ns)} (the larger standard deviation of the two sides' steady "
+           "steps)" + ("." if a.beyond_noise else
+                       " — the change is within the noise, so no share of change is given."),
+           ""]
+    main = a.main_change
+    if main is not None:
+        out += [f"Main per-step change: **{main.label}** {_signed(main.delta_ns)} per step.",
+                ""]
+    share = a.beyond_noise
+    out += ["| cause | kind | A per step | B per step | Δ per step |"
+            + (" share of change |" if share else ""),
+            "|---|---|---|---|---|" + ("---|" if share else "")]
+    for c in a.causes:
+        if not c.a_ns and not c.b_ns:
+            continue
+        out.append(f"| {_cell(c.label)} | {'idle' if c.idle else 'busy'} | "
+                   f"{duration(c.a_ns)} | {duration(c.b_ns)} | {_signed(c.delta_ns)} |"
+                   + (f" {_share(c.share_of_change)} |" if share else ""))
+    if a.cpu_frames:
+        out += ["", "CPU side: host self time by frame per steady step (top by |Δ|), next to "
+                "the GPU-side causes above.", "",
+                "| frame | A per step | B per step | Δ per step |", "|---|---|---|---|"]
+        out += [f"| `{_cell(f.frame)}` | {duration(f.a_ns)} | {duration(f.b_ns)} | "
+                f"{_signed(f.delta_ns)} |" for f in a.cpu_frames]
+    return out + [""]
+
+
 def render(d: Diff) -> str:
     out = ["# crossview diff", "",
            "A: " + ", ".join(f"`{p}`" for p in d.a_paths),
@@ -69,8 +104,10 @@ def render(d: Diff) -> str:
            "Evidence: each side's `gpu_ops` kernel rows and its whole-capture metrics "
            "(busy = union of kernel intervals, idle = its gaps by HTA's rule). Δ = B − A; "
            "share of Δ = a row's Δ over the net change of kernel time "
-           f"({_signed(d.net_change_ns)}).", "",
-           "## Whole capture", "", "| metric | A | B | Δ (B − A) |", "|---|---|---|---|"]
+           f"({_signed(d.net_change_ns)}).", ""]
+    if d.account is not None:
+        out += _account(d.account)
+    out += ["## Whole capture", "", "| metric | A | B | Δ (B − A) |", "|---|---|---|---|"]
     out += [f"| {c.metric} | {_value(c.unit, c.a)} | {_value(c.unit, c.b)} | {_delta(c)} |"
             for c in d.metrics]
     out += ["", "## Kernel families", ""] + _table(d.families, with_family=False)

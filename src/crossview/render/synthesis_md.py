@@ -93,8 +93,13 @@ def _contradictions(s: Synthesis) -> list[str]:
     return out + [""]
 
 
+def _pct(x: object) -> str:
+    return f"{x:+.1f}%" if isinstance(x, (int, float)) else "n/a"
+
+
 def _ledger(s: Synthesis) -> list[str]:
-    out = ["## Ledger (ranked by recoverable share of each lever's own window)", "",
+    out = ["## Ledger (ranked by predicted saving, then upper bounds, then levers with no "
+           "prediction)", "",
            "| rank | lever | type | expected effect | evidence | source refs | rigor | "
            "confidence |", "|---:|---|---|---|---|---|---|---|"]
     for lv in s.levers:
@@ -117,6 +122,10 @@ def _ledger(s: Synthesis) -> list[str]:
             out.append(f"  - A/B: {lv.ab.get('verdict')} ({lv.ab.get('reason')})")
             for g in lv.ab.get("failed_gates") or []:
                 out.append(f"    - failed gate {g}")
+        for c in lv.prediction_check():
+            meas, pred, err = c["measured_pct"], c["predicted_pct"], c["error_pts"]
+            out.append(f"  - {c['metric']}: measured {_pct(meas)}, predicted {_pct(pred)}"
+                       + (f", error {err:+.1f} pts" if err is not None else ""))
     return out + [""]
 
 

@@ -125,5 +125,7 @@ def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
 
 def plans(b: Bundle, levers: list[Lever], ledger_path: str) -> list[Plan]:
     top = int(kb.table("ledger")["experiments_top"])
-    return [plan(b, lv, ledger_path) for lv in levers
-            if lv.confidence == "DRAFT"][:top]
+    draft = [lv for lv in levers if lv.confidence == "DRAFT"]
+    # a lever with no predicted effect gets a plan too: only its A/B can size it
+    return [plan(b, lv, ledger_path) for lv in draft[:top] + [
+        lv for lv in draft[top:] if lv.effect is None]]

@@ -11,6 +11,8 @@ from crossview.model.finding import Finding
 from crossview.model.measurement import Measurement
 from crossview.synthesis.bundle import SourceRef, phase_words, window_words
 from crossview.synthesis.inventory import Inventory
+from crossview.synthesis.kernel_effect import LABEL, kernel_saving
+from crossview.synthesis.prediction_check import check
 from crossview.synthesis.reconcile import KernelJoin, Reconciliation
 
 TYPES = ("config", "engine-src", "kernel")
@@ -33,6 +35,11 @@ class Lever:
     confidence: str = "DRAFT"
     ab: dict[str, object] | None = None
     rank: int = 0
+    # how `recoverable` was predicted: "replay" (the replayed median step, replay/), "roofline"
+    # (kernel time at a fraction of its roofline ceiling), "removed" (the copies' whole kernel
+    # time), "bound" (≤, a finding's share),
+    # None: not predicted (`basis` says what is missing); ranking follows the prediction
+    effect: str | None = "bound"
     # why the expected effect could not be sized (kept, never dropped: issue 17), e.g. no
     # GPU named for the ceilings; the row then ranks after every sized row
     unsized: str | None = None
@@ -45,8 +52,18 @@ class Lever:
         if self.unsized:
             return (f"{self.unsized} (upper bound ≤ {self.recoverable.text()}, "
                     f"{self.window_share.text()} of {self.subject.get('window', 'the window')})")
-        return (f"≤ {self.recoverable.text()} recoverable ({self.window_share.text()} of "
-                f"{self.subject.get('window', 'the window')})")
+        window = f"{self.window_share.text()} of {self.subject.get('window', 'the window')}"
+        if self.effect is None:
+            return f"not predicted: {self.basis}"
+        if self.effect == "roofline":
+            return (f"{self.recoverable.text()} kernel time saved at "
+                    f"{self.subject['roofline_fraction']} of its roofline ceiling ({window}; "
+                    f"{LABEL})")
+        if self.effect == "replay":
+            return f"{self.recoverable.text()} per step saved ({window}; {self.basis})"
+        if self.effect == "removed":
+            return f"{self.recoverable.text()} kernel time removed ({window}; {LABEL})"
+        return f"≤ {self.recoverable.text()} recoverable ({window})"
 
     def measured_effect(self) -> str | None:
         """A VERDICT row's measured change (A/B median delta with its CI) next to the
@@ -71,6 +88,7 @@ class Lever:
                 "measured_effect": self.measured_effect(),
                 "recoverable": self.recoverable.to_dict(),
                 "window_share": self.window_share.to_dict(), "basis": self.basis,
+                "effect": self.effect,
                 "evidence_artifacts": self.evidence_artifacts,
                 "source_refs": [r.to_dict() for r in self.source_refs],
                 "actionable": self.actionable,
@@ -79,7 +97,12 @@ class Lever:
                     ", repository, commit, file, delivery}]` to bundle.yaml"),
                 "sol_rigor": self.sol_rigor, "confidence": self.confidence,
                 "unsized": self.unsized,
-                "rubric": self.rubric, "ab": self.ab, "subject": self.subject}
+                "rubric": self.rubric, "ab": self.ab, "subject": self.subject,
+                "prediction_check": self.prediction_check()}
+
+    def prediction_check(self) -> list[dict[str, object]]:
+        """Measured vs predicted change per A/B metric, with the error ([] before an A/B)."""
+        return check(self.ab, self.window_share.value, self.effect is not None)
 
 
 def _refs(inv: Inventory, *keys: str) -> list[SourceRef]:
@@ -88,21 +111,6 @@ def _refs(inv: Inventory, *keys: str) -> list[SourceRef]:
 
 def _window(rec: Reconciliation, phase: str, artifact: str) -> Measurement:
     return rec.phase_totals[(phase, artifact)]
-
-
-def _roof_ns(j: KernelJoin) -> tuple[float, str] | None:
-    """Per-launch time at the roofline: max(bytes ÷ peak BW, FLOP ÷ peak FLOP/s)."""
-    k = j.ncu
-    parts = []
-    if k.dram_bytes and k.peak_dram_bytes_per_s:
-        parts.append((1e9 * k.dram_bytes / k.peak_dram_bytes_per_s,
-                      f"{k.dram_bytes / 1e6:.3g} MB ÷ {k.peak_dram_bytes_per_s / 1e12:.3g} TB/s"))
-    if k.achieved_flops_per_s and k.duration_ns and k.peak_flops_per_s:
-        flop = k.achieved_flops_per_s * k.duration_ns / 1e9
-        parts.append((1e9 * flop / k.peak_flops_per_s,
-                      f"{flop / 1e9:.3g} GFLOP ÷ {k.peak_flops_per_s / 1e12:.3g} TFLOP/s "
-                      f"({k.peak_flops_basis})"))
-    return max(parts) if parts else None
 
 
 def _rubric(inv: Inventory, j: KernelJoin) -> dict[str, dict[str, str]]:
@@ -134,29 +142,28 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
                     f"lever kernel:{j.kernel}:{t.phase} not built — ncu and trace durations "
                     f"not comparable ({why}): see the not-comparable contradiction")
             continue
-        roof = _roof_ns(j)
-        if roof is None:
+        win = _window(rec, t.phase, t.artifact)
+        sv = kernel_saving(j, t.time.value, t.time.text(), t.count)
+        if sv is None:
             _unsized_kernel(inv, rec, j, out)
             continue
-        per, how = roof
-        rec_ns = max(t.time.value - t.count * per, 0.0)
-        win = _window(rec, t.phase, t.artifact)
+        rec_ns = sv.saved_ns
         ctx = t.time.context
         ev = f"{t.artifact} + {j.ncu_artifacts[0]}"
         lid = f"kernel:{j.kernel}:{t.phase}"
         out.append(Lever(
-            lid, f"faster {j.identity_text()} ({j.family}, {phase_words(t.phase)}): reach its "
-            f"roofline (now {j.ncu.bound}, tensor cores {'on' if j.ncu.tensor_cores else 'off'})",
+            lid, f"faster {j.identity_text()} ({j.family}, {phase_words(t.phase)}): reach "
+            f"{sv.fraction:.0%} of its roofline (now {j.ncu.bound}, tensor cores "
+            f"{'on' if j.ncu.tensor_cores else 'off'})",
             "kernel", "kernel", {"kernel": j.kernel, "kernel_name": j.ncu.name,
                                  "launch": j.identity_text(), "family": j.family,
                                  "phase": t.phase,
-                                 "window": f"{window_words(t.phase)} ({win.text()})"},
+                                 "window": f"{window_words(t.phase)} ({win.text()})",
+                                 "roofline_fraction": f"{sv.fraction:.0%}"},
             Measurement(rec_ns, "ns", ev, ctx),
             Measurement(100 * rec_ns / win.value, "%", ev, ctx),
-            f"trace {t.time.text()} over {t.count:,} launches − {t.count:,} × {per / 1e3:.2f} µs "
-            f"at the roofline ({how}, bytes/FLOPs of the ncu launch, assumed equal for every "
-            "launch)", sorted({t.artifact, *j.ncu_artifacts}), "L4",
-            _refs(inv, lid, j.kernel, j.family), _rubric(inv, j)))
+            sv.basis, sorted({t.artifact, *j.ncu_artifacts}), "L4",
+            _refs(inv, lid, j.kernel, j.family), _rubric(inv, j), effect="roofline"))
     return out
 
 
@@ -211,13 +218,17 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             {"family": f.family, "phase": f.phase, "kernel": f.top_kernel,
              "kernel_name": f.top_name,
              "window": f"{window_words(f.phase)} ({win.text()})"},
+            # fusion: not predicted (effect None); the family's time stays as its upper bound
             Measurement(f.time.value, "ns", f.time.evidence, f.time.context),
             Measurement(f.share.value, "%", f.share.evidence, f.share.context),
-            f"upper bound: the family's whole kernel time ({f.time.text()}); "
-            + ("removing a copy removes its launch and its bytes" if tpl == "copies" else
-               "fusion removes DRAM round trips and launches, not the arithmetic"),
+            f"the copies' whole kernel time ({f.time.text()}): removing a copy removes its "
+            "launch and its bytes" if tpl == "copies" else
+            f"no ncu measurement of the {f.family} kernels (top `{f.top_kernel}`) to place "
+            "them against a roofline: fusion removes DRAM round trips and launches, not the "
+            f"arithmetic, so its share of the family's {f.time.text()} is for the A/B to "
+            "measure",
             [f.artifact], "L2",
-            _refs(inv, lid, f.family)))
+            _refs(inv, lid, f.family), effect="removed" if tpl == "copies" else None))
     return out
 
 
@@ -228,6 +239,15 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
     span = v.metrics.kernel_span_ns
     out = []
     for f in findings:
+        if "replay_same_as" in f.details:
+            continue  # its lever is the row of the finding it names
+        rp = f.details.get("replay")  # replay/findings.py: the replayed median step
+        if rp is not None and f.fix and rp["measured_step_ns"] > rp["predicted_step_ns"]:
+            arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
+                           if inv.entry(e.artifact) is not None})
+            if arts:
+                out.append(_replayed(inv, f, rp, arts))
+            continue
         if f.severity == "info" or f.share <= 0 or not f.fix:
             continue
         arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
@@ -250,6 +270,24 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
     return out
 
 
+def _replayed(inv: Inventory, f: Finding, rp: dict, arts: list[str]) -> Lever:
+    """A finding whose lever was replayed (issue 16): the predicted saving per median step."""
+    meas, pred = float(rp["measured_step_ns"]), float(rp["predicted_step_ns"])
+    ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
+           "tool": "trace"}
+    lid = f"finding:{f.pattern}"
+    return Lever(
+        lid, f"{f.title} — {f.fix}", "config", "finding",
+        {"fix": f.fix, "pattern": f.pattern, "phase": "all",
+         "window": f"the median step ({meas / 1e6:,.2f} ms)"},
+        Measurement(meas - pred, "ns", arts[0], ctx),
+        Measurement(100 * (meas - pred) / meas, "%", arts[0], ctx),
+        f"replay: `crossview whatif --lever {rp['lever']}` predicts the median step "
+        f"{meas / 1e6:,.2f} → {pred / 1e6:,.2f} ms (self-check "
+        f"{rp['selfcheck_max_step_error']:.2%})", arts, f.rigor,
+        _refs(inv, lid, f.pattern), effect="replay")
+
+
 def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     cfg = kb.table("ledger")
     rows = (_kernel_levers(inv, rec, float(cfg["kernel_min_share_pct"]))
@@ -262,10 +300,12 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
                                        f"{r.evidence_artifacts or 'no artifact'}, not files of "
                                        "the bundle")
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
-    # windows of different phases are different runs: rank by the share of each lever's own
-    # window (comparable), then by time; absolute ms are never compared across windows
-    rows.sort(key=lambda r: (r.unsized is not None, -round(r.window_share.value, 6),
-                             -r.recoverable.value, r.id))
+    # unsized rows after every sized one (issue 17); then by predicted saving (ns of kernel
+    # or step time); then upper bounds (a finding's share of the span: not a prediction);
+    # levers with no prediction last
+    order = {"replay": 0, "roofline": 0, "removed": 0, "bound": 1, None: 2}
+    rows.sort(key=lambda r: (r.unsized is not None, order[r.effect], -r.recoverable.value,
+                             r.id))
     for i, r in enumerate(rows, 1):
         r.rank = i
     return rows

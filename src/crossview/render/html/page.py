@@ -9,7 +9,7 @@ from typing import Any
 
 from crossview.analysis import Analysis
 from crossview.render import kernels as kernels_md
-from crossview.render.html import extras, op_roofline_panel, panels
+from crossview.render.html import extras, op_roofline_panel, panels, whatif_panel
 from crossview.render.html.esc import esc, section
 from crossview.render.html.findings_panel import findings_panel
 from crossview.render.html.inputs import Synthesis
@@ -62,6 +62,8 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
         out.append(("roofline", "Roofline", panels.roofline_panel(v)))
     if trace and (ops := op_roofline_panel.panel(v)):
         out.append(("op-roofline", "Op roofline", ops))
+    if whatif_panel.rows(a.findings):
+        out.append(("whatif", "What-if", whatif_panel.whatif_panel(a.findings)))
     for syn in ex.synthesis:
         out.append(("ledger", "Ledger", extras.ledger_panel(syn)))
     for path, d in ex.ab:

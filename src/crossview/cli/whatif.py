@@ -1,0 +1,35 @@
+"""`crossview whatif`: predict a lever's effect by replaying the capture's dependency graph."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crossview.cli.app import Fmt, app, error_line
+from crossview.errors import CrossviewError
+
+
+@app.command()
+def whatif(
+    capture: Annotated[list[Path], typer.Argument(
+        help="Kineto trace or nsys report/SQLite (plus ncu exports for kernel-speedup=…:"
+        "roofline).")],
+    lever: Annotated[list[str] | None, typer.Option(
+        "--lever", "-l", help="NAME[=PARAM]; repeat to compose. Levers: dataloader-workers, "
+        "cuda-graphs, remove-sync, pinned-copies, kernel-speedup, exclude-startup, "
+        "overlap-comm (docs/whatif.md).")] = None,
+    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
+) -> None:
+    """Baseline vs predicted step time, GPU busy and what now bounds the step."""
+    from crossview.render import whatif as out
+    from crossview.replay.whatif import run
+
+    try:
+        result = run(capture, lever or [])
+    except CrossviewError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
+    sys.stdout.write(out.render_json(result) if fmt is Fmt.json else out.render(result))

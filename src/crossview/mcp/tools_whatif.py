@@ -1,0 +1,41 @@
+"""The `whatif` tool (issue 16): replay a capture's dependency graph under levers, as
+`crossview whatif`. Read-only."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from crossview.errors import CrossviewError
+from crossview.mcp.cache import AnalysisCache
+from crossview.mcp.jsonout import dumps
+from crossview.mcp.safety import Refused
+
+CaptureArg = Annotated[list[str], Field(description="Kineto trace or nsys report/SQLite under "
+                                        "a root (plus ncu exports for kernel-speedup "
+                                        "MATCH:roofline).", min_length=1)]
+LeverArg = Annotated[list[str] | None, Field(description="Levers NAME[=PARAM], composed in "
+                                             "order: dataloader-workers, cuda-graphs, "
+                                             "remove-sync, pinned-copies, kernel-speedup="
+                                             "MATCH:FACTOR|MATCH:roofline, exclude-startup, "
+                                             "overlap-comm. None: the baseline self-check.")]
+
+
+class WhatIfTools:
+    def __init__(self, cache: AnalysisCache) -> None:
+        self.cache = cache
+
+    def whatif(self, capture: CaptureArg, lever: LeverArg = None) -> str:
+        """Predict a lever's effect by replaying the capture's dependency graph (Daydream-
+        style): baseline vs predicted median step time and GPU busy (ns), the self-check
+        (unchanged replay vs measured steps; no prediction when it fails) and what bounds the
+        predicted step (critical path by cause). Refused with one line on a capture with no
+        timeline or no host side."""
+        from crossview.replay.whatif import run
+
+        paths = self.cache.roots.check_all(capture)
+        try:
+            return dumps(run(paths, lever or []).to_dict())
+        except CrossviewError as e:
+            raise Refused(str(e)) from None

@@ -1,0 +1,54 @@
+"""`crossview whatif` as text and JSON (formatting only: the numbers come from replay/)."""
+
+from __future__ import annotations
+
+import json
+
+from crossview.replay.whatif import WhatIf
+
+PATH_LINES = 4  # causes shown under "now bounded by"
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:.2f} ms"
+
+
+def render(w: WhatIf) -> str:
+    m = w.medians()
+    n = len(w.baseline)
+    lines = [f"whatif {w.capture} — levers: {', '.join(w.levers) or 'none (baseline)'}"]
+    lines += [f"  {c}" for c in w.changes]
+    lines.append(f"self-check: the unchanged replay reproduces the {n} measured steps "
+                 f"({w.steps_from}) within {w.selfcheck_max_error:.2%} "
+                 f"(limit {w.selfcheck_limit:.0%}); {w.nodes_moved:,} of {w.nodes:,} graph "
+                 "nodes off their measured start")
+    if not w.selfcheck_ok:
+        lines.append("prediction withheld: the self-check failed, so the graph does not "
+                     "model this capture well enough to trust a predicted number")
+        return "\n".join(lines + [f"note: {x}" for x in w.notes]) + "\n"
+    meas, pred = m["measured_step_ns"], m["predicted_step_ns"]
+    delta = pred - meas
+    sign = "+" if delta >= 0 else "−"
+    pct = f", {sign}{abs(delta) / meas:.1%}" if meas else ""
+    k = int(m["steps"])
+    steady = f"{k} steady steps" if k == n else (
+        f"{k} steady steps of {n}; not steady: " + "; ".join(
+            f"{name} ({why})" for name, why in w.unsteady.items()))
+    lines.append(f"step time (median of {steady}): measured {_ms(meas)} → predicted "
+                 f"{_ms(pred)} ({sign}{_ms(abs(delta))}{pct})")
+    bb, pb = m["baseline_gpu_busy_ns"], m["predicted_gpu_busy_ns"]
+    lines.append(f"GPU busy per step (median): {_ms(bb)} ({bb / meas:.1%} of the step) → "
+                 f"{_ms(pb)} ({pb / pred:.1%} of the predicted step)" if meas and pred else
+                 f"GPU busy per step (median): {_ms(bb)} → {_ms(pb)}")
+    path = w.bound_by()
+    total = sum(v for _, v in path) or 1.0
+    mid = w.median_step()
+    lines.append(f"now bounded by (critical path of {mid.name if mid else '?'}, the median "
+                 f"predicted step, {_ms(total)}):")
+    lines += [f"  {k}: {_ms(v)} ({v / total:.1%})" for k, v in path[:PATH_LINES]]
+    lines += [f"note: {x}" for x in w.notes]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(w: WhatIf) -> str:
+    return json.dumps(w.to_dict(), indent=2) + "\n"

@@ -1,0 +1,75 @@
+"""Recap findings' expected effects from the replay (issue 16): a finding whose pattern maps
+to a lever (knowledge/replay.yaml `finding_levers`) gets the replayed change of the median
+step as its expected effect, with the self-check; when the capture cannot be replayed (more
+than one timeline, no host side, self-check failed, lever unavailable) the detector's own
+upper bound stays."""
+
+from __future__ import annotations
+
+from crossview.errors import CrossviewError
+from crossview.model.finding import Finding
+from crossview.replay import graph as graph_mod
+from crossview.replay.levers import parse
+from crossview.replay.steps import step_windows, unsteady
+from crossview.replay.whatif import WhatIf, predict
+from crossview.store.store import Store
+
+
+def _artifact(store: Store) -> int | None:
+    rows = store.sql(
+        "SELECT DISTINCT artifact_id FROM gpu_ops WHERE artifact_id IN (SELECT artifact_id "
+        "FROM host_ops WHERE kind = 'runtime')").fetchall()
+    return rows[0][0] if len(rows) == 1 else None
+
+
+def effect_text(w: WhatIf, lever: str) -> str | None:
+    if not w.selfcheck_ok or not w.baseline:
+        return None
+    m = w.medians()
+    meas, pred = m["measured_step_ns"], m["predicted_step_ns"]
+    if not meas:
+        return None
+    d = pred - meas
+    sign = "+" if d >= 0 else "−"
+    return (f"Replay (`crossview whatif --lever {lever}`): median step {meas / 1e6:.2f} → "
+            f"{pred / 1e6:.2f} ms ({sign}{abs(d) / 1e6:.2f} ms, {sign}{abs(d) / meas:.1%}; "
+            f"self-check {w.selfcheck_max_error:.2%}).")
+
+
+def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
+    """Set the replayed expected effect on the findings a lever addresses (in place)."""
+    table = graph_mod.params().get("finding_levers", {})
+    todo = [f for f in findings if f.pattern in table]
+    if not todo:
+        return findings
+    aid = _artifact(store)
+    if aid is None or graph_mod.rows(store, aid) > graph_mod.params()["graph"]["recap_max_rows"]:
+        return findings  # no single timeline, or too large to replay within a recap
+    try:
+        g = graph_mod.build(store, aid)
+        how, steps = step_windows(store, aid)
+        flagged = unsteady(store, aid)  # warm-up / outlier steps: out of the medians
+        done: dict[str, str] = {}  # lever → the finding whose effect already says it
+        for f in todo:
+            lever = table[f.pattern]
+            if lever in done:
+                f.expected_effect = f"The same replay as `{done[lever]}` (--lever {lever})."
+                f.details["replay_same_as"] = done[lever]
+                continue
+            try:
+                w = predict(g, steps, how, [parse(lever)])
+            except CrossviewError:
+                continue  # the lever needs what this capture lacks: the bound stays
+            w.unsteady = flagged
+            text = effect_text(w, lever)
+            if text:
+                f.expected_effect = text
+                m = w.medians()
+                f.details["replay"] = {"lever": lever,
+                                       "measured_step_ns": m["measured_step_ns"],
+                                       "predicted_step_ns": m["predicted_step_ns"],
+                                       "selfcheck_max_step_error": w.selfcheck_max_error}
+                done[lever] = f.pattern
+    except CrossviewError:
+        return findings
+    return findings

@@ -1,0 +1,189 @@
+"""`crossview whatif`: build the capture's dependency graph, self-check its unchanged replay,
+apply the levers and replay again: baseline vs predicted per-step time, GPU busy and what
+bounds the step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from crossview.errors import InputError
+from crossview.replay import graph as graph_mod
+from crossview.replay import levers as lever_mod
+from crossview.replay.graph import WAIT, Graph
+from crossview.replay.levers.common import LeverContext
+from crossview.replay.measure import StepResult, measure
+from crossview.replay.replay import replay
+from crossview.replay.steps import Step, step_windows, unsteady
+from crossview.sources.registry import read_all
+from crossview.store.store import Store
+
+
+@dataclass
+class WhatIf:
+    capture: str
+    steps_from: str
+    baseline: list[StepResult]  # unchanged replay (self-check)
+    predicted: list[StepResult]
+    levers: list[str]
+    changes: list[str]
+    selfcheck_max_error: float
+    selfcheck_limit: float
+    notes: list[str] = field(default_factory=list)
+    nodes: int = 0  # graph nodes
+    nodes_moved: int = 0  # non-wait nodes whose unchanged replay differs from the capture
+    unsteady: dict[str, str] = field(default_factory=dict)  # step → why not steady state
+
+    def _steady(self, steps: list[StepResult]) -> list[StepResult]:
+        """The steady-state steps (all when every step is flagged)."""
+        return [s for s in steps if s.name not in self.unsteady] or steps
+
+    @property
+    def selfcheck_ok(self) -> bool:
+        return self.selfcheck_max_error <= self.selfcheck_limit
+
+    def medians(self) -> dict[str, float]:
+        def med(xs: list[int]) -> float:
+            return float(median(xs)) if xs else 0.0
+        base, pred = self._steady(self.baseline), self._steady(self.predicted)
+        return {
+            "measured_step_ns": med([s.measured_ns for s in base]),
+            "baseline_step_ns": med([s.predicted_ns for s in base]),
+            "predicted_step_ns": med([s.predicted_ns for s in pred]),
+            "baseline_gpu_busy_ns": med([s.gpu_busy_ns for s in base]),
+            "predicted_gpu_busy_ns": med([s.gpu_busy_ns for s in pred]),
+            "steps": float(len(base)),
+        }
+
+    def median_step(self) -> StepResult | None:
+        """The predicted step at the median (upper middle for an even count)."""
+        steady = self._steady(self.predicted)
+        if not steady:
+            return None
+        return sorted(steady, key=lambda s: s.predicted_ns)[len(steady) // 2]
+
+    def bound_by(self) -> list[tuple[str, float]]:
+        """The median step's critical path by cause: (cause, ns), largest first."""
+        mid = self.median_step()
+        if mid is None:
+            return []
+        return sorted(((k, float(v)) for k, v in mid.path.items()), key=lambda kv: -kv[1])
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.medians()
+        body: dict[str, Any] = {
+            "capture": self.capture, "units": "ns", "levers": self.levers,
+            "changes": self.changes, "steps_from": self.steps_from,
+            "selfcheck": {"max_step_error": self.selfcheck_max_error,
+                          "limit": self.selfcheck_limit, "ok": self.selfcheck_ok,
+                          "nodes": self.nodes, "nodes_moved": self.nodes_moved},
+            "steps": [{"name": b.name, "measured_ns": b.measured_ns,
+                       "replayed_ns": b.predicted_ns,
+                       "predicted_ns": p.predicted_ns if self.selfcheck_ok else None,
+                       "predicted_gpu_busy_ns": p.gpu_busy_ns if self.selfcheck_ok else None,
+                       "steady": b.name not in self.unsteady,
+                       "not_steady_because": self.unsteady.get(b.name)}
+                      for b, p in zip(self.baseline, self.predicted, strict=True)],
+            "notes": self.notes,
+        }
+        if self.selfcheck_ok:
+            body["median"] = m
+            mid = self.median_step()
+            body["critical_path"] = {"step": mid.name if mid else None,
+                                     "by_cause": [{"cause": k, "ns": v}
+                                                  for k, v in self.bound_by()]}
+        else:
+            body["median"] = {"measured_step_ns": m["measured_step_ns"], "predicted_step_ns": None}
+        return body
+
+
+def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
+    """Read the capture(s); the artifact with a host side and GPU ops; one-line refusals."""
+    store = store or Store()
+    reports = read_all(paths, store)
+    bad = [r for r in reports if r.status != "ok"]
+    if bad:
+        raise InputError(bad[0].path, "; ".join(bad[0].problems))
+    rows = store.sql(
+        "SELECT a.artifact_id, a.path, a.kind, "
+        "(SELECT count(*) FROM host_ops h WHERE h.artifact_id = a.artifact_id "
+        " AND h.kind = 'runtime'), "
+        "(SELECT count(*) FROM gpu_ops g WHERE g.artifact_id = a.artifact_id), "
+        "(SELECT count(*) FROM summary_stats s WHERE s.artifact_id = a.artifact_id) "
+        "FROM artifacts a WHERE a.status = 'ok' ORDER BY a.artifact_id").fetchall()
+    timelines = [(aid, path) for aid, path, _kind, host, gpu, _summ in rows if host and gpu]
+    if len(timelines) > 1:
+        raise InputError(timelines[1][1], f"whatif replays one timeline at a time; "
+                         f"{len(timelines)} given ({', '.join(p for _, p in timelines)})")
+    if timelines:
+        return store, timelines[0][0]
+    what = ", ".join(str(p) for p in paths)
+    if any(summ and not gpu for *_, gpu, summ in rows):
+        raise InputError(what, "summary-only input (nsys stats CSV): no timeline to "
+                         "replay; whatif needs a Kineto trace or an nsys report/SQLite with "
+                         "CUDA API and GPU rows")
+    if any(gpu and not host for *_, host, gpu, _s in rows):
+        raise InputError(what, "no host side (no CUDA runtime/driver API calls): whatif "
+                         "cannot tell when kernels were launched or what the host waited on")
+    raise InputError(what, "no GPU timeline (kernels, copies) with host API calls: "
+                     "nothing to replay")
+
+
+def run(paths: list[Path], specs: list[str], store: Store | None = None) -> WhatIf:
+    store, aid = load(paths, store)
+    path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchone()[0]
+    n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
+    if n > cap:
+        raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
+                         "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
+    g = graph_mod.build(store, aid)
+    steps_from, steps = step_windows(store, aid)
+    w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
+                _roofline(store))
+    w.unsteady = unsteady(store, aid)
+    return w
+
+
+def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
+            capture: str = "", roofline: dict[str, tuple[float, str]] | None = None
+            ) -> WhatIf:
+    timing = replay(g)
+    base = measure(g, timing, steps)
+    moved = sum(1 for i in range(len(g))
+                if g.kind[i] != WAIT and timing.start[i] != g.mstart[i])
+    limit = graph_mod.params()["selfcheck"]["max_step_error"]
+    err = max((abs(s.predicted_ns - s.measured_ns) / s.measured_ns for s in base
+               if s.measured_ns), default=0.0)
+    changed = g.copy()
+    ctx = LeverContext(roofline or {})
+    changes = [f"{s}: " + lever_mod.MODULES[s.name].apply(changed, s.param, ctx)
+               for s in specs]
+    pred = measure(changed, replay(changed), steps) if specs else base
+    notes = list(g.notes)
+    if not base:
+        notes.append("no step could be placed on the graph")
+    return WhatIf(capture, steps_from, base, pred, [str(s) for s in specs], changes, err,
+                  limit, notes, len(g), moved)
+
+
+def _roofline(store: Store) -> dict[str, tuple[float, str]]:
+    """Achieved fraction of the roofline ceiling (the nearer of the FLOP/s and DRAM-bandwidth
+    ceilings) per ncu-profiled kernel name, when the store holds ncu rows."""
+    if not store.sql("SELECT count(*) FROM profiled_kernels").fetchone()[0]:
+        return {}
+    from types import SimpleNamespace
+
+    from crossview.knowledge.thresholds import defaults
+    from crossview.views.roofline import compute
+
+    paths = [r[0] for r in store.sql("SELECT path FROM artifacts WHERE status = 'ok'").fetchall()]
+    out: dict[str, tuple[float, str]] = {}
+    for k in compute(store, SimpleNamespace(artifacts=paths), defaults()):  # type: ignore[arg-type]
+        pcts = [(x, kind) for x, kind in ((k.pct_of_peak_flops, "compute"),
+                                          (k.pct_of_peak_dram_bw, "memory")) if x is not None]
+        if pcts:
+            pct, kind = max(pcts)
+            out[k.name] = (pct / 100, kind)
+    return out

@@ -1,0 +1,45 @@
+"""The MCP `whatif` tool (issue 16) over stdio: same numbers as `crossview whatif`, one-line
+refusal on a summary-only capture, paths outside the roots refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '.[mcp]')")
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+W0 = DATA / "kineto" / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
+
+
+@pytest.mark.skipif(not W0.exists(), reason="../shared/data not present")
+def test_whatif_tool(tmp_path: Path) -> None:
+    args = ["-m", "crossview", "mcp", "--root", str(DATA)]
+    src = str(Path(__file__).resolve().parents[1] / "src")  # this checkout, not an install
+    env = {**os.environ, "PYTHONPATH": src}
+
+    async def main() -> None:
+        async with Client(StdioServerParameters(command=sys.executable, args=args, env=env)) as c:
+            assert "whatif" in {t.name for t in (await c.list_tools()).tools}
+            r = await c.call_tool("whatif", {"capture": [str(W0)],
+                                             "lever": ["dataloader-workers"]})
+            assert not r.is_error, r.content[0].text
+            got = json.loads(r.content[0].text)
+            assert got["selfcheck"]["ok"]
+            assert got["median"]["measured_step_ns"] == 152_469_000
+            assert 106e6 < got["median"]["predicted_step_ns"] < 144e6  # 125.1 ms ± 15%
+            r = await c.call_tool("whatif", {"capture": [
+                str(DATA / "nsys" / "llm-perf-opt_rtx5090_deepseek-ocr")]})
+            assert r.is_error and "summary-only input" in r.content[0].text
+            r = await c.call_tool("whatif", {"capture": [str(tmp_path)]})
+            assert r.is_error and "outside the allowed roots" in r.content[0].text
+
+    anyio.run(main)

@@ -1,0 +1,181 @@
+"""`crossview whatif` on the real captures of ../shared/data (issue 16).
+
+The lever pair: the prediction is made from the num_workers=0 capture alone and checked
+against the num_workers=4 capture's median step, read here with gzip + json only (the
+ProfilerStep#N events' `dur`, µs), never through crossview."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+from statistics import median
+
+import pytest
+
+from crossview.errors import CrossviewError
+from crossview.replay.levers.common import LeverUnavailable
+from crossview.replay.whatif import run
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+W0 = DATA / "kineto" / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
+W4 = DATA / "kineto" / "kineto_v100_resnet50_workers4.pt.trace.json.gz"
+REPO = Path(__file__).resolve().parents[1]
+needs_data = pytest.mark.skipif(not W0.exists(), reason="../shared/data not present")
+PAIR_LIMIT = 0.15  # issue 16: within 15% (aim 5%)
+
+
+def profiler_step_median_ms(path: Path) -> float:
+    with gzip.open(path, "rt") as f:
+        trace = json.load(f)
+    durs = [float(e["dur"]) for e in trace["traceEvents"]
+            if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    return median(durs) / 1e3
+
+
+@needs_data
+def test_lever_pair_dataloader_workers() -> None:
+    measured_w4 = profiler_step_median_ms(W4)
+    assert round(measured_w4, 1) == 125.1  # data README: median step 125.1 ms
+    assert round(profiler_step_median_ms(W0), 1) == 152.5
+    w = run([W0], ["dataloader-workers"])
+    assert w.selfcheck_ok
+    m = w.medians()
+    assert round(m["measured_step_ns"] / 1e6, 1) == 152.5
+    predicted = m["predicted_step_ns"] / 1e6
+    error = (predicted - measured_w4) / measured_w4
+    print(f"\nlever pair: predicted {predicted:.2f} ms from workers0 vs measured "
+          f"{measured_w4:.2f} ms on workers4: error {error:+.1%}")
+    assert abs(error) <= PAIR_LIMIT
+    # the GPU work is the same: predicted busy per step stays the workers0 measurement
+    assert m["predicted_gpu_busy_ns"] == m["baseline_gpu_busy_ns"]
+
+
+@needs_data
+@pytest.mark.parametrize("path", sorted((DATA / "kineto").glob("*.json.gz"))
+                         + sorted((DATA / "nsys").glob("*.sqlite")), ids=lambda p: p.name)
+def test_selfcheck_within_2_percent(path: Path) -> None:
+    try:
+        w = run([path], [])
+    except CrossviewError as e:  # only the CPU-sampling-only nsys capture has no timeline
+        assert "jacc_a100_cpu_sampling" in path.name and "no GPU timeline" in str(e)
+        return
+    assert w.baseline, "no step placed on the graph"
+    assert w.selfcheck_max_error <= 0.02, w.selfcheck_max_error
+    assert w.nodes_moved == 0  # every node of the unchanged replay at its measured start
+
+
+@needs_data
+def test_whatif_refuses_summary_only_in_one_line() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "crossview", "whatif",
+         str(DATA / "nsys" / "llm-perf-opt_rtx5090_deepseek-ocr"), "--lever", "cuda-graphs"],
+        capture_output=True, text=True, cwd=REPO,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "summary-only input" in lines[0] and "no timeline" in lines[0]
+
+
+@needs_data
+def test_whatif_cli_json_and_text() -> None:
+    def cli(*args: str) -> str:
+        return subprocess.run([sys.executable, "-m", "crossview", "whatif", str(W0), *args],
+                              capture_output=True, text=True, cwd=REPO, check=True,
+                              env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
+                              ).stdout
+    d = json.loads(cli("--lever", "dataloader-workers", "--lever", "pinned-copies",
+                       "--format", "json"))
+    assert d["levers"] == ["dataloader-workers", "pinned-copies"]
+    assert d["selfcheck"]["ok"] and len(d["steps"]) == 6
+    assert d["median"]["measured_step_ns"] == 152_469_000  # (151.733 + 153.205) / 2 ms
+    assert d["critical_path"]["by_cause"][0]["cause"].startswith("host")
+    text = cli("--lever", "dataloader-workers")
+    assert "measured 152.47 ms → predicted" in text and "now bounded by" in text
+
+
+@needs_data
+def test_lever_needing_missing_information_says_which() -> None:
+    with pytest.raises(LeverUnavailable, match="no collective"):
+        run([W0], ["overlap-comm"])
+    with pytest.raises(LeverUnavailable, match="needs ncu measurements"):
+        run([W0], ["kernel-speedup=gemm:roofline"])
+    with pytest.raises(LeverUnavailable, match="no start-up frames"):
+        run([W0], ["exclude-startup"])
+
+
+@needs_data
+def test_recap_findings_take_their_expected_effect_from_the_replay() -> None:
+    from crossview.analysis import analyze
+
+    a = analyze([W0])
+    by = {f.pattern: f for f in a.findings}
+    dl = by["dataloader-starved"]
+    assert dl.expected_effect.startswith("Replay (`crossview whatif --lever dataloader-workers`)")
+    assert "152.47 → 119.33 ms" in dl.expected_effect and "self-check 0.00%" in dl.expected_effect
+    assert dl.details["replay"]["predicted_step_ns"] == run([W0], ["dataloader-workers"]
+                                                           ).medians()["predicted_step_ns"]
+    # host-python-overhead maps to no lever (knowledge/replay.yaml): not replayed
+    assert "replay" not in by["host-python-overhead"].details
+
+
+@needs_data
+def test_whatif_refuses_two_timelines_and_bad_input(tmp_path: Path) -> None:
+    mi300 = DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
+    h100 = DATA / "kineto" / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
+    with pytest.raises(CrossviewError, match="one timeline at a time; 2 given"):
+        run([mi300, h100], [])
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(CrossviewError, match="bad.json: not a PyTorch-profiler trace"):
+        run([mi300, bad], [])
+
+
+@needs_data
+def test_synthesis_ledger_takes_the_replayed_saving(tmp_path: Path) -> None:
+    import shutil
+
+    from crossview.synthesis import synthesize
+
+    b = tmp_path / "w0"
+    b.mkdir()
+    shutil.copyfile(W0, b / W0.name)
+    ncu = DATA / "ncu" / "llm-perf-opt_rtx5090_deepseek-ocr" / "kernel_0001_ncu.details.csv"
+    shutil.copyfile(ncu, b / ncu.name)  # a second source, so the bundle synthesizes
+    syn = synthesize.run(b)
+    dl = next(lv for lv in syn.levers if lv.id == "finding:dataloader-starved")
+    # the replay predicts the median step 152.47 → 119.33 ms: 33.13 ms per step saved
+    w = run([W0], ["dataloader-workers"]).medians()
+    assert dl.effect == "replay"
+    assert dl.recoverable.value == w["measured_step_ns"] - w["predicted_step_ns"]
+    assert round(dl.recoverable.value / 1e6, 2) == 33.13
+    assert "replay: `crossview whatif --lever dataloader-workers`" in dl.basis
+    assert dl.rank == 1  # the largest predicted saving
+
+
+@needs_data
+def test_html_report_has_the_predicted_vs_measured_panel() -> None:
+    from crossview.analysis import analyze
+    from crossview.render.html.page import render
+
+    html = render(analyze([W0]))
+    panel = html[html.index('<section id="whatif"'):]
+    panel = panel[:panel.index("</section>")]
+    assert "<code>--lever dataloader-workers</code>" in panel
+    assert "152.47 ms" in panel and "119.33 ms" in panel and "-21.7%" in panel
+
+
+@needs_data
+def test_whatif_refuses_a_graph_over_the_row_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import copy
+
+    from crossview.replay import graph as graph_mod
+
+    p = copy.deepcopy(graph_mod.params())
+    p["graph"]["max_rows"] = 100
+    monkeypatch.setattr(graph_mod, "params", lambda: p)
+    mi300 = DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
+    with pytest.raises(CrossviewError, match="over the replay's limit of 100"):
+        run([mi300], [])
