@@ -21,7 +21,7 @@ from crossview.sources.kineto import host_nesting
 from crossview.sources.kineto import reader as kineto
 from crossview.sources.kineto.host_chunks import cut_points, iter_chunks, pick
 from crossview.sources.kineto.nesting import intern_paths, nest
-from crossview.store.store import Store
+from crossview.store.store import Store, cursor_of
 
 KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
 REAL = ["hta_a100_ddp_resnet_nccl.json.gz", "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz",
@@ -124,7 +124,7 @@ def test_chunks_cover_all_rows_in_order(monkeypatch: pytest.MonkeyPatch) -> None
         " 0::BIGINT AS label, start_ns, dur_ns FROM host_ops ORDER BY op_id"
     )
     n = con.execute("SELECT count(*) FROM _host").fetchall()[0][0]
-    chunks = list(iter_chunks(con.cursor(), 500))
+    chunks = list(iter_chunks(cursor_of(con), 500))
     assert sum(len(c) for c in chunks) == n
     assert [c.offset for c in chunks] == list(np.cumsum([0] + [len(c) for c in chunks[:-1]]))
     assert len(chunks) > 10

@@ -55,6 +55,7 @@ def analyze(
     """`gpu` names the GPU of ncu captures that do not (details CSV): its ceilings apply."""
     store = store or Store()
     reports = read_all([Path(p) for p in paths], store)
+    store.compact()  # a compressed store compresses what the readers wrote (else nothing)
     return analyze_store(store, reports, flt, limits, gpu)
 
 

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from crossview.sources.kineto.host_chunks import Chunk, iter_chunks
 from crossview.sources.kineto.nesting import Nesting, nest
-from crossview.store.store import Store
+from crossview.store.store import Store, cursor_of
 
 I64 = npt.NDArray[np.int64]
 # (batch, its nesting) → provisional node id per event of the batch
@@ -34,7 +34,7 @@ def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Pat
     con.execute("CREATE OR REPLACE TABLE _nestres (depth INTEGER, parent BIGINT,"
                 " node_id BIGINT, self_ns BIGINT)")
     done = 0
-    reader = con.cursor()  # its own cursor: results are written on `con` while it streams
+    reader = cursor_of(con)  # its own cursor: results are written on `con` while it streams
     try:
         for ch in iter_chunks(reader, batch_rows):
             nested = nest(ch.thread, ch.start, ch.dur)

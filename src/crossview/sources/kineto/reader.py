@@ -27,7 +27,7 @@ from crossview.sources.kineto import clock, staging
 from crossview.sources.kineto.flows import link_by_flows
 from crossview.sources.kineto.host_nesting import nest_host
 from crossview.sources.report import ArtifactReport
-from crossview.store.store import Store
+from crossview.store.store import Store, cursor_of
 
 KIND = "kineto"
 # Named pipes are faster but DuckDB buffers a pipe whole (peak memory +~200 MiB on 330 MB);
@@ -239,7 +239,7 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
 
     def gpu() -> None:
         try:
-            _insert_gpu_ops(con.cursor(), artifact_id, op_base, gpu_base, ns, dur)
+            _insert_gpu_ops(cursor_of(con), artifact_id, op_base, gpu_base, ns, dur)
         except BaseException as e:  # re-raised on the calling thread
             errors.append(e)
 

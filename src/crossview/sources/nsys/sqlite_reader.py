@@ -76,10 +76,12 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     hc = host.stage(src, duck, p)
     notes.extend(hc.notes)
     n_host = host.ingest(store, artifact_id)
+    store.compact()  # host_ops compressed before the GPU rows pile up (5 M kernels' peak)
     bar.phase("GPU activity")
     gc = gpu.stage(src, duck, p)
     if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
         gpu.ingest(store, artifact_id, gc)
+        store.compact()
     n_samples = 0
     if p.has(sp.SAMPLES):
         bar.phase("CPU samples")

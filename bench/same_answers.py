@@ -1,0 +1,75 @@
+"""Are the answers unchanged? `analyze --format json` of every shared capture, at a git ref
+and in this working tree, compared byte for byte.
+
+    python bench/same_answers.py [--ref main] [--data ../shared/data] [--keep DIR]
+
+The ref's `src/` is extracted with `git archive` into a temp folder and run with the same
+interpreter through PYTHONPATH, so only the code differs. Per capture: `same` (identical
+bytes), `same content, key order differs` (equal as sorted JSON: e.g. the vLLM metrics
+file, whose metric order varies from run to run even at one commit), `DIFF`, or the exit
+codes when either run failed differently. Exit 1 when any capture is DIFF.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def captures(data: Path) -> list[Path]:
+    return sorted(p for d in ("kineto", "nsys", "ncu", "metrics") if (data / d).is_dir()
+                  for p in (data / d).iterdir())
+
+
+def run(src: Path, capture: Path, out: Path) -> int:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    return subprocess.run([sys.executable, "-m", "crossview", "analyze", str(capture),
+                           "--format", "json", "-o", str(out)], env=env, cwd=REPO,
+                          capture_output=True, timeout=1800).returncode
+
+
+def compare(a: Path, b: Path) -> str:
+    if not (a.exists() and b.exists()):
+        return "same (no JSON either side)" if a.exists() == b.exists() else "DIFF (one side)"
+    if a.read_bytes() == b.read_bytes():
+        return "same"
+    ja, jb = json.loads(a.read_text()), json.loads(b.read_text())
+    if json.dumps(ja, sort_keys=True) == json.dumps(jb, sort_keys=True):
+        return "same content, key order differs"
+    return "DIFF"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ref", default="main")
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--keep", type=Path, help="write the JSON files here (else a temp dir)")
+    a = ap.parse_args(argv)
+    root = a.keep or Path(tempfile.mkdtemp(prefix="crossview-same-"))
+    base = root / "ref"
+    base.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", a.ref, "src"], cwd=REPO, check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+    bad = 0
+    for cap in captures(a.data):
+        outs = [root / side / f"{cap.name}.json" for side in ("at_ref", "here")]
+        for o in outs:
+            o.parent.mkdir(exist_ok=True)
+        rc = (run(base / "src", cap, outs[0]), run(REPO / "src", cap, outs[1]))
+        verdict = compare(*outs) if rc[0] == rc[1] else f"DIFF (exit {rc[0]} → {rc[1]})"
+        bad += verdict.startswith("DIFF")
+        print(f"{verdict:34s} {cap.name} (exit {rc[1]})")
+    print(f"{bad} capture(s) differ from {a.ref}; JSON in {root}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

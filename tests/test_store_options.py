@@ -1,0 +1,61 @@
+"""Store options: DuckDB threads (CROSSVIEW_THREADS, else the CPU affinity: taskset) and the
+compressed in-memory store the MCP server uses."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from crossview.analysis import analyze
+from crossview.errors import UsageError
+from crossview.render.json import as_dict
+from crossview.store import store as store_mod
+from crossview.store.store import Store, cursor_of
+
+
+def _threads(s: Store) -> int:
+    return int(s.sql("SELECT current_setting('threads')").fetchall()[0][0])
+
+
+def test_env_sets_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CROSSVIEW_THREADS", "1")
+    assert _threads(Store()) == 1
+    assert _threads(Store(threads=2)) == 2  # an explicit count wins (lake workers)
+
+
+@pytest.mark.parametrize("bad", ["x", "0", "-2"])
+def test_env_bad_value_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+    monkeypatch.setenv("CROSSVIEW_THREADS", bad)
+    with pytest.raises(UsageError, match="CROSSVIEW_THREADS"):
+        Store()
+
+
+def test_affinity_narrower_than_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CROSSVIEW_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert store_mod.default_threads() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
+    assert store_mod.default_threads() is None  # all cores: DuckDB's own default
+
+
+KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+MI300X = KINETO / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
+
+
+@pytest.mark.skipif(not MI300X.exists(), reason="../shared/data absent")
+def test_compressed_store_same_answers_and_cursors_see_it() -> None:
+    """The MCP server's compressed in-memory store: the same recap as the plain one, and a
+    cursor (a second connection: readers' threads, another filter) lands on its catalog."""
+    plain = as_dict(analyze([MI300X], store=Store(compress=False)))
+    comp_store = Store(compress=True)
+    comp = as_dict(analyze([MI300X], store=comp_store))
+    assert comp == plain
+    assert plain["metrics"]["kernel_time_ns"] == 10_674_517  # hand-summed (test_mcp.py)
+    cur = comp_store.cursor()
+    assert cur.sql("SELECT current_database()").fetchall() == [("cv",)]
+    assert cur.sql("SELECT count(*) FROM gpu_ops WHERE kind = 'kernel'").fetchall() == [(425,)]
+    assert cursor_of(Store(compress=False).con).execute("SELECT current_database()").fetchall() == [
+        ("memory",)]
