@@ -77,7 +77,9 @@ def predicted(row: dict[str, Any], m: MetricResult) -> dict[str, Any]:
     out: dict[str, Any] = {"expected_effect": row.get("expected_effect"), "delta_pct": None,
                            "basis": "the row's window_share, taken as the share of the "
                            "metric's time (GPU-bound upper bound)"}
-    if isinstance(s, int | float) and 0 <= s < 100 and m.direction in ("lower", "higher"):
+    if "effect" in row and row["effect"] is None:  # the synthesis made no prediction (issue 16)
+        out["basis"] = "not predicted by the synthesis: no predicted change to compare"
+    elif isinstance(s, int | float) and 0 <= s < 100 and m.direction in ("lower", "higher"):
         out["delta_pct"] = -float(s) if m.direction == "lower" else (
             100 * (1 / (1 - s / 100) - 1))
     else:
