@@ -77,10 +77,11 @@ class Lever:
         err = ab.get("prediction_error_pct_points")
         return (f"measured {m['delta_pct']:+.2f} % {m['metric']} (median {m['baseline_median']:.4g}"
                 f" → {m['variant_median']:.4g} {m['unit']}, {100 * m['ci_level']:g} % CI "
-                f"[{lo:+.2f}, {hi:+.2f}] %, n {m['n'][0]}+{m['n'][1]}); predicted "
-                + (f"{pred:+.1f} % ({p.get('expected_effect')}), error {err:+.2f} points"
+                f"[{lo:+.2f}, {hi:+.2f}] %, n {m['n'][0]}+{m['n'][1]}); "
+                + (f"predicted {pred:+.1f} % ({p.get('expected_effect')}), error "
+                   f"{err:+.2f} points"
                    if isinstance(pred, int | float) and isinstance(err, int | float)
-                   else str(p.get("expected_effect"))))
+                   else f"no predicted change to compare ({p.get('expected_effect')})"))
 
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "rank": self.rank, "lever": self.lever, "type": self.type,
