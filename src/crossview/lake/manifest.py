@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from crossview.errors import InputError, UsageError
+from crossview.sources.tempdirs import process_alive
 
 MANIFEST = "manifest.jsonl"
 LOCK = ".lock"
@@ -92,7 +93,7 @@ def repair(lake: Path) -> None:
         if not f.is_file() or f.is_symlink():
             continue
         m = _PARTFILE.match(f.name)
-        dead_part = m is not None and not _alive(int(m["pid"]))
+        dead_part = m is not None and not process_alive(int(m["pid"]))
         orphan = f.suffix == ".parquet" and f.relative_to(lake).as_posix() not in listed
         if dead_part or orphan:
             f.unlink(missing_ok=True)
@@ -101,14 +102,6 @@ def repair(lake: Path) -> None:
 _PARTFILE = re.compile(r"^\..+\.(?P<pid>\d+)\.part$")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid != 0
 
 
 def append(lake: Path, entries: list[Entry]) -> None:

@@ -94,6 +94,13 @@ def backward_output(name: str, dims: tuple[object, ...]
     return tuple(x), tuple(w), tuple(go[2:])  # type: ignore[arg-type]
 
 
+def _grad_passes(inp: OpInputs) -> int:
+    """Grads requested among input/weight: output_mask (arg 10); both when not recorded."""
+    mask = inp.concrete_at(10)
+    return 2 if not mask else sum(1 for f in mask.strip("[]").split(",")[:2]
+                                  if f.strip() == "True")
+
+
 def conv_bwd(inp: OpInputs) -> OpCost | None:
     """aten::convolution_backward(grad_out[N,K,P,Q], input[N,C,H,W], weight[K,C/g,R,S], …,
     output_mask). FLOPs = (number of requested grads among input/weight) × 2·N·K·(C/g)·R·S·P·Q.
@@ -101,9 +108,7 @@ def conv_bwd(inp: OpInputs) -> OpCost | None:
     go, x, w = inp.shape(0), inp.shape(1), inp.shape(2)
     if go is None or x is None or w is None:
         return None
-    mask = inp.concrete_at(10)
-    passes = 2 if not mask else sum(1 for f in mask.strip("[]").split(",")[:2]
-                                    if f.strip() == "True")
+    passes = _grad_passes(inp)
     if passes == 0:
         return None
     return _cost(inp, x, w, go[2:], passes, "conv_bwd")
@@ -118,9 +123,7 @@ def cudnn_conv_bwd(inp: OpInputs) -> OpCost | None:
     x, go, w = inp.shape(0), inp.shape(1), inp.shape(2)
     if go is None or x is None or w is None:
         return None
-    mask = inp.concrete_at(10)
-    passes = 2 if not mask else sum(1 for f in mask.strip("[]").split(",")[:2]
-                                    if f.strip() == "True")
+    passes = _grad_passes(inp)
     if passes == 0:
         return None
     return _cost(inp, x, w, go[2:], passes, "cudnn_conv_bwd")

@@ -21,7 +21,10 @@ def make(tag: str = "") -> str:
     return tempfile.mkdtemp(prefix=f"crossview-x{os.getpid()}-{safe}{'-' if safe else ''}")
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a pid ≤ 0 is never a live owner)."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -45,7 +48,7 @@ def sweep() -> list[Path]:
         return gone
     for d in entries:
         m = _NAME.match(d.name)
-        if m and int(m["pid"]) != os.getpid() and not _alive(int(m["pid"])) and d.is_dir() \
+        if m and int(m["pid"]) != os.getpid() and not process_alive(int(m["pid"])) and d.is_dir() \
                 and not d.is_symlink():
             shutil.rmtree(d, ignore_errors=True)
             gone.append(d)
