@@ -234,7 +234,8 @@ def test_inprocess_other_tools_resources_prompt(roots: tuple[Path, Path]) -> Non
             assert listing[1]["entries"] == []  # escape.json leads out of its root: hidden
             res = await c.read_resource("crossview://bundle/kineto")
             arts = json.loads(res.contents[0].text)["artifacts"]
-            assert any(a["path"] == str(TRACE) and a["status"] == "ok" for a in arts)
+            assert any(Path(a["path"]).resolve() == TRACE.resolve() and a["status"] == "ok"
+                       for a in arts)
             p = await c.get_prompt("cross_view", {"paths": str(TRACE)})
             text = p.messages[0].content.text
             assert str(TRACE) in text and "hot_traces" in text and "gpu_metrics" in text
