@@ -90,7 +90,7 @@ def one(path: Path, mode: str, repeat: int) -> dict[str, Any]:
     """Runs in the child: (ingest to a lake,) open, time every call; returns the numbers."""
     from crossview.mcp.cache import AnalysisCache
     from crossview.mcp.safety import Roots
-    from crossview.mcp.tools_other import OtherTools
+    from crossview.mcp.tools_unscoped import OtherTools
     from crossview.mcp.tools_views import ViewTools
 
     out: dict[str, Any] = {"input": str(path), "bytes": path.stat().st_size, "mode": mode}

@@ -1,4 +1,5 @@
-"""Steps and the time account (views/steps.py, views/account.py) on every real capture.
+"""Steps and the time account (views/device/steps.py, views/device/account.py) on every real
+capture.
 
 Exactness (per step, per device): busy rows + idle causes = wall; idle causes = idle within
 1 µs. Reference numbers come from ../shared/data/README.md (measured independently of

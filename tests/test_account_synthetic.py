@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from crossview.analysis import analyze
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
 
 US = 1000
 

@@ -24,8 +24,8 @@ from crossview.capture.plan import build, render_sh
 from crossview.capture.plan_k8s import render_k8s
 from crossview.capture.profiler import Schedule
 from crossview.capture.script import HOOK_DIR, child_env
-from crossview.model.context import Context
-from crossview.sources.metrics import host_jsonl
+from crossview.core.context import Context
+from crossview.sources.counters import host_jsonl
 from crossview.sources.registry import pick_reader
 from crossview.store.store import Store
 from crossview.synthesis.bundle import TOP_KEYS, load
@@ -204,7 +204,7 @@ class _NVML(FakeNVML):
 def test_samplers_with_gpus(tmp_path: Path) -> None:
     from crossview.capture.machine import probe
     from crossview.capture.samplers import NVML_FILE, Samplers
-    from crossview.sources.metrics import nvml_jsonl
+    from crossview.sources.counters import nvml_jsonl
 
     facts = probe(_NVML())
     assert (facts.driver, facts.cuda_driver) == ("570.86.15", "12.8")

@@ -19,7 +19,7 @@ import yaml
 
 import vllm_double
 from crossview.sources.bench import vllm_bench
-from crossview.sources.metrics import prometheus
+from crossview.sources.counters import prometheus
 from crossview.store.store import Store
 
 

@@ -1,12 +1,12 @@
-"""views/crossrank.py on SYNTHETIC per-rank summaries (no public trace records `Seq`, and
-order mismatches need hand-made call lists): sequence-number matching, count mismatches,
+"""views/distributed/crossrank.py on SYNTHETIC per-rank summaries (no public trace records
+`Seq`, and order mismatches need hand-made call lists): sequence-number matching, count mismatches,
 duplicate ranks, a missing rank, rank from a file name."""
 
 from __future__ import annotations
 
-from crossview.views.collectives import CollectiveCall
-from crossview.views.crossrank import MissingRank, merge_ranks
-from crossview.views.ranks import RankSummary, rank_from_name
+from crossview.views.distributed.collectives import CollectiveCall
+from crossview.views.distributed.crossrank import MissingRank, merge_ranks
+from crossview.views.distributed.ranks import RankSummary, rank_from_name
 
 MS = 1_000_000
 

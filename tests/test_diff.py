@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import oracle
-from crossview.experiments.kernel_names import normalize
-from crossview.knowledge.kernel_families import classify
+from crossview.kernels.families import classify
+from crossview.kernels.names import normalize
 
 REPO = Path(__file__).resolve().parents[1]
 KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"

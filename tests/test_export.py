@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import oracle
 from crossview.analysis import analyze
 from crossview.cli import app
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 A100_DDP = DATA / "kineto" / "hta_a100_ddp_resnet_nccl.json.gz"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from crossview.analysis import analyze
-from crossview.views.histogram import quantile
+from crossview.views.workload.histogram import quantile
 
 IDLE = Path(__file__).resolve().parents[2] / "shared/data/metrics/vllm_v1_metrics_idle.prom"
 needs = pytest.mark.skipif(not IDLE.exists(), reason="../shared/data absent")

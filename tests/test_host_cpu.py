@@ -1,4 +1,4 @@
-"""Host CPU samples (views/host_cpu.py, detectors/host_cpu.py, inventory host-cpu source).
+"""Host CPU samples (views/counters/host_cpu.py, detectors/host_cpu.py, inventory host-cpu source).
 
 1. A real CPU capture made here with `crossview.capture` on a tiny torch matmul loop: the view's
    numbers are recomputed independently from the written JSONL (json + statistics), then the
@@ -23,7 +23,7 @@ import pytest
 
 from crossview.analysis import analyze
 from crossview.capture import host_sampler
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
 from crossview.synthesis import bundle, inventory, synthesize
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -32,8 +32,8 @@ from hypothesis import strategies as st  # noqa: E402
 from crossview.analysis import analyze_store  # noqa: E402
 from crossview.errors import CrossviewError  # noqa: E402
 from crossview.sources import guard  # noqa: E402
+from crossview.sources.artifact_report import NOT_REJECTED  # noqa: E402
 from crossview.sources.registry import read_all  # noqa: E402
-from crossview.sources.report import NOT_REJECTED  # noqa: E402
 from crossview.store.store import Store  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

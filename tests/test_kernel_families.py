@@ -1,4 +1,4 @@
-"""Tests for crossview.knowledge.kernel_families on real kernel names from Kineto traces."""
+"""Tests for crossview.kernels.families on real kernel names from Kineto traces."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crossview.knowledge.kernel_families import FAMILIES, classify, classify_many
+from crossview.kernels.families import FAMILIES, classify, classify_many
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
 

@@ -21,10 +21,10 @@ import pytest
 
 from crossview.analysis import Analysis, analyze
 from crossview.errors import UsageError
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
 from crossview.sources.kineto import staging
 from crossview.store.store import Store
-from crossview.views.calltree import MISSING_FRAME, TreeNode
+from crossview.views.host.calltree import MISSING_FRAME, TreeNode
 
 REPO = Path(__file__).resolve().parents[1]
 CLI_TIMEOUT_S = 120

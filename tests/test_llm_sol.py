@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from crossview.cli import app
 from crossview.errors import InputError
-from crossview.knowledge import hardware, llm_sol, model_config
+from crossview.knowledge import hardware, model_config
+from crossview.sol import llm as llm_sol
 
 runner = CliRunner()
 H200_BW = 4.8e12  # sol_ceilings.yaml h200-sxm hbm_tb_s

@@ -21,7 +21,7 @@ from crossview.lake.fanout import Engine  # noqa: E402
 from crossview.lake.ingest import ingest  # noqa: E402
 from crossview.mcp.cache import AnalysisCache, FilterArg  # noqa: E402
 from crossview.mcp.safety import Refused, Roots  # noqa: E402
-from crossview.mcp.tools_other import OtherTools  # noqa: E402
+from crossview.mcp.tools_unscoped import OtherTools  # noqa: E402
 from crossview.mcp.tools_views import ViewTools  # noqa: E402
 
 KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from crossview.errors import InputError
-from crossview.sources.metrics import dcgmi, nvidia_smi, nvml_jsonl, prometheus
+from crossview.sources.counters import dcgmi, nvidia_smi, nvml_jsonl, prometheus
 from crossview.sources.registry import pick_reader, read_all
 from crossview.store.store import Store
 
@@ -197,10 +197,10 @@ def test_scrape_series_counters_become_rates(tmp_path: Path) -> None:
     assert rep.problems == []
     assert rows(st, "SELECT DISTINCT seq, ts_ns FROM metrics ORDER BY 1") == [
         (0, 1762438500 * 10**9), (1, 1762438560_500_000_000)]
-    from crossview.model.filter import Filter
-    from crossview.views.metric_scope import resolve_metrics
-    from crossview.views.scope import resolve
-    from crossview.views.serving import serving_summaries
+    from crossview.scope.counters import resolve_metrics
+    from crossview.scope.filter import Filter
+    from crossview.scope.resolve import resolve
+    from crossview.views.workload.serving import serving_summaries
     resolve_metrics(st, resolve(st, Filter()))
     s = next(x for x in serving_summaries(st) if x.model)
     c = s.counters["generation_tokens"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from crossview.analysis import Analysis, analyze
-from crossview.views.roofline import KernelRoofline
+from crossview.sol.roofline import KernelRoofline
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ncu"
 RTX5090 = DATA / "llm-perf-opt_rtx5090_deepseek-ocr"

@@ -198,7 +198,7 @@ def test_filters_reach_samples(tmp_path: Path) -> None:
         pytest.skip(SKIP)
     main_tid = q(sampled, "SELECT globalTid & 16777215, count(*) FROM COMPOSITE_EVENTS"
                           " GROUP BY 1 ORDER BY 2 DESC LIMIT 1")[0]
-    from crossview.model.filter import Filter
+    from crossview.scope.filter import Filter
     a = analyze([sampled], Filter(tid=str(main_tid[0])))
     assert a.views.cpu.samples == main_tid[1]  # 5,067 of 5,094 on the Julia main thread
     lo = q(sampled, "SELECT min(start) FROM COMPOSITE_EVENTS")[0][0]

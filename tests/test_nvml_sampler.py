@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from crossview.capture.nvml_sampler import run
-from crossview.sources.metrics import nvml_jsonl
+from crossview.sources.counters import nvml_jsonl
 from crossview.store.store import Store
 
 

@@ -19,8 +19,8 @@ from crossview.analysis import Analysis, analyze
 from crossview.detectors.kernel_inefficiency import attention_chains
 from crossview.render import json as json_render
 from crossview.render import markdown
-from crossview.views import op_ncu_agreement
-from crossview.views.op_roofline import OpGroup
+from crossview.sol import op_ncu_agreement
+from crossview.sol.op_roofline import OpGroup
 
 KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
 QWEN = KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"

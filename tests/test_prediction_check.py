@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from crossview.model.measurement import Measurement
+from crossview.core.measurement import Measurement
 from crossview.synthesis.ledger import Lever
 from crossview.synthesis.prediction_check import predicted_pct
 

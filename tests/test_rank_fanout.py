@@ -20,7 +20,7 @@ import multirank_job
 from crossview.analysis import analyze
 from crossview.lake.fanout import Engine, fan_out
 from crossview.lake.rank_task import ExplainResult, ExplainTask, RankTask, explain_file
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
 from test_lake import cli
 from test_multirank import A100_DDP, DELAY_US, FROM, STRAGGLER, need
 
@@ -190,7 +190,7 @@ def test_dead_worker_is_a_missing_rank() -> None:
     """A worker killed mid-task (lake/fanout.py on_error) → a rejected report → a missing
     rank named from the file name, as for a corrupt file."""
     from crossview.lake.rank_fanout import _died
-    from crossview.views.rank_job import Rejected, missing_ranks
+    from crossview.views.distributed.rank_job import Rejected, missing_ranks
 
     r = _died(RankTask("/x/job-rank-7.json.gz", Filter()), "its worker process died")
     assert r.summary is None and r.report.status == "error"

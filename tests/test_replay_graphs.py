@@ -151,7 +151,7 @@ def test_kernel_to_a_fraction_of_its_roofline() -> None:
 
 
 def test_findings_of_one_lever_share_one_replay() -> None:
-    from crossview.model.finding import Finding
+    from crossview.core.finding import Finding
     from crossview.replay.findings import annotate
 
     def finding(pattern: str) -> Finding:

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from crossview.cli import app
 from crossview.render.html.esc import data_script
 from crossview.render.html.flame import count_nodes, flame_data
-from crossview.views.calltree import CallTree, TreeNode
+from crossview.views.host.calltree import CallTree, TreeNode
 
 runner = CliRunner()
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -228,7 +228,7 @@ def test_bad_stack_files_one_line_each_rest_analyzed(tmp_path: Path) -> None:
 
 
 def test_window_leaves_untimed_samples_out_and_says_so() -> None:
-    from crossview.model.filter import Filter
+    from crossview.scope.filter import Filter
 
     v = analyze([GOOD], Filter(window_ns=(0, 1000))).views
     assert v is not None and v.metrics.cpu_samples == 0

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from crossview.analysis import analyze
-from crossview.model.filter import Filter
 from crossview.render import markdown
+from crossview.scope.filter import Filter
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "stacks"
 FOLDED = FIX / "pyspy_work.folded"
@@ -170,7 +170,7 @@ def test_gpu_folded_goes_to_the_gpu_view(h100_gpu_folded) -> None:
     assert v.metrics.cpu_samples == 0 and not v.metrics.devices
     # the kernel time of the trace, and the same per-family split (kernel leaves → family)
     assert v.metrics.gpu_sampled_ns == trace.views.metrics.kernel_time_ns == 45_432_698
-    from crossview.views.sampled import gpu_families
+    from crossview.views.host.sampled import gpu_families
 
     fams = {f: t for f, t, _ in gpu_families(v.gpu)}
     assert fams == {f.family: f.time_ns for f in trace.views.families}

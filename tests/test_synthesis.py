@@ -150,8 +150,8 @@ def test_cli_persists_deterministically_and_keeps_ab_outcomes(tmp_path: Path) ->
     assert norm(js1, s1.stamp) == norm(js2, s2.stamp)
 
     # an A/B marked the lever tried-null in the synthesis JSON (what `crossview ab --ledger`
-    # does through experiments/ledger.py): a re-synthesis keeps it
-    from crossview.experiments.ledger import read_ledger, rows_of
+    # does through synthesis/ledger_update.py): a re-synthesis keeps it
+    from crossview.synthesis.ledger_update import read_ledger, rows_of
     data = read_ledger(js2)
     row = rows_of(data)[0]
     rec = {"verdict": "null", "reason": "noise", "failed_gates": []}  # every gate passed
@@ -291,7 +291,7 @@ def test_vllm_experiment_commands_come_from_the_yaml_templates(tmp_path: Path) -
 
 
 def test_measurement_comparison_refuses_differing_context() -> None:
-    from crossview.model.measurement import Measurement, compare
+    from crossview.core.measurement import Measurement, compare
     a = Measurement(3744.0, "ns", "d.csv", {"model": "m", "hardware": "rtx-5090",
                                              "phase": "decode", "tool": "nsys"})
     b = Measurement(6750.0, "ns", "k.csv", {"model": "m", "hardware": "h100",

@@ -1,4 +1,4 @@
-"""Trace and metrics on one clock (artifacts.clock_epoch_ns, views/trace_clock.py).
+"""Trace and metrics on one clock (artifacts.clock_epoch_ns, scope/trace_clock.py).
 
 Real traces, checked by hand with gzip+json (and recomputed below):
 - hta_a100_ddp_resnet_nccl: baseTimeNanoseconds 1711964646000000000, first ts 4458676388068.751
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from crossview.analysis import analyze
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 from crossview.synthesis.bundle import load

@@ -1,4 +1,4 @@
-"""Tree processors (views/tree_ops.py) on hand-built trees, and in the real Markdown recap."""
+"""Tree processors (views/host/tree_ops.py) on hand-built trees, and in the real Markdown recap."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from crossview.analysis import analyze
 from crossview.render import markdown
-from crossview.views import tree_ops
-from crossview.views.calltree import TreeNode
+from crossview.views.host import tree_ops
+from crossview.views.host.calltree import TreeNode
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
 W0 = DATA / "kineto_v100_resnet50_workers0.pt.trace.json.gz"

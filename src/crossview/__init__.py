@@ -15,14 +15,14 @@ if TYPE_CHECKING:
     from crossview.api import diff as diff
     from crossview.api import synthesize as synthesize
     from crossview.api import to_json as to_json
-    from crossview.model.filter import Filter as Filter
     from crossview.schema import SCHEMA_VERSION as SCHEMA_VERSION
+    from crossview.scope.filter import Filter as Filter
 
 __all__ = ["SCHEMA_VERSION", "Analysis", "Filter", "ab", "analyze", "capture", "diff",
            "synthesize", "to_json"]
 
 _API = {"analyze": "crossview.api", "synthesize": "crossview.api", "diff": "crossview.api",
-        "ab": "crossview.api", "to_json": "crossview.api", "Filter": "crossview.model.filter",
+        "ab": "crossview.api", "to_json": "crossview.api", "Filter": "crossview.scope.filter",
         "Analysis": "crossview.analysis", "SCHEMA_VERSION": "crossview.schema"}
 
 

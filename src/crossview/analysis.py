@@ -10,16 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.core.finding import Finding
 from crossview.detectors import run_all
 from crossview.knowledge.thresholds import Thresholds, defaults
-from crossview.model.filter import Filter
-from crossview.model.finding import Finding
+from crossview.scope.filter import Filter
+from crossview.scope.resolve import resolve
+from crossview.sources.artifact_report import NOT_REJECTED, USABLE, ArtifactReport
 from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
-from crossview.sources.report import NOT_REJECTED, USABLE, ArtifactReport
 from crossview.store.store import Store
-from crossview.views.rank_job import Rejected
-from crossview.views.scope import resolve
+from crossview.views.distributed.rank_job import Rejected
 from crossview.views.views import Views
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from crossview.capture.machine import MachineFacts
-from crossview.model.context import Context
+from crossview.core.context import Context
 
 FILENAME = "bundle.yaml"
 

@@ -1,5 +1,5 @@
 """Sample host CPU utilization from /proc/stat (and memory from /proc/meminfo) to JSON lines —
-the format sources/metrics/host_jsonl.py reads (spec: docs/input-formats.md).
+the format sources/counters/host_jsonl.py reads (spec: docs/input-formats.md).
 
     python -m crossview.capture.host_sampler -o host.jsonl --interval-ms 500 --duration-s 60
 

@@ -1,4 +1,4 @@
-"""Sample NVML counters to JSON lines — the format sources/metrics/nvml_jsonl.py reads
+"""Sample NVML counters to JSON lines — the format sources/counters/nvml_jsonl.py reads
 (spec: docs/input-formats.md).
 
     pip install 'crossview[nvml]'        # nvidia-ml-py, NVIDIA's NVML bindings

@@ -32,7 +32,7 @@ from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
-    from crossview.model.filter import Filter
+    from crossview.scope.filter import Filter
 
 
 @app.command()

@@ -88,9 +88,9 @@ def ab(
     """A/B of benchmark trials: medians, CI, p, verdict (win/loss/null/insufficient)."""
     from crossview.experiments.ab import run_ab
     from crossview.experiments.gates import NodeClaim
-    from crossview.experiments.ledger import read_ledger, update_ledger
     from crossview.knowledge.thresholds import defaults
     from crossview.render import ab as table
+    from crossview.synthesis.ledger_update import read_ledger, update_ledger
 
     try:
         if (ledger is None) != (lever is None):

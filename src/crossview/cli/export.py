@@ -23,7 +23,7 @@ from crossview.cli.filter_options import (
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 
 if TYPE_CHECKING:
-    from crossview.views.calltree import CallTree
+    from crossview.views.host.calltree import CallTree
     from crossview.views.views import Views
 
 

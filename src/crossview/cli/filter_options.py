@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from crossview.cli.app import parse_window
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
 
 DeviceOpt = Annotated[int | None, typer.Option(help="Only this GPU (device id).")]
 StreamOpt = Annotated[int | None, typer.Option(help="Only this CUDA stream.")]

@@ -16,7 +16,7 @@ from crossview.errors import CrossviewError, UsageError
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
-    from crossview.model.filter import Filter
+    from crossview.scope.filter import Filter
 
 LakeOpt = Annotated[Path | None, typer.Option(
     "--lake", help="Read this perf-lake (see `crossview ingest`) instead of trace files.")]

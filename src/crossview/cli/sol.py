@@ -28,7 +28,7 @@ def sol(
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """LLM speed-of-light: lower bounds on prefill, TTFT, TPOT, tokens/s (and % of SoL)."""
-    from crossview.views import sol_cmd
+    from crossview.sol import command as sol_cmd
 
     try:
         text = sol_cmd.run(model, hardware, dtype=dtype, kv_dtype=kv_dtype, tp=tp, batch=batch,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from crossview.core.finding import Finding
 from crossview.detectors import (
     account_rules,
     below_roofline,
@@ -36,7 +37,6 @@ from crossview.detectors import (
     utilization_regime,
 )
 from crossview.detectors.declare import Declaration
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 # One line per detector; a new pattern is one new module plus one line here.

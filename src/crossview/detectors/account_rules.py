@@ -1,4 +1,4 @@
-"""Rules that keep findings consistent with the time account (views/account.py):
+"""Rules that keep findings consistent with the time account (views/device/account.py):
 
 - a detector that only summarizes account causes (gpu-gap, low-gpu-utilization, sync-memcpy,
   …) is a note (info): the owners of those causes carry the severity;
@@ -9,10 +9,10 @@
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import causes
-from crossview.model.finding import Finding
-from crossview.views.account import Account
+from crossview.views.device.account import Account
 
 
 def apply(acc: Account, found: list[Finding], decl_of: dict[int, Declaration]) -> None:

@@ -1,4 +1,4 @@
-"""A finding's share from its own slice of the time account (views/account.py).
+"""A finding's share from its own slice of the time account (views/device/account.py).
 
 Shares are of the mean steady-state step's wall time, so no two findings charge the same
 nanoseconds when each owns different causes (detectors/declare.py)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossview.views.account import CauseSlice, FrameNs
+from crossview.views.device.account import CauseSlice, FrameNs
 from crossview.views.views import Views
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
-from crossview.views.roofline import KernelRoofline
+from crossview.sol.roofline import KernelRoofline
 from crossview.views.views import Views
 
 PATTERN = "below-roofline"

@@ -7,11 +7,11 @@ the fix says how to capture the steady state."""
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import artifact_kinds, evidence, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "capture-window"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from crossview.core.finding import Evidence, Severity
 from crossview.knowledge import evidence_tables
-from crossview.model.finding import Evidence, Severity
 from crossview.units import duration
 from crossview.views.views import Views
 

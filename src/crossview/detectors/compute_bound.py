@@ -6,10 +6,10 @@ throughput near 100% alone is reported as such, not as a roofline (conventions.m
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "compute-bound"

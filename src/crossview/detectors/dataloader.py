@@ -1,19 +1,19 @@
 """dataloader-starved: the GPU idles while the input pipeline runs.
 
-With a time account (views/account.py) the share is the account's `data_loading` slice of the
+With a time account (views/device/account.py) the share is the account's `data_loading` slice of the
 steady-state step: GPU idle while the launching thread was inside DataLoader frames, no other
 finding charges it. Without one (no kernels in steps), the GPU idle inside DataLoader
 intervals over the kernel span."""
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import frames
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
-from crossview.views.callers import user_frame_above
+from crossview.views.host.callers import user_frame_above
 from crossview.views.views import Views
 
 PATTERN = "dataloader-starved"

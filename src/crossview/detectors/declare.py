@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from crossview.model.finding import Finding
+from crossview.core.finding import Finding
 from crossview.views.views import Views
 
 
@@ -16,7 +16,7 @@ from crossview.views.views import Views
 class Declaration:
     patterns: tuple[str, ...]
     detect: Callable[[Views], list[Finding]]
-    causes: tuple[str, ...] = ()  # account causes (views/account.py) whose time it charges
+    causes: tuple[str, ...] = ()  # account causes (views/device/account.py) whose time it charges
     thresholds: tuple[str, ...] = ()  # thresholds.yaml keys, or "file.yaml:key"
     fix_keys: tuple[str, ...] = ()  # fixes.yaml keys
     # causes owned only in one launch-queue regime (the other regime's owner is named):

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from crossview.core.finding import Finding
 from crossview.knowledge import engine_flags
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 _SENTENCE = re.compile(r"(?<=\.)\s+(?=[A-Z`])")

@@ -7,11 +7,11 @@ can re-query them with `--window`. Kernels, memcpy and memset all count as GPU w
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.common import evidence, ms, pct, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
-from crossview.views import gpu_activity
+from crossview.views.device import gpu_activity
 from crossview.views.views import Views
 
 PATTERN = "gpu-gap"

@@ -1,6 +1,6 @@
 """gpu-idle: the GPU waits on the host (busy share of the kernel span, idle by cause).
 
-With a time account (views/account.py) gpu-idle is a symptom that the account table beside
+With a time account (views/device/account.py) gpu-idle is a symptom that the account table beside
 the metrics already summarizes cause by cause (the causes are their own findings). It
 charges only two slices itself:
 `gpu_dependency` (work already queued, the GPU waiting on a GPU-side dependency) and
@@ -9,11 +9,11 @@ idle time, with the capture that would explain it as the fix."""
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, ms, pct, severity
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "gpu-idle"

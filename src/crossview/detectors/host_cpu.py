@@ -1,4 +1,4 @@
-"""Host CPU samples (views/host_cpu.py, rigor L3) as evidence about a waiting GPU.
+"""Host CPU samples (views/counters/host_cpu.py, rigor L3) as evidence about a waiting GPU.
 
 `detect` emits `host-cpu-pinned` (one core saturated while the others idle: a single-threaded
 host loop) or `cpu-oversubscribed` (every CPU busy: more runnable threads than cores) — only
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crossview.core.finding import Evidence, Finding
 from crossview.detectors.common import evidence, pct
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Evidence, Finding
-from crossview.views.gpu_metrics import util
-from crossview.views.host_cpu import HostCpu, HostWindow
+from crossview.views.counters.device_counters import util
+from crossview.views.counters.host_cpu import HostCpu, HostWindow
 from crossview.views.views import Views
 
 PINNED = "host-cpu-pinned"

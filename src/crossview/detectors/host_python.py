@@ -10,12 +10,12 @@ launching threads (a proportional attribution, stated as such).
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "host-python-overhead"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossview.core.finding import Evidence, Finding, Severity
 from crossview.detectors.common import severity, short
-from crossview.model.finding import Evidence, Finding, Severity
+from crossview.sol.roofline import KernelRoofline
 from crossview.units import bandwidth, duration, flop_rate, size
-from crossview.views.roofline import KernelRoofline
 from crossview.views.views import Views
 
 MAX_NAMED = 3  # kernels named in one finding's observation

@@ -1,6 +1,6 @@
 """kernel-inefficiency (analytic): big ops far below their roofline, with the likely reason.
 
-Reads views/op_roofline.py (FLOPs and bytes from recorded shapes). An op group with FLOPs
+Reads sol/op_roofline.py (FLOPs and bytes from recorded shapes). An op group with FLOPs
 whose share of kernel time is at least `inefficient_min_share` and which runs under
 `inefficient_max_pct` of its roofline is named with the reason its shape or dtype suggests:
 no tensor-core ceiling for the dtype, small or odd GEMM dims (knowledge/op_roofline.yaml).
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 
+from crossview.core.finding import Evidence, Finding
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Evidence, Finding
+from crossview.sol.op_roofline import OpGroup, limits
 from crossview.units import duration
-from crossview.views.op_roofline import OpGroup, limits
 from crossview.views.views import Views
 
 PATTERN = "kernel-inefficiency"

@@ -7,11 +7,11 @@ warning sign (yellow). Swapped requests (vLLM V0) count as preempted.
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.common import pct
 from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import ev, where
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "kv-cache-pressure"

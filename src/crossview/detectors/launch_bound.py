@@ -1,6 +1,6 @@
 """kernel-launch-bound and cuda-graphs-missing: the host never gets ahead of the GPU.
 
-With a time account (views/account.py): kernel-launch-bound owns the `launch_overhead` slice
+With a time account (views/device/account.py): kernel-launch-bound owns the `launch_overhead` slice
 and, when the launch queue is empty at most launches (the host never got ahead), the
 `cpu_dispatch` slice too — then host-python-overhead yields it. A 🔴 needs that empty queue:
 a deep queue between a few long host stalls is not launch-bound, whatever the kernel sizes.
@@ -10,11 +10,11 @@ still launched one by one instead of saying "enable CUDA graphs".
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "kernel-launch-bound"

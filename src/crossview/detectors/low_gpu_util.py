@@ -6,11 +6,11 @@ span-wide busy % of gpu-idle cannot.
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.common import evidence, ms, pct
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
-from crossview.views import gpu_activity
+from crossview.views.device import gpu_activity
 from crossview.views.views import Views
 
 PATTERN = "low-gpu-utilization"

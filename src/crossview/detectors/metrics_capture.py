@@ -7,11 +7,11 @@ Info only: an idle capture is a capture problem to fix (conventions §5), never 
 
 from __future__ import annotations
 
+from crossview.core.finding import Evidence, Finding
 from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import ev
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Evidence, Finding
-from crossview.views.gpu_metrics import util
+from crossview.views.counters.device_counters import util
 from crossview.views.views import Views
 
 PATTERN = "capture-window"

@@ -1,15 +1,16 @@
 """nccl-collective-bound, cross-rank: a straggler rank makes the others wait in collectives.
 
-Reads the cross-rank analysis (views/crossrank.py); one finding per straggler rank, naming
-the rank, the collective with the largest skew, and what the rank did in the wait window.
+Reads the cross-rank analysis (views/distributed/crossrank.py); one finding per straggler
+rank, naming the rank, the collective with the largest skew, and what the rank did in the
+wait window.
 """
 
 from __future__ import annotations
 
+from crossview.core.finding import Evidence, Finding
 from crossview.detectors.common import ms, pct, severity
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Evidence, Finding
 from crossview.views.views import Views
 
 PATTERN = "nccl-collective-bound"

@@ -1,6 +1,6 @@
 """memory-bandwidth-bound (analytic): memory-bound ops already near the DRAM ceiling.
 
-Reads views/op_roofline.py. Op groups that the roofline calls memory-bound and that move
+Reads sol/op_roofline.py. Op groups that the roofline calls memory-bound and that move
 bytes at `memory_near_pct` or more of the GPU's DRAM bandwidth cannot go faster by better
 math: the lever is fewer bytes (fusion, lower precision, quantized weights). Fires when their
 share of kernel time reaches `memory_min_share` (knowledge/op_roofline.yaml). Stays silent
@@ -9,11 +9,11 @@ when Nsight Compute rows are in scope (detectors/memory_bound.py speaks from cou
 
 from __future__ import annotations
 
+from crossview.core.finding import Evidence, Finding
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Evidence, Finding
+from crossview.sol.op_roofline import limits
 from crossview.units import bandwidth, duration
-from crossview.views.op_roofline import limits
 from crossview.views.views import Views
 
 PATTERN = "memory-bandwidth-bound"

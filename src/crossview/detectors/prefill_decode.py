@@ -9,11 +9,11 @@ off; yellow otherwise (chunking on but a step budget too large still interferes)
 
 from __future__ import annotations
 
+from crossview.core.finding import Evidence, Finding
 from crossview.detectors.common import pct
 from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import ev, fmt_s, where
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Evidence, Finding
 from crossview.views.views import Views
 
 PATTERN = "prefill-decode-interference"

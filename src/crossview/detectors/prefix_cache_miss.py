@@ -8,10 +8,10 @@ engine served requests is an info note.
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import ev, where
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "prefix-cache-miss"

@@ -8,13 +8,13 @@ reading is at most yellow (one instant is not a steady state).
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding, Severity
 from crossview.detectors.common import pct, severity
 from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import batch_cap, ev, fmt_s, where
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding, Severity
-from crossview.views.serving import ServingSummary
 from crossview.views.views import Views
+from crossview.views.workload.serving import ServingSummary
 
 PATTERN = "queue-saturation"
 _RANK = {"red": 2, "yellow": 1, None: 0}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from crossview.model.finding import Evidence
-from crossview.views.serving import ServingSummary
+from crossview.core.finding import Evidence
 from crossview.views.views import Views
+from crossview.views.workload.serving import ServingSummary
 
 
 def where(s: ServingSummary) -> str:

@@ -6,11 +6,11 @@ on device memory it returns at once, so those are not flagged.
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors.common import evidence, ms, pct
 from crossview.detectors.declare import Declaration
 from crossview.detectors.sync_copy import measure
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
 from crossview.views.views import Views
 
 PATTERN = "sync-memset"

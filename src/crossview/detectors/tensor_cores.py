@@ -7,13 +7,13 @@ ridge point (peak FP32 FLOP/s ÷ peak DRAM bytes/s), or it is compute-bound. A G
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import hardware
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Finding
+from crossview.sol.roofline import KernelRoofline
 from crossview.units import flop_rate
-from crossview.views.roofline import KernelRoofline
 from crossview.views.views import Views
 
 PATTERN = "tensor-cores-unused"

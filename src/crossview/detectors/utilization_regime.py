@@ -10,10 +10,10 @@ these are DRAFT pointers to confirm with a trace or ncu.
 
 from __future__ import annotations
 
+from crossview.core.finding import Evidence, Finding
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.model.finding import Evidence, Finding
-from crossview.views.gpu_metrics import DeviceCounters, util
+from crossview.views.counters.device_counters import DeviceCounters, util
 from crossview.views.views import Views
 
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from crossview.analysis import Analysis
 from crossview.experiments.account_diff import AccountDiff, explain
-from crossview.experiments.kernel_names import normalize
+from crossview.kernels.names import normalize
 
 _KERNELS_SQL = (
     "SELECT name, family, count(*), sum(dur_ns) FROM f_gpu WHERE kind = 'kernel'"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from crossview.views.calltree import CallTree, TreeNode
+from crossview.views.host.calltree import CallTree, TreeNode
 
 
 def label(n: TreeNode) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from crossview.export import folded
-from crossview.views.calltree import CallTree
+from crossview.views.host.calltree import CallTree
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 

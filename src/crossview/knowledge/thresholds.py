@@ -35,7 +35,7 @@ class Thresholds:
     gpu_util_chunks: int
     gpu_util_low_share: float
     nsys_rule_yellow_share: float
-    # per-kernel speed of light (ncu, rigor L4): views/roofline.py, detectors on kernels
+    # per-kernel speed of light (ncu, rigor L4): sol/roofline.py, detectors on kernels
     sol_latency_max_pct: float
     sol_bottleneck_gap_pct: float
     sol_high_pct: float
@@ -66,13 +66,13 @@ class Thresholds:
     ab_min_trials: int
     ab_ci_level: float
     ab_bootstrap_resamples: int
-    # cross-rank analysis (views/crossrank.py): straggler rank per collective
+    # cross-rank analysis (views/distributed/crossrank.py): straggler rank per collective
     straggler_min_skew_ns: int
     straggler_min_late_share: float
     straggler_gpu_busy_share: float
     # Kineto host-event nesting batch (sources/kineto/host_nesting.py): bounds its memory
     kineto_nest_batch_rows: int
-    # host CPU samples (views/host_cpu.py, detectors/host_cpu.py)
+    # host CPU samples (views/counters/host_cpu.py, detectors/host_cpu.py)
     host_core_pinned_pct: float
     host_cpu_oversub_pct: float
     host_iowait_high_pct: float

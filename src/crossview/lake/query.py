@@ -15,7 +15,7 @@ from pathlib import Path
 from crossview.errors import InputError, UsageError
 from crossview.lake import manifest
 from crossview.lake.columns import columns
-from crossview.sources.report import ArtifactReport
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.schema import TABLES
 from crossview.store.store import Store
 

@@ -27,16 +27,16 @@ from crossview.lake.rank_task import (
     explain_file,
     summarize_file,
 )
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
+from crossview.scope.resolve import resolve
 from crossview.sources import archive
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import discover, read_all
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
-from crossview.views import straggler_cause
-from crossview.views.crossrank import RankAnalysis, Straggler, merge_ranks
-from crossview.views.rank_job import Rejected, missing_ranks
-from crossview.views.scope import resolve
+from crossview.views.distributed import straggler_cause
+from crossview.views.distributed.crossrank import RankAnalysis, Straggler, merge_ranks
+from crossview.views.distributed.rank_job import Rejected, missing_ranks
 from crossview.views.views import Views
 
 

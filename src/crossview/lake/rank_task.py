@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crossview.errors import UsageError
-from crossview.model.filter import Filter
-from crossview.sources.report import ArtifactReport
+from crossview.scope.filter import Filter
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.store import Store
-from crossview.views import ranks, straggler_cause
+from crossview.views.distributed import ranks, straggler_cause
 
-# readers whose files carry one rank's timeline (as views/rank_job.py)
+# readers whose files carry one rank's timeline (as views/distributed/rank_job.py)
 TRACE_KINDS = ("kineto", "nsys")
 
 
@@ -61,8 +61,8 @@ def _open(task: RankTask) -> tuple[Store, ArtifactReport, int | None]:
     """The worker's store with this one file read and the filter resolved (f_gpu/f_host);
     the artifact id when the file is an ok trace. Past the memory limit the store spills to
     its temp folder instead of failing (bounded memory)."""
+    from crossview.scope.resolve import resolve
     from crossview.sources.registry import read_all
-    from crossview.views.scope import resolve
 
     store = Store(threads=task.threads, memory_limit=task.memory_limit)
     reps = read_all([Path(task.path)], store)

@@ -22,9 +22,9 @@ from crossview.analysis import Analysis, analyze_store
 from crossview.errors import CrossviewError
 from crossview.mcp.fingerprint import Hashes, is_lake
 from crossview.mcp.safety import Refused, Roots
-from crossview.model.filter import Filter
+from crossview.scope.filter import Filter
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.registry import read_all
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 

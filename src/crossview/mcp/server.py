@@ -9,8 +9,8 @@ from crossview.mcp import guarded, resources
 from crossview.mcp.cache import AnalysisCache
 from crossview.mcp.safety import Roots
 from crossview.mcp.tools_ops import OpTools
-from crossview.mcp.tools_other import OtherTools
 from crossview.mcp.tools_synthesis import SynthesisTools
+from crossview.mcp.tools_unscoped import OtherTools
 from crossview.mcp.tools_views import ViewTools
 from crossview.mcp.tools_whatif import WhatIfTools
 from crossview.sources import guard

@@ -1,5 +1,6 @@
-"""MCP tools over the analytic per-op roofline and transfer bandwidth (views/op_roofline.py,
-views/comm_bandwidth.py): the same numbers as the recap's tables and JSON `ops`/`transfers`."""
+"""MCP tools over the analytic per-op roofline and transfer bandwidth (sol/op_roofline.py,
+views/distributed/comm_bandwidth.py): the same numbers as the recap's tables and JSON
+`ops`/`transfers`."""
 
 from __future__ import annotations
 

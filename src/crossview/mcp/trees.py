@@ -1,6 +1,6 @@
 """Call trees cut for an agent: top-N pruned trees, folded stacks, hottest frames.
 
-Reads views/calltree.py CallTree only; shares are of the tree's total time in scope."""
+Reads views/host/calltree.py CallTree only; shares are of the tree's total time in scope."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import Any
 
 from crossview.export import folded as folded_export
-from crossview.views.calltree import CallTree, TreeNode
+from crossview.views.host.calltree import CallTree, TreeNode
 
 _label = folded_export.label  # kernel leaves read as arrows
 

@@ -1,4 +1,4 @@
-"""Markdown: the step table and the time account (views/steps.py, views/account.py).
+"""Markdown: the step table and the time account (views/device/steps.py, views/device/account.py).
 
 Format only: every number comes from the views; cut-offs from steps.yaml / account.yaml.
 """
@@ -11,8 +11,8 @@ from crossview.knowledge import causes
 from crossview.knowledge.fixes import fix_for
 from crossview.knowledge.steps_rules import rules as step_rules
 from crossview.units import duration as _ms
-from crossview.views.account import Account, CauseSlice
-from crossview.views.steps import Step, StepSet
+from crossview.views.device.account import Account, CauseSlice
+from crossview.views.device.steps import Step, StepSet
 from crossview.views.views import Views
 
 

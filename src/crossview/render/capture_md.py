@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossview.scope.samples import untimed_samples
 from crossview.units import duration as _ms
-from crossview.views.sample_scope import untimed_samples
 from crossview.views.views import Views
 
 SUMMARY_ROWS = 8

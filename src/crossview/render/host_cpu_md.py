@@ -1,10 +1,10 @@
-"""Markdown lines for host CPU samples (views/host_cpu.py) in the metrics-first block.
+"""Markdown lines for host CPU samples (views/counters/host_cpu.py) in the metrics-first block.
 Formats only; the numbers and the regime come from the view."""
 
 from __future__ import annotations
 
 from crossview.knowledge.thresholds import Thresholds
-from crossview.views.host_cpu import HostCpu, HostWindow
+from crossview.views.counters.host_cpu import HostCpu, HostWindow
 
 MAX_CORES_LISTED = 8  # more cores: the busiest few and a count
 

@@ -8,7 +8,7 @@ import msgspec
 
 from crossview.analysis import Analysis
 from crossview.schema import versioned
-from crossview.sources.report import ArtifactReport
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.views.views import Views
 
 
@@ -29,7 +29,7 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         ] if v else [],
         # nsys stats CSV reports: summary-only evidence (no timeline), labelled per report
         "summaries": [s.to_dict() for s in v.summaries] if v else [],
-        # ncu per-kernel roofline rows (rigor L4): views/roofline.py KernelRoofline
+        # ncu per-kernel roofline rows (rigor L4): sol/roofline.py KernelRoofline
         "kernels": [k.to_dict() for k in v.kernels] if v else [],
         # workload metrics (rigor L3): per-device counters, serving-engine summaries
         # (gauges, counters, histogram quantiles), benchmark arms with their Context
@@ -37,20 +37,20 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         # per-device counters as % of sol_ceilings.yaml ceilings + verdicts (workload_sol.py)
         "workload_sol": [s.to_dict() for s in v.workload_sol] if v else [],
         "engine": v.engine if v else None,
-        # multi-rank jobs (views/crossrank.py): per-rank GPU/communication summary, the
+        # multi-rank jobs (views/distributed/crossrank.py): per-rank GPU/communication summary, the
         # straggler ranks with the cause, and how ranks were aligned (clock, partial, missing)
         "ranks": [r.to_dict() for r in v.ranks.ranks] if v and v.ranks else [],
         "stragglers": [s.to_dict() for s in v.ranks.stragglers] if v and v.ranks else [],
         "rank_analysis": v.ranks.to_dict() if v and v.ranks else None,
         # analyze --workers/--dask: engine, the rank the single-rank parts describe, worker RSS
         "fanout": a.fanout.to_dict() if a.fanout else None,
-        # analytic per-op roofline from recorded shapes (views/op_roofline.py): groups,
+        # analytic per-op roofline from recorded shapes (sol/op_roofline.py): groups,
         # unmodeled kernel time, the once-said note, analytic-vs-ncu FLOP agreement
         "ops": v.op_roofline.to_dict() if v and v.metrics.kernel_count else None,
-        # collective algbw/busbw and copy bytes/s (views/comm_bandwidth.py)
+        # collective algbw/busbw and copy bytes/s (views/distributed/comm_bandwidth.py)
         "transfers": v.comm_bandwidth.to_dict() if v and v.metrics.kernel_count else None,
         "findings": [f.to_dict() for f in a.findings],
-        # issue 15: steps (views/steps.py) and the time account (views/account.py)
+        # issue 15: steps (views/device/steps.py) and the time account (views/device/account.py)
         "steps": v.steps.to_dict() if v else None,
         "account": (v.account.to_dict() if v.account else None) if v else None,
     }

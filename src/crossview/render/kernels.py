@@ -1,6 +1,6 @@
 """The per-kernel roofline table (ncu, rigor L4): `crossview kernels` and a recap section.
 
-Formats views/roofline.py rows; computes nothing. Every number carries its unit; the notes
+Formats sol/roofline.py rows; computes nothing. Every number carries its unit; the notes
 under the table say which ceilings the percentages are against (sol_ceilings.yaml and the
 datasheet it cites), what each capture did not collect, and what ncu's own rules said.
 """
@@ -13,9 +13,9 @@ from typing import Any
 import msgspec
 
 from crossview.analysis import Analysis
-from crossview.model.finding import Finding
+from crossview.core.finding import Finding
+from crossview.sol.roofline import KernelRoofline
 from crossview.units import bandwidth, duration, flop_rate, size
-from crossview.views.roofline import KernelRoofline
 from crossview.views.views import Views
 
 ROOFLINE_PATTERNS = ("memory-bandwidth-bound", "compute-bound", "below-roofline",

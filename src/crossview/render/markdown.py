@@ -6,9 +6,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from crossview.analysis import Analysis
+from crossview.core.finding import Finding
 from crossview.knowledge import api_roles
 from crossview.knowledge.loader import load_yaml
-from crossview.model.finding import Finding
 from crossview.render import (
     account_md,
     capture_md,
@@ -19,9 +19,9 @@ from crossview.render import (
 )
 from crossview.render import kernels as kernels_md
 from crossview.units import duration
-from crossview.views import tree_ops
-from crossview.views.calltree import CallTree, TreeNode
-from crossview.views.metrics import Metrics
+from crossview.views.device.trace_metrics import Metrics
+from crossview.views.host import tree_ops
+from crossview.views.host.calltree import CallTree, TreeNode
 from crossview.views.views import Views
 
 # knowledge/trees.yaml: hide branches under min_share of the view's time, at most
@@ -45,7 +45,7 @@ def _code(name: str, cell: bool = False) -> str:
 
 
 def _label(n: TreeNode, total: int, counts: bool = False) -> str:
-    if n.kind == "sync":  # a sync point placed under its calling frame (views/tree_ops.py)
+    if n.kind == "sync":  # a sync point placed under its calling frame (views/host/tree_ops.py)
         how = ("host time; blocks when the host side is pageable"
                if api_roles.role_of(n.frame) == "async_memcpy" else "host time blocked")
         return f"{_cut(n.frame)} ×{n.count:,}  [{_ms(n.time_ns)} {how}]  ⚠️"
@@ -285,7 +285,7 @@ def render(a: Analysis) -> str:
             "L1 sampled: GPU time by stack" if v.gpu.samples and not v.metrics.devices
             else "kernel time under the launching stack") + "; same filter)\n")
         out.append("```text")
-        # ⚠️ sync points under the frame that called them (issue 15, views/tree_ops.py);
+        # ⚠️ sync points under the frame that called them (issue 15, views/host/tree_ops.py);
         # those whose calling path holds no GPU-view frame stay at the top level
         placed, homeless = tree_ops.place_syncs(tree_ops.merge_repeats(v.gpu.roots),
                                                 tree_ops.merge_repeats(v.cpu.roots))

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crossview.model.finding import Finding
+from crossview.core.finding import Finding
 from crossview.render import host_cpu_md
+from crossview.sol.workload import DeviceSol
 from crossview.units import duration
-from crossview.views.bench import BenchArm
-from crossview.views.gpu_metrics import DeviceCounters, util
-from crossview.views.histogram import HistStat
-from crossview.views.serving import ServingSummary
+from crossview.views.counters.device_counters import DeviceCounters, util
 from crossview.views.views import Views
-from crossview.views.workload_sol import DeviceSol
+from crossview.views.workload.bench import BenchArm
+from crossview.views.workload.histogram import HistStat
+from crossview.views.workload.serving import ServingSummary
 
 _NAMES = {"gpu_util": "util", "sm_active": "SM active", "sm_occupancy": "SM occupancy",
           "tensor_active": "tensor active", "dram_active": "DRAM active",

@@ -1,11 +1,11 @@
 """Recap sections: the analytic per-op roofline (from recorded shapes) and collective / copy
-bandwidth. Formats views/op_roofline.py and views/comm_bandwidth.py; computes nothing."""
+bandwidth. Formats sol/op_roofline.py and views/distributed/comm_bandwidth.py; computes nothing."""
 
 from __future__ import annotations
 
+from crossview.sol.op_roofline import OpRoofline, limits
 from crossview.units import bandwidth, duration, flop_rate, size
-from crossview.views.comm_bandwidth import CommBandwidth
-from crossview.views.op_roofline import OpRoofline, limits
+from crossview.views.distributed.comm_bandwidth import CommBandwidth
 from crossview.views.views import Views
 
 

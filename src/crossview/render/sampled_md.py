@@ -4,7 +4,7 @@ GPU time by stack with no timeline. Formats only; computes nothing."""
 from __future__ import annotations
 
 from crossview.units import duration
-from crossview.views import sampled
+from crossview.views.host import sampled
 from crossview.views.views import Views
 
 

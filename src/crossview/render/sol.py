@@ -1,5 +1,5 @@
 """`crossview sol` output: the LLM speed-of-light bounds (and a benchmark's % of SoL).
-Formats only; the numbers come from knowledge/llm_sol.py and views/sol_bench.py."""
+Formats only; the numbers come from sol/llm.py and sol/bench.py."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 import msgspec
 
-from crossview.knowledge.llm_sol import Phase, SolResult
 from crossview.render.metrics_md import qty
 from crossview.schema import versioned
+from crossview.sol.bench import BenchSol
+from crossview.sol.llm import Phase, SolResult
 from crossview.units import duration
-from crossview.views.sol_bench import BenchSol
 
 
 def as_dict(r: SolResult, bench: BenchSol | None, notes: list[str]) -> dict[str, Any]:

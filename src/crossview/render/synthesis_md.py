@@ -3,7 +3,7 @@ frontier — every number with its unit and the artifact it came from."""
 
 from __future__ import annotations
 
-from crossview.model.measurement import Measurement
+from crossview.core.measurement import Measurement
 from crossview.render.inventory_md import context_lines
 from crossview.synthesis.reconcile import NOT_IN_BUNDLE
 from crossview.synthesis.synthesize import Synthesis

@@ -6,8 +6,8 @@ upper bound stays."""
 
 from __future__ import annotations
 
+from crossview.core.finding import Finding
 from crossview.errors import CrossviewError
-from crossview.model.finding import Finding
 from crossview.replay import graph as graph_mod
 from crossview.replay.levers import parse
 from crossview.replay.steps import step_windows, unsteady

@@ -54,8 +54,8 @@ def step_windows(store: Store, artifact_id: int) -> tuple[str, list[Step]]:
 
 def unsteady(store: Store, artifact_id: int) -> dict[str, str]:
     """Step name → why it is not steady state (warm-up, JIT, outlier), from the time
-    account's step detection (views/steps.py), for steps of this artifact."""
-    from crossview.views.steps import detect
+    account's step detection (views/device/steps.py), for steps of this artifact."""
+    from crossview.views.device.steps import detect
 
     out = {}
     for st in detect(store, "host_ops", "gpu_ops").steps:

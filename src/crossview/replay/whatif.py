@@ -178,7 +178,7 @@ def _roofline(store: Store) -> dict[str, tuple[float, str]]:
     from types import SimpleNamespace
 
     from crossview.knowledge.thresholds import defaults
-    from crossview.views.roofline import compute
+    from crossview.sol.roofline import compute
 
     paths = [r[0] for r in store.sql("SELECT path FROM artifacts WHERE status = 'ok'").fetchall()]
     out: dict[str, tuple[float, str]] = {}

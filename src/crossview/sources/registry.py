@@ -11,16 +11,16 @@ from pathlib import Path
 from crossview import progress
 from crossview.errors import InputError
 from crossview.sources import archive, guard, outputs, reader_net
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.bench import generic as bench_generic
 from crossview.sources.bench import vllm_bench
+from crossview.sources.counters import dcgmi, host_jsonl, nvidia_smi, nvml_jsonl, prometheus
 from crossview.sources.kineto import reader as kineto
-from crossview.sources.metrics import dcgmi, host_jsonl, nvidia_smi, nvml_jsonl, prometheus
 from crossview.sources.ncu import csv_reader as ncu_csv
 from crossview.sources.ncu import rep as ncu_rep
 from crossview.sources.nsys import rep as nsys_rep
 from crossview.sources.nsys import sqlite_reader as nsys_sqlite
 from crossview.sources.nsys import stats_csv as nsys_stats
-from crossview.sources.report import ArtifactReport
 from crossview.sources.stacks import folded, pprof, speedscope
 from crossview.store.store import Store
 

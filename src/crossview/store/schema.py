@@ -93,7 +93,7 @@ TABLES: dict[str, str] = {
     """,
     # one row per kernel launch profiled by Nsight Compute (sources/ncu). launch_key names
     # the launch across exports of one session (details + metrics + section CSVs of the same
-    # launch merge in views/roofline.py). device_name_source: capture | --gpu.
+    # launch merge in sol/roofline.py). device_name_source: capture | --gpu.
     "profiled_kernels": """
         artifact_id INTEGER, kernel_id BIGINT, ncu_id VARCHAR, launch_key VARCHAR,
         name VARCHAR, family VARCHAR, process VARCHAR, pid VARCHAR, host VARCHAR,

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
+from crossview.core.context import UNKNOWN, Context
 from crossview.errors import InputError
-from crossview.model.context import UNKNOWN, Context
 from crossview.sources import guard, yaml_safe
 from crossview.sources.registry import discover
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
+from crossview.core.context import UNKNOWN, Context
 from crossview.knowledge.loader import load_yaml
-from crossview.model.context import UNKNOWN, Context
 from crossview.store.store import Store
 from crossview.synthesis.bundle import OUTPUT_DIR, Bundle
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from crossview.core.measurement import Measurement, compare
 from crossview.knowledge import hardware
 from crossview.knowledge import synthesis as kb
-from crossview.model.measurement import Measurement, compare
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.reconcile import Reconciliation, base_context
-from crossview.views.gpu_metrics import util
+from crossview.views.counters.device_counters import util
 
 
 @dataclass

@@ -7,19 +7,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from crossview.core.finding import Finding
 from crossview.detectors import run_all
 from crossview.errors import UsageError
 from crossview.knowledge import synthesis as kb
 from crossview.knowledge.thresholds import defaults
-from crossview.model.filter import Filter
-from crossview.model.finding import Finding
+from crossview.scope.filter import Filter
+from crossview.scope.resolve import resolve
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 from crossview.synthesis import trace_window
 from crossview.synthesis.bundle import Bundle
-from crossview.views.scope import resolve
 from crossview.views.views import Views
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from crossview.core.finding import Finding
+from crossview.core.measurement import Measurement
 from crossview.knowledge import synthesis as kb
-from crossview.model.finding import Finding
-from crossview.model.measurement import Measurement
 from crossview.synthesis.bundle import SourceRef, phase_words, window_words
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.kernel_effect import LABEL, kernel_saving

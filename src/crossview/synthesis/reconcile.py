@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from crossview.experiments.kernel_names import normalize
-from crossview.knowledge.kernel_families import classify
-from crossview.model.measurement import Comparison, Measurement, compare
-from crossview.synthesis import kernel_match
+from crossview.core.measurement import Comparison, Measurement, compare
+from crossview.kernels import match as kernel_match
+from crossview.kernels.families import classify
+from crossview.kernels.names import normalize
+from crossview.sol.roofline import KernelRoofline
 from crossview.synthesis.inventory import Entry, Inventory
-from crossview.views.gpu_metrics import util
-from crossview.views.roofline import KernelRoofline
+from crossview.views.counters.device_counters import util
 
 NOT_IN_BUNDLE = "not in bundle"
 

@@ -1,6 +1,6 @@
 """Inventory check of a metrics series against the traces' own wall-clock spans.
 
-When some trace of the bundle has a known wall-clock base (views/trace_clock.py), a metrics
+When some trace of the bundle has a known wall-clock base (scope/trace_clock.py), a metrics
 series is judged against the traced steps themselves instead of bundle.yaml's capture window:
 no sample within any trace's span (± trace_window_slack_s) → `outside-window`; a series that
 meets a trace but does not cover its whole span → a note (counter means then describe only
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from crossview.knowledge import synthesis as kb
+from crossview.scope.trace_clock import TraceClock, span_text, trace_clocks
 from crossview.store.store import Store
-from crossview.views.trace_clock import TraceClock, span_text, trace_clocks
 
 
 @dataclass

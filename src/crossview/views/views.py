@@ -7,25 +7,17 @@ from functools import cached_property
 
 from crossview.knowledge import api_roles, frames
 from crossview.knowledge.thresholds import Thresholds
-from crossview.model.filter import ResolvedFilter
+from crossview.scope.filter import ResolvedFilter
+from crossview.sol import op_roofline, roofline
 from crossview.store.store import Store
-from crossview.views import (
-    busy_lanes,
-    calltree,
-    comm_bandwidth,
-    crossrank,
-    gpu_activity,
-    gpu_metrics,
-    metrics,
-    op_roofline,
-    rank_job,
-    roofline,
-    sampled,
-    summary,
-    timeline,
-)
-from crossview.views.account import Account
-from crossview.views.steps import StepSet
+from crossview.views import summary
+from crossview.views.counters import device_counters as gpu_metrics
+from crossview.views.device import busy_lanes, gpu_activity, timeline
+from crossview.views.device import trace_metrics as metrics
+from crossview.views.device.account import Account
+from crossview.views.device.steps import StepSet
+from crossview.views.distributed import comm_bandwidth, crossrank, rank_job
+from crossview.views.host import calltree, sampled
 
 
 @dataclass
@@ -104,8 +96,8 @@ class Views:
         )
         # metrics first (conventions §1 step 2): counters, serving metrics, benchmark trials
         self.gpu_metrics = gpu_metrics.compute(store, resolved, limits.itl_spike_ratio)
-        # workload speed-of-light: counters as % of the GPU's ceilings (views/workload_sol.py)
-        from crossview.views import workload_sol
+        # workload speed-of-light: counters as % of the GPU's ceilings (sol/workload.py)
+        from crossview.sol import workload as workload_sol
         self.workload_sol = workload_sol.compute(self.gpu_metrics.devices)
         self.engine = self.engine or self.gpu_metrics.engine
         self.has_trace = bool(self.metrics.devices) or self.metrics.host_span_ns > 0 or bool(
@@ -194,8 +186,9 @@ class Views:
 
     @cached_property
     def steps(self) -> StepSet:
-        """The repeated unit of work and its steady state (views/steps.py)."""
-        from crossview.views import step_scope, steps
+        """The repeated unit of work and its steady state (views/device/steps.py)."""
+        from crossview.scope import steps as step_scope
+        from crossview.views.device import steps
 
         spec = self.filter.requested.step
         if spec is None:
@@ -209,9 +202,9 @@ class Views:
 
     @cached_property
     def account(self) -> Account | None:
-        """Per device and step, wall time in disjoint causes (views/account.py); None without
+        """Per device and step, wall time in disjoint causes (views/device/account.py); None without
         kernels. Computing it flags JIT / start-up steps on `steps`."""
-        from crossview.views import account
+        from crossview.views.device import account
 
         return account.compute(self.store, self.steps)
 
@@ -226,7 +219,8 @@ class Views:
 
     @cached_property
     def ranks(self) -> crossrank.RankAnalysis | None:
-        """Cross-rank analysis when the input holds more than one rank (views/rank_job.py)."""
+        """Cross-rank analysis when the input holds more than one rank
+        (views/distributed/rank_job.py)."""
         return rank_job.analyze_ranks(self.store, list(self.filter.artifacts), self.rejected,
                                       self.limits)
 
@@ -294,9 +288,9 @@ class Views:
     # -- analytic per-op roofline and transfer bandwidth (issue 19) ---------------------
     @cached_property
     def op_roofline(self) -> op_roofline.OpRoofline:
-        """Per-op FLOPs/bytes/% of roofline from recorded shapes (views/op_roofline.py), with
+        """Per-op FLOPs/bytes/% of roofline from recorded shapes (sol/op_roofline.py), with
         the analytic-vs-ncu FLOP check where a kernel has both."""
-        from crossview.views import op_ncu_agreement
+        from crossview.sol import op_ncu_agreement
         r = op_roofline.compute(self.store)
         if self.kernels and r.groups:
             r.agreement = op_ncu_agreement.compare(r.groups, self.kernels)
@@ -304,6 +298,6 @@ class Views:
 
     @cached_property
     def comm_bandwidth(self) -> comm_bandwidth.CommBandwidth:
-        """Collective algbw/busbw and copy bytes/s (views/comm_bandwidth.py)."""
+        """Collective algbw/busbw and copy bytes/s (views/distributed/comm_bandwidth.py)."""
         return comm_bandwidth.compute(self.store)
 

@@ -1,4 +1,5 @@
-"""The steps and time-account panel (views/steps.py, views/account.py). Format only."""
+"""The steps and time-account panel (views/device/steps.py, views/device/account.py).
+Format only."""
 
 from __future__ import annotations
 

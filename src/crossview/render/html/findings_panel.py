@@ -5,7 +5,7 @@ without an emoji font. The findings are the detectors' own; this module only for
 from __future__ import annotations
 
 from crossview.analysis import Analysis
-from crossview.model.finding import Finding
+from crossview.core.finding import Finding
 from crossview.render.html.esc import esc, section
 from crossview.render.html.recap import to_html
 

@@ -1,4 +1,4 @@
-"""Call trees (views/calltree.py) as compact nested lists for the flamegraph script.
+"""Call trees (views/host/calltree.py) as compact nested lists for the flamegraph script.
 
 Node: [frame, kind, time_ns, count, family or "", children]. Children under
 MIN_SHARE of the tree's total are folded into one "(other)" node per parent, so the page
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crossview.views.calltree import CallTree, TreeNode
+from crossview.views.host.calltree import CallTree, TreeNode
 
 MIN_SHARE = 0.001  # frames under 0.1% of the view's time are aggregated into "(other)"
 OTHER = "(other)"

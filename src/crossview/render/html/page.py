@@ -9,7 +9,8 @@ from typing import Any
 
 from crossview.analysis import Analysis
 from crossview.render import kernels as kernels_md
-from crossview.render.html import extras, op_roofline_panel, panels, whatif_panel
+from crossview.render.html import ledger_tables as extras
+from crossview.render.html import op_roofline_panel, panels, whatif_panel
 from crossview.render.html.esc import esc, section
 from crossview.render.html.findings_panel import findings_panel
 from crossview.render.html.inputs import Synthesis

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crossview.knowledge.kernel_families import FAMILIES
+from crossview.kernels.families import FAMILIES
 from crossview.render import kernels as kernels_md
 from crossview.render.html.esc import data_script, esc, section, table
 from crossview.render.html.flame import MIN_SHARE, flame_data
 from crossview.render.html.recap import to_html
 from crossview.units import duration
-from crossview.views.calltree import CallTree
+from crossview.views.host.calltree import CallTree
 from crossview.views.views import Views
 
 

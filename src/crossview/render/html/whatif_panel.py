@@ -4,7 +4,7 @@ replay/findings.py (Finding.details["replay"]); this module only formats."""
 
 from __future__ import annotations
 
-from crossview.model.finding import Finding
+from crossview.core.finding import Finding
 from crossview.render.html.esc import esc, section, table
 from crossview.units import duration
 

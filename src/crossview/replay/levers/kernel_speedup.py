@@ -4,9 +4,9 @@ name contains it) run FACTOR× faster, or at the roofline fraction of their ceil
 from __future__ import annotations
 
 from crossview.errors import UsageError
+from crossview.kernels.match import signature
 from crossview.replay.graph import KERNEL, Graph
 from crossview.replay.levers.common import LeverContext, LeverUnavailable, defaults
-from crossview.synthesis.kernel_match import signature
 
 NAME = "kernel-speedup"
 SUMMARY = "a kernel or family sped up by a factor or to a fraction of its roofline"
@@ -24,7 +24,7 @@ def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
     before = sum(g.dur[i] for i in idx)
     if how == "roofline":
         fracs = defaults(NAME)["roofline_fraction"]  # by ceiling: memory | compute
-        # the same kernel instantiation across trace and ncu (synthesis/kernel_match.py)
+        # the same kernel instantiation across trace and ncu (kernels/match.py)
         roof = {signature(k): v for k, v in ctx.roofline.items()}
         missing = {g.name[i] for i in idx if signature(g.name[i]) not in roof}
         if missing:

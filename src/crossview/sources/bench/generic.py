@@ -26,11 +26,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+from crossview.core.context import Context
 from crossview.errors import InputError
-from crossview.model.context import Context
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.bench.trials import TrialRows, apply, commit, scalar
-from crossview.sources.metrics.rows import problem_lines
-from crossview.sources.report import ArtifactReport
+from crossview.sources.counters.rows import problem_lines
 from crossview.sources.textfile import json_objects, read_bytes
 from crossview.store.store import Store
 

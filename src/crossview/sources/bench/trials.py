@@ -10,9 +10,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from crossview.core.context import Context
 from crossview.errors import InputError
-from crossview.model.context import Context
-from crossview.sources.report import ArtifactReport
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.store import Store
 
 # recorded key → Context field, for --metadata pairs, sweep overrides and generic columns

@@ -15,10 +15,10 @@ from typing import Any
 
 import msgspec
 
+from crossview.core.context import Context
 from crossview.errors import InputError
-from crossview.model.context import Context
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.bench.trials import TrialRows, apply, commit
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 KIND = "vllm-bench"

@@ -20,13 +20,14 @@ import pyarrow as pa
 
 from crossview import progress
 from crossview.errors import InputError
-from crossview.knowledge import api_roles, kernel_families
+from crossview.kernels import families as kernel_families
+from crossview.knowledge import api_roles
 from crossview.sources import tempdirs
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.kineto import categories as C
 from crossview.sources.kineto import clock, staging
 from crossview.sources.kineto.flows import link_by_flows
 from crossview.sources.kineto.host_nesting import nest_host
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store, cursor_of
 
 KIND = "kineto"

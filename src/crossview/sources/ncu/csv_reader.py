@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from crossview.errors import InputError
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.ncu import csv_details, csv_raw, ingest
 from crossview.sources.ncu.csv_common import header_line, load, problems_of
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 KIND = "ncu-csv"

@@ -12,10 +12,10 @@ import duckdb
 import pyarrow as pa
 
 from crossview.errors import InputError, UsageError
+from crossview.kernels.families import classify_many
 from crossview.knowledge import hardware
-from crossview.knowledge.kernel_families import classify_many
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.ncu.record import KernelRecord
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 _TABLES = ("profiled_kernels", "kernel_metrics", "kernel_rules")

@@ -36,7 +36,7 @@ class RuleRow:
 class KernelRecord:
     ncu_id: str
     name: str
-    launch_key: str  # one launch across exports (see views/roofline.py merge)
+    launch_key: str  # one launch across exports (see sol/roofline.py merge)
     process: str | None = None
     pid: str | None = None
     host: str | None = None

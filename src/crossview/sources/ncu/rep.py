@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from crossview.errors import InputError
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.ncu import ingest
 from crossview.sources.ncu.record import KernelRecord, MetricRow, RuleRow
 from crossview.sources.ncu.rep_format import MAGIC, walk
 from crossview.sources.ncu.units import normalize
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 KIND = "ncu-rep"

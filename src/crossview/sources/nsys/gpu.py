@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from crossview.knowledge import api_roles, kernel_families
+from crossview.kernels import families as kernel_families
+from crossview.knowledge import api_roles
 from crossview.sources.nsys import enums, fetch
 from crossview.sources.nsys.schema_probe import KERNEL, MEMCPY, MEMSET, SYNC, Probe
 from crossview.store.store import Store

@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 
 from crossview.errors import InputError
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.nsys import sqlite_reader
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 KIND = "nsys-rep"

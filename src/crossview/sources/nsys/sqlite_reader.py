@@ -17,11 +17,11 @@ import pyarrow as pa
 
 from crossview import progress
 from crossview.errors import InputError
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.nsys import callchains, fetch, gpu, host, sampling
 from crossview.sources.nsys import clock as nsys_clock
 from crossview.sources.nsys import schema_probe as sp
 from crossview.sources.nsys.schema_probe import Probe, connect, probe
-from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 KIND = "nsys"

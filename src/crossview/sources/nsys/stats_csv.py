@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from crossview.errors import InputError
-from crossview.sources.report import ArtifactReport
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.store import Store
 
 KIND = "nsys-stats"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from crossview.errors import InputError
 from crossview.knowledge.frames import is_python_location
-from crossview.sources.report import ArtifactReport
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.stacks import load
 from crossview.sources.stacks.ingest import ingest
 from crossview.sources.stacks.model import (

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from crossview.errors import InputError
-from crossview.sources.report import ArtifactReport
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.stacks import leaves
 from crossview.sources.stacks.model import Profile
 from crossview.store.store import Store

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from crossview.knowledge import api_roles, frames, kernel_families
+from crossview.kernels import families as kernel_families
+from crossview.knowledge import api_roles, frames
 from crossview.knowledge.loader import load_yaml
 from crossview.sources.stacks.model import Profile
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crossview.errors import InputError
-from crossview.sources.report import ArtifactReport
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.stacks import load
 from crossview.sources.stacks import protowire as pw
 from crossview.sources.stacks.ingest import ingest

@@ -21,7 +21,7 @@ import msgspec
 
 from crossview.errors import InputError
 from crossview.sources import guard
-from crossview.sources.report import ArtifactReport
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.stacks import load
 from crossview.sources.stacks.folded import NO_STACK
 from crossview.sources.stacks.ingest import ingest

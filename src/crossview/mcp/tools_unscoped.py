@@ -1,0 +1,137 @@
+"""Tools beyond one scope: diff of two captures, A/B of trials, LLM speed-of-light, SQL."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from crossview.errors import CrossviewError
+from crossview.mcp.cache import AnalysisCache, FilterArg
+from crossview.mcp.jsonout import dumps
+from crossview.mcp.safety import Refused, run_query
+
+from .tools_views import Flt, Paths
+
+# Hard caps of the query tool (not analysis thresholds: they bound the server's work)
+MAX_ROWS = 10_000
+MAX_SECONDS = 30.0
+
+
+class OtherTools:
+    def __init__(self, cache: AnalysisCache) -> None:
+        self.cache = cache
+
+    def diff(self, a: Annotated[str, Field(description="Capture A (baseline): Kineto/nsys.")],
+             b: Annotated[str, Field(description="Capture B, compared against A.")]) -> str:
+        """What changed from A to B: per kernel family and kernel the time/count/mean
+        deltas (ns), busy, idle and launch metrics; as `crossview diff`."""
+        from crossview.experiments.diff import compare
+
+        sides = [self.cache.get([p], None) for p in (a, b)]
+        for p, s in zip((a, b), sides, strict=True):
+            if not s.analysis.views or not s.analysis.views.metrics.kernel_count:
+                raise Refused(f"{p}: no GPU kernels in this capture: diff needs a Kineto or "
+                              "nsys timeline")
+        first, second = sorted(sides, key=id)  # one lock order: no deadlock with `diff B A`
+        with first.lock, second.lock:
+            d = compare(sides[0].analysis, sides[1].analysis)
+            body = d.to_dict()
+        return dumps({"units": "ns", **body})  # body names the sides (`a`, `b`)
+
+    def ab_compare(
+        self,
+        baseline: Annotated[list[str], Field(description="Baseline result files, one per "
+                                             "trial.", min_length=1)],
+        variant: Annotated[list[str], Field(description="Variant result files.",
+                                            min_length=1)],
+        metric: Annotated[list[str] | None, Field(description="Metrics to compare (default: "
+                                                  "every metric with a known direction).")]
+        = None,
+        noise_pct: Annotated[float | None, Field(description="Noise threshold in %.")] = None,
+        alpha: Annotated[float | None, Field(description="Test level (default 0.10).")] = None,
+        allow_diff: list[str] | None = None,
+        higher_is_better: list[str] | None = None,
+        lower_is_better: list[str] | None = None,
+    ) -> str:
+        """A/B of benchmark trials as `crossview ab`: medians, bootstrap CI, p, verdict
+        (win / loss / null / insufficient) per metric, refusals when the arms differ in
+        context. Read-only: no ledger is written from the server."""
+        from crossview.experiments.ab import run_ab
+        from crossview.knowledge.thresholds import defaults
+        from crossview.render import ab as table
+
+        base = self.cache.roots.check_all(baseline)
+        var = self.cache.roots.check_all(variant)
+        try:
+            res = run_ab(base, var, metric, noise_pct, alpha, set(allow_diff or ()),
+                         set(higher_is_better or ()), set(lower_is_better or ()))
+        except CrossviewError as e:
+            raise Refused(str(e)) from None
+        n = defaults().ab_bootstrap_resamples
+        return json.dumps({"baseline": res.baseline.paths, "variant": res.variant.paths,
+                           **table.to_json(res, n)}, separators=(",", ":"), default=str)
+
+    def sol_bounds(
+        self,
+        model: Annotated[str, Field(description="config.json path or shipped model name.")],
+        hardware: Annotated[str, Field(description="GPU: sol_ceilings.yaml key or name.")],
+        dtype: str = "bf16", kv_dtype: str = "bf16", tp: int | None = None,
+        batch: int | None = None, isl: int | None = None, osl: int | None = None,
+        bench: Annotated[str | None, Field(description="Benchmark result to rate (% of "
+                                           "SoL).")] = None,
+    ) -> str:
+        """LLM speed-of-light as `crossview sol`: lower bounds on prefill, TTFT, TPOT and
+        tokens/s for a model on a GPU, and a benchmark's % of SoL when given."""
+        from crossview.sol import command as sol_cmd
+
+        if model.endswith(".json") or "/" in model or _not_shipped(model):
+            model = str(self.cache.roots.check(model))  # a file: inside the roots only
+        bench_path = self.cache.roots.check(bench) if bench else None
+        try:
+            text = sol_cmd.run(model, hardware, dtype=dtype, kv_dtype=kv_dtype, tp=tp,
+                               batch=batch, isl=isl, osl=osl, bench=bench_path, as_json=True)
+        except CrossviewError as e:
+            raise Refused(str(e)) from None
+        return json.dumps(json.loads(text), separators=(",", ":"))
+
+    def query(
+        self,
+        paths: Paths,
+        sql: Annotated[str, Field(description="One read-only SELECT/WITH over the store: "
+                                  "tables artifacts, devices, gpu_ops, host_ops, frames, "
+                                  "samples, metrics, trials…; f_gpu / f_host are gpu_ops / "
+                                  "host_ops under the filter. Times are integer ns.")],
+        filter: Flt = None,
+        max_rows: Annotated[int, Field(ge=1, description=f"Row limit (≤ {MAX_ROWS:,}).")]
+        = 200,
+        timeout_s: Annotated[float, Field(gt=0, description=f"Time limit (≤ {MAX_SECONDS:g} "
+                                          "s).")] = 10.0,
+    ) -> str:
+        """Read-only SQL (DuckDB) on the analysis store of `paths` + `filter`. One
+        SELECT/WITH statement; anything that writes, attaches or reads files is refused.
+        More rows than max_rows: the first max_rows come back with `truncated: true`."""
+        if max_rows > MAX_ROWS:
+            raise Refused(f"query: max_rows {max_rows:,} is over the server's cap of "
+                          f"{MAX_ROWS:,}: aggregate in SQL instead")
+        if timeout_s > MAX_SECONDS:
+            raise Refused(f"query: timeout_s {timeout_s:g} is over the cap of {MAX_SECONDS:g}")
+        e = self.cache.get(paths, filter)
+        with e.lock:
+            r = run_query(e.analysis.views.store.con, sql, max_rows,  # type: ignore[union-attr]
+                          timeout_s, refuse_over_limit=False)
+        body: dict[str, Any] = {"columns": r.columns, "rows": r.rows, "row_count": len(r.rows),
+                                "truncated": r.truncated}
+        return dumps({**e.scope(), **body})
+
+
+__all__ = ["FilterArg", "OtherTools"]
+
+
+def _not_shipped(model: str) -> bool:
+    """A model name that is not a shipped config is a file name: resolved against the roots,
+    never against the server's working directory (issue 18)."""
+    from crossview.knowledge import model_config
+
+    return model_config._by_name(model) is None

@@ -1,0 +1,118 @@
+"""Workload speed-of-light from DCGM/NVML counters: each activity as % of its ceiling.
+
+Per device group (views/counters/device_counters.py): achieved HBM bandwidth ≈ DRAM_ACTIVE ×
+peak, tensor FLOP/s ≈ PIPE_TENSOR_ACTIVE × peak dense tensor FLOP/s, SM activity and occupancy,
+PCIe and NVLink traffic ÷ link ceiling (formats.md; approximate, rigor L3). Rules in
+workload_sol.yaml. An unknown GPU gets the counters but no ceiling: "not in sol_ceilings.yaml",
+never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from crossview.knowledge import hardware
+from crossview.knowledge.loader import load_yaml
+from crossview.views.counters.device_counters import DeviceCounters, util
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    what: str  # hbm_bandwidth | tensor_flops | sm_active | sm_occupancy | pcie | nvlink
+    achieved: float | None  # in `unit`
+    ceiling: float | None
+    pct: float  # % of the ceiling (for SM counters: the counter itself)
+    unit: str
+    evidence: str  # counter(s) read and the ceiling's source
+
+
+@dataclass
+class DeviceSol:
+    device: str  # DeviceCounters.label
+    artifact: str
+    hw_key: str | None
+    rows: list[Ceiling] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _link(s: float | None, direction: str | None) -> float | None:
+    # the counters are per direction (TX, RX); a bidirectional datasheet total halves
+    return None if not s else (s / 2 if direction == "bidirectional" else s)
+
+
+def _one(d: DeviceCounters, rules: dict) -> DeviceSol:
+    hw = hardware.match(d.name) if d.name else None
+    out = DeviceSol(d.label, d.artifact, hw.hw_key if hw else None)
+    if hw is None:
+        out.notes.append(f"GPU {d.name or '(unnamed)'!r} not in sol_ceilings.yaml: counters "
+                         "shown as recorded, no % of ceiling")
+    dram, tensor = d.mean("dram_active"), d.mean("tensor_active")
+    if dram is not None and hw and hw.dram_bytes_per_s:
+        out.rows.append(Ceiling("hbm_bandwidth", dram / 100 * hw.dram_bytes_per_s,
+                                hw.dram_bytes_per_s, dram, "B/s",
+                                f"DRAM_ACTIVE mean {dram:.1f}% × {hw.hw_key} hbm_tb_s"))
+    key = rules["tensor_precision"]
+    peak = hw.peak_flops(key) if hw else None
+    if tensor is not None and peak:
+        out.rows.append(Ceiling("tensor_flops", tensor / 100 * peak, peak, tensor, "FLOP/s",
+                                f"PIPE_TENSOR_ACTIVE mean {tensor:.1f}% × {hw.hw_key if hw else ''}"
+                                f" tflops.{key} (dense; precision assumed)"))
+    for m in ("sm_active", "sm_occupancy"):
+        v = d.mean(m)
+        if v is not None:
+            out.rows.append(Ceiling(m, None, None, v, "%", f"{m.upper()} mean (DCGM)"))
+    for name, tx, rx, bw, direction in (
+            ("pcie", "pcie_tx", "pcie_rx", hw and hw.pcie_bytes_per_s, hw and hw.pcie_direction),
+            ("nvlink", "nvlink_tx", "nvlink_rx", hw and hw.nvlink_bytes_per_s,
+             hw and hw.nvlink_direction)):
+        vals = [v for v in (d.mean(tx), d.mean(rx)) if v is not None]
+        ceil = _link(bw or None, direction or None)
+        if vals and ceil:
+            top = max(vals)
+            out.rows.append(Ceiling(name, top, ceil, 100 * top / ceil, "B/s",
+                                    f"max of {tx}/{rx} means ÷ {hw.hw_key if hw else ''} "
+                                    f"{name}_gb_s per direction"))
+    out.verdicts = _verdicts(d, dram, tensor, rules)
+    return out
+
+
+def _verdicts(d: DeviceCounters, dram: float | None, tensor: float | None,
+              rules: dict) -> list[str]:
+    v: list[str] = []
+    busy = util(d)
+    if busy is not None and busy < rules["busy_pct"]:
+        v.append(f"host-bound: GPU busy {busy:.1f}% < {rules['busy_pct']}% — the GPU waits "
+                 "for work; fix the host side before kernel efficiency")
+    elif busy is not None:
+        v.append(f"GPU-bound: GPU busy {busy:.1f}% ≥ {rules['busy_pct']}%")
+    sm = d.mean("sm_active")
+    if sm is not None and sm < rules["sm_active_pct"]:
+        v.append(f"SM active {sm:.1f}% < {rules['sm_active_pct']}%: SMs idle while kernels "
+                 "run (small grids, serialization)")
+    elif sm is not None:
+        v.append(f"SM active {sm:.1f}% ≥ {rules['sm_active_pct']}%: necessary, not "
+                 "sufficient — check DRAM/tensor below")
+    if dram is not None and tensor is not None:
+        low, gap = rules["low_pct"], rules["gap_pts"]
+        if dram >= tensor + gap:
+            v.append(f"memory-bound at the workload level: DRAM {dram:.1f}% vs tensor "
+                     f"{tensor:.1f}%")
+        elif tensor >= dram + gap:
+            v.append(f"compute-bound at the workload level: tensor {tensor:.1f}% vs DRAM "
+                     f"{dram:.1f}%")
+        if dram < low and tensor < low:
+            v.append(f"neither ceiling near (DRAM {dram:.1f}%, tensor {tensor:.1f}% < {low}%):"
+                     " latency-bound — small kernels, launches, syncs")
+    elif busy is not None:
+        v.append("no DRAM_ACTIVE / PIPE_TENSOR_ACTIVE counters: memory- vs compute-bound "
+                 "cannot be told (`dcgmi dmon -e 1002,1003,1004,1005`)")
+    return v
+
+
+def compute(devices: list[DeviceCounters]) -> list[DeviceSol]:
+    rules = load_yaml("workload_sol.yaml")
+    return [_one(d, rules) for d in devices]

@@ -1,0 +1,184 @@
+"""Hardware counters per device over the filter: GPU util, SM/tensor/DRAM activity, memory,
+power, clocks, PCIe — one group per (artifact, device, host, capture section).
+
+Reads f_metrics (scope/counters.py). Sources that describe the same device and phase
+(nvidia-smi query rows and dmon rows of one section) are pooled; idle and load sections of a
+capture stay separate groups, so they are never averaged together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from crossview.knowledge import metric_names
+from crossview.scope.counters import resolve_metrics
+from crossview.scope.filter import ResolvedFilter
+from crossview.store.store import Store
+from crossview.views.counters.host_cpu import HostCpu
+from crossview.views.counters.host_cpu import compute as host_cpu
+from crossview.views.workload.bench import BenchArm, bench_arms
+from crossview.views.workload.serving import ServingSummary, serving_summaries
+
+# shown in this order; per-process memory is not a device quantity
+SHOWN = ("gpu_util", "sm_active", "sm_occupancy", "tensor_active", "dram_active",
+         "gr_engine_active", "fp16_active", "fp32_active", "fp64_active", "mem_copy_util",
+         "mem_used", "mem_total", "power", "power_limit", "sm_clock", "mem_clock", "gpu_temp",
+         "mem_temp", "pcie_tx", "pcie_rx", "nvlink_tx", "nvlink_rx", "device_count")
+
+_GROUPS_SQL = """
+WITH m AS (
+    SELECT f.*, a.path,
+        coalesce(json_extract_string(labels, '$.Hostname'),
+                 json_extract_string(labels, '$.hostname')) AS host,
+        json_extract_string(labels, '$.section') AS section,
+        coalesce(json_extract_string(labels, '$.UUID'), json_extract_string(labels, '$.uuid'),
+                 json_extract_string(labels, '$.gpu_uuid')) AS uuid,
+        coalesce(json_extract_string(labels, '$.modelName'),
+                 json_extract_string(labels, '$.name')) AS gpu_name
+    FROM f_metrics f JOIN artifacts a USING (artifact_id)
+    WHERE f.metric IN (SELECT unnest($names)) AND f.mtype IN ('gauge', 'counter', 'untyped')
+)
+SELECT path, device, host, section, CASE WHEN device IS NULL THEN uuid END AS uid,
+       metric, any_value(unit), count(*), avg(value), min(value), max(value),
+       arg_max(value, coalesce(ts_ns, seq)), min(ts_ns), max(ts_ns),
+       list(DISTINCT source ORDER BY source), list(DISTINCT raw_name ORDER BY raw_name),
+       any_value(gpu_name) FILTER (gpu_name IS NOT NULL), count(DISTINCT (source, seq))
+FROM m GROUP BY ALL ORDER BY ALL
+"""
+
+
+@dataclass
+class Stat:
+    unit: str
+    n: int
+    mean: float
+    min: float
+    max: float
+    last: float
+    raw_names: list[str]
+
+
+@dataclass
+class DeviceCounters:
+    artifact: str
+    device: int | None
+    host: str | None
+    section: str | None  # capture phase (e.g. "idle", "load") when the file has sections
+    uuid: str | None  # for device-less counters (e.g. Triton's per-UUID GPU metrics)
+    name: str | None
+    sources: list[str]
+    samples: int
+    first_ns: int | None
+    last_ns: int | None
+    stats: dict[str, Stat] = field(default_factory=dict)
+
+    def get(self, metric: str) -> Stat | None:
+        return self.stats.get(metric)
+
+    def mean(self, metric: str) -> float | None:
+        s = self.stats.get(metric)
+        return s.mean if s else None
+
+    @property
+    def label(self) -> str:
+        parts = [f"GPU {self.device}" if self.device is not None else (self.uuid or "GPU ?")]
+        if self.name:
+            parts.append(f"({self.name})")
+        if self.host:
+            parts.append(f"on {self.host}")
+        if self.section:
+            parts.append(f"[{self.section}]")
+        return " ".join(parts)
+
+    @property
+    def window_s(self) -> float | None:
+        if self.first_ns is None or self.last_ns is None or self.last_ns == self.first_ns:
+            return None
+        return (self.last_ns - self.first_ns) / 1e9
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d["label"] = self.label
+        return d
+
+
+def device_counters(store: Store) -> list[DeviceCounters]:
+    names = [m for m in metric_names.gpu_canonical() if m != "proc_mem_used"]
+    groups: dict[tuple, DeviceCounters] = {}
+    for (path, dev, host, section, uid, metric, unit, n, mean, lo, hi, last, t0, t1, srcs,
+         raws, gname, samples) in store.sql(_GROUPS_SQL, {"names": names}).fetchall():
+        key = (path, dev, host, section, uid)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = DeviceCounters(path, dev, host, section, uid, gname, [], 0,
+                                             t0, t1)
+        g.name = g.name or gname
+        g.sources = sorted(set(g.sources) | set(srcs))
+        g.samples = max(g.samples, int(samples))
+        if t0 is not None:
+            g.first_ns = t0 if g.first_ns is None else min(g.first_ns, t0)
+            g.last_ns = t1 if g.last_ns is None else max(g.last_ns, t1)
+        g.stats[metric] = Stat(unit or "", int(n), float(mean), float(lo), float(hi),
+                               float(last), list(raws))
+    return list(groups.values())
+
+
+@dataclass
+class GpuMetrics:
+    """Everything metric-like in the bundle under the filter: counters, serving, benchmarks."""
+
+    devices: list[DeviceCounters]
+    serving: list[ServingSummary]
+    bench: list[BenchArm]
+    notes: list[str] = field(default_factory=list)
+    samples: int = 0  # metric samples in scope (recognized or not)
+    unmapped: list[str] = field(default_factory=list)  # sources with no recognized metric
+    host_cpu: list[HostCpu] = field(default_factory=list)  # host sampler (host_cpu.py)
+
+    @property
+    def present(self) -> bool:
+        return bool(self.devices or self.serving or self.bench or self.samples)
+
+    @property
+    def engine(self) -> str | None:
+        """The serving engine the metrics (or benchmark Context) name, if any."""
+        for s in self.serving:
+            return s.engine
+        for b in self.bench:
+            e = b.context.get("engine")
+            if isinstance(e, str) and e != "unknown":
+                return e
+        return None
+
+    def loaded_devices(self, idle_pct: float) -> list[DeviceCounters]:
+        """Device groups whose GPU did some work (mean utilization above idle_pct)."""
+        return [d for d in self.devices if (util(d) or 0.0) > idle_pct]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"devices": [d.to_dict() for d in self.devices],
+                "serving": [s.to_dict() for s in self.serving],
+                "bench": [b.to_dict() for b in self.bench], "notes": list(self.notes),
+                "samples": self.samples, "unmapped": list(self.unmapped),
+                "host_cpu": [h.to_dict() for h in self.host_cpu]}
+
+
+def util(d: DeviceCounters) -> float | None:
+    """GPU busy share from counters: NVML utilization, else DCGM graphics-engine active."""
+    v = d.mean("gpu_util")
+    return v if v is not None else d.mean("gr_engine_active")
+
+
+def compute(store: Store, resolved: ResolvedFilter, spike_ratio: float) -> GpuMetrics:
+    notes = resolve_metrics(store, resolved)
+    gm = GpuMetrics(device_counters(store), serving_summaries(store),
+                    bench_arms(store, spike_ratio), notes)
+    gm.samples = int(store.sql("SELECT count(*) FROM f_metrics").fetchall()[0][0])
+    gm.host_cpu = host_cpu(store, resolved)
+    shown = ({d.artifact for d in gm.devices} | {s.artifact for s in gm.serving}
+             | {h.artifact for h in gm.host_cpu})
+    gm.unmapped = [f"{Path(p).name}: {n:,} samples ({', '.join(names)})" for p, n, names in
+                   store.sql("SELECT a.path, count(*), list(DISTINCT f.metric ORDER BY f.metric)"
+                             "[1:5] FROM f_metrics f JOIN artifacts a USING (artifact_id)"
+                             " GROUP BY 1 ORDER BY 1").fetchall() if p not in shown]
+    return gm

@@ -1,0 +1,359 @@
+"""The time account: per device and step, every nanosecond of wall time in exactly one row.
+
+Busy time is the kernel union: exposed communication (comm kernels with no other kernel
+running) is its own row, the rest is split by kernel family in proportion to each family's
+union inside the step. Idle time is cut into pieces at every host-op boundary of the
+kernel-launching threads (views/host/host_state.py) and every GPU copy boundary; each piece takes
+the cause of what the host was doing then, then the gap-level rules of
+knowledge/account.yaml apply (work already queued → GPU-side dependency; a gap opened in a
+sync → the sync owns the refill; no host op → capture boundary or unexplained). Pieces are
+disjoint and cover the idle time exactly, so per step the causes sum to the idle time.
+
+The launch queue (kernels launched but not finished at each launch call, per device) tells
+"the host never got ahead" (the queue is empty at most launches: launch/dispatch-bound) from
+"a few long host stalls" (the queue is deep between stalls).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from crossview.knowledge import causes
+from crossview.store.store import Store
+from crossview.views.device import idle_pieces, launch_queue, timeline
+from crossview.views.device.idle_pieces import Pieces
+from crossview.views.device.steps import Step, StepSet
+
+I64 = npt.NDArray[np.int64]
+BUSY_PREFIX = "kernel:"  # busy rows are "kernel:<family>"
+EXPOSED_COMM = "exposed_comm"
+
+
+@dataclass(frozen=True)
+class FrameNs:
+    frame: str
+    ns: int
+
+
+@dataclass
+class CauseSlice:
+    """One row of the account: a cause (or busy kernel family) and its time."""
+
+    cause: str
+    label: str
+    ns: int  # per step (mean over the steps and devices it summarizes)
+    share_of_step: float  # of the mean step wall time
+    top_frames: list[FrameNs] = field(default_factory=list)
+    evidence: str = ""
+    startup: bool = False  # start-up / boundary time: never a steady-state lever
+    idle: bool = True  # False for busy rows (kernel families, exposed communication)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"cause": self.cause, "label": self.label, "ns": self.ns,
+                "share_of_step": self.share_of_step,
+                "top_frames": [{"frame": f.frame, "ns": f.ns} for f in self.top_frames],
+                "evidence": self.evidence, "startup": self.startup, "idle": self.idle}
+
+
+@dataclass(frozen=True)
+class GapCall:
+    frame: str  # the frame the cause names (innermost op, matched frame or calling frame)
+    calling: str | None  # nearest python frame above, when recorded
+    ns: int  # idle time of the gap spent there
+
+
+@dataclass
+class Gap:
+    start_ns: int
+    dur_ns: int
+    cause: str  # the cause holding most of the gap
+    calls: list[GapCall]
+
+
+@dataclass
+class StepAccount:
+    artifact: str
+    device: int
+    step: int  # Step.number
+    wall_ns: int
+    busy_ns: int
+    busy_by_family: dict[str, int]  # non-comm busy split by family
+    exposed_comm_ns: int
+    idle_ns: int
+    idle_by_cause: dict[str, int]
+    top_gaps: list[Gap]
+    launches: int
+    empty_queue_launches: int  # launch calls that found no launched kernel unfinished
+
+    @property
+    def empty_queue_share(self) -> float:
+        return self.empty_queue_launches / self.launches if self.launches else 0.0
+
+
+@dataclass
+class DeviceAccount:
+    artifact: str
+    device: int
+    steps: list[StepAccount]
+    outside_steps_ns: int  # kernel-span time of the device in no step
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "artifact": self.artifact, "device": self.device,
+            "outside_steps_ns": self.outside_steps_ns,
+            "steps": [{
+                "step": s.step, "wall_ns": s.wall_ns, "busy_ns": s.busy_ns,
+                "busy_by_family": s.busy_by_family, "exposed_comm_ns": s.exposed_comm_ns,
+                "idle_ns": s.idle_ns, "idle_by_cause": s.idle_by_cause,
+                "launches": s.launches, "empty_queue_share": s.empty_queue_share,
+                "top_gaps": [{"start_ns": g.start_ns, "dur_ns": g.dur_ns, "cause": g.cause,
+                              "calls": [{"frame": c.frame, "calling": c.calling, "ns": c.ns}
+                                        for c in g.calls]} for g in s.top_gaps],
+            } for s in self.steps],
+        }
+
+
+@dataclass
+class Account:
+    per_device: list[DeviceAccount]
+    steady_state: list[CauseSlice]  # per mean steady step, busy rows and idle causes
+    steady_wall_ns: int  # mean wall time of a steady step
+    steady_steps: int
+    steady_fallback: bool  # no steady step: the rows summarize warm-up / JIT steps
+    startup: list[CauseSlice]  # start-up/boundary causes over flagged steps + outside steps
+    empty_queue_share: float  # over the steady steps' launches
+    launch_bound: bool  # the host never got ahead (queue empty at most launches)
+
+    def slice(self, cause: str) -> CauseSlice | None:
+        return next((c for c in self.steady_state if c.cause == cause), None)
+
+    def idle_ns(self) -> int:
+        return sum(c.ns for c in self.steady_state if c.idle)
+
+    def summary_dict(self) -> dict[str, object]:
+        """The steady-state rows without the per-device, per-step detail (compact results)."""
+        d = self.to_dict()
+        d.pop("per_device")
+        return d
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "per_device": [d.to_dict() for d in self.per_device],
+            "steady_state": [c.to_dict() for c in self.steady_state],
+            "steady_wall_ns": self.steady_wall_ns, "steady_steps": self.steady_steps,
+            "steady_fallback": self.steady_fallback,
+            "startup": [c.to_dict() for c in self.startup],
+            "empty_queue_share": self.empty_queue_share, "launch_bound": self.launch_bound,
+        }
+
+
+# -- per device ------------------------------------------------------------------------------
+def _largest_remainder(total: int, weights: dict[str, int]) -> dict[str, int]:
+    w = sum(weights.values())
+    if total <= 0 or w <= 0:
+        return {}
+    raw = {k: total * v / w for k, v in weights.items()}
+    out = {k: int(x) for k, x in raw.items()}
+    left = total - sum(out.values())
+    for k in sorted(raw, key=lambda k: raw[k] - out[k], reverse=True)[:left]:
+        out[k] += 1
+    return {k: v for k, v in out.items() if v}
+
+
+def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
+            ) -> tuple[DeviceAccount, Pieces]:
+    rules = causes.rules()
+    ids = [c.id for c in rules.causes]
+    k = store.sql(
+        "SELECT start_ns, start_ns + dur_ns AS e, family FROM f_gpu WHERE kind = 'kernel'"
+        " AND artifact_id = $a AND device = $d", {"a": a, "d": d},
+    ).fetchnumpy()
+    s = np.asarray(k["start_ns"], dtype=np.int64)
+    e = np.asarray(k["e"], dtype=np.int64)
+    fam = np.asarray(k["family"], dtype=object).astype(str)
+    us, ue = timeline.merge(s, e)
+    ws = np.array([x.start_ns for x in steps], dtype=np.int64)
+    we = np.array([x.end_ns for x in steps], dtype=np.int64)
+    lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
+    hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
+    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue)
+    busy = timeline.overlap(ws, we, us, ue)
+    comm = fam == "comm"
+    ns_, ne_ = timeline.merge(s[~comm], e[~comm])
+    noncomm = timeline.overlap(ws, we, ns_, ne_)
+    fam_w: dict[str, I64] = {}
+    for f in np.unique(fam[~comm]):
+        fs, fe = timeline.merge(s[fam == f], e[fam == f])
+        fam_w[str(f)] = timeline.overlap(ws, we, fs, fe)
+    by_cause = {c: timeline.overlap(ws, we, pcs.s[pcs.cause == i], pcs.e[pcs.cause == i])
+                for i, c in enumerate(ids)}
+    ls, depth = launch_queue.depth_at_launches(store, a, d)
+    rows: list[StepAccount] = []
+    for i, x in enumerate(steps):
+        sel = (ls >= x.start_ns) & (ls < x.end_ns)
+        rows.append(StepAccount(
+            path, d, x.number, x.wall_ns, int(busy[i]),
+            _largest_remainder(int(noncomm[i]), {f: int(w[i]) for f, w in fam_w.items()}),
+            int(busy[i] - noncomm[i]), int(x.wall_ns - busy[i]),
+            {c: int(v[i]) for c, v in by_cause.items() if v[i]},
+            _top_gaps(pcs, gs, ge, x, ids), int(sel.sum()), int((depth[sel] == 0).sum())))
+    inside = int(timeline.overlap(np.array([int(us[0])]), np.array([int(ue[-1])]),
+                                  *timeline.merge(ws, we))[0]) if len(us) else 0
+    outside = (int(ue[-1]) - int(us[0]) - inside) if len(us) else 0
+    return DeviceAccount(path, d, rows, outside), pcs
+
+
+def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]:
+    rules = causes.rules()
+    cs, ce = np.clip(gs, x.start_ns, x.end_ns), np.clip(ge, x.start_ns, x.end_ns)
+    dur = ce - cs
+    order = np.argsort(-dur, kind="stable")[: rules.top_gaps]
+    out: list[Gap] = []
+    for g in order:
+        if dur[g] <= 0:
+            continue
+        sel = (p.e > cs[g]) & (p.s < ce[g])
+        ln = np.minimum(p.e[sel], ce[g]) - np.maximum(p.s[sel], cs[g])
+        by_cause = np.bincount(p.cause[sel], weights=ln, minlength=len(ids))
+        calls: dict[tuple[int, int], int] = defaultdict(int)
+        for f, c, n in zip(p.frame[sel], p.calling[sel], ln, strict=True):
+            if f >= 0:
+                calls[(int(f), int(c))] += int(n)
+        top = sorted(calls.items(), key=lambda kv: -kv[1])[: rules.gap_calls]
+        out.append(Gap(int(cs[g]), int(dur[g]), ids[int(by_cause.argmax())],
+                       [GapCall(p.names[f], p.names[c] if c >= 0 and c != f else None, n)
+                        for (f, c), n in top]))
+    return out
+
+
+# -- over the steady state -------------------------------------------------------------------
+def compute(store: Store, steps: StepSet) -> Account | None:
+    """The account of every device with kernels, over the steps of its artifact."""
+    if not steps.steps:
+        return None
+    rules = causes.rules()
+    ids = [c.id for c in rules.causes]
+    labels = {c.id: c.label for c in rules.causes}
+    devs = store.sql("SELECT DISTINCT artifact_id, device FROM f_gpu WHERE kind = 'kernel'"
+                     " ORDER BY ALL").fetchall()
+    per_device: list[DeviceAccount] = []
+    pieces: list[tuple[Pieces, list[Step]]] = []
+    for a, d in devs:
+        mine = [x for x in steps.steps if x.artifact_id == a]
+        if not mine:
+            continue
+        acc, pcs = _device(store, int(a), mine[0].artifact, int(d), mine)
+        per_device.append(acc)
+        pieces.append((pcs, mine))
+    if not per_device:
+        return None
+    _flag_jit(steps, per_device)
+    steady_keys = {(x.artifact, x.number) for x in steps.steady}
+    rows = [(dev, s) for dev in per_device for s in dev.steps
+            if (dev.artifact, s.step) in steady_keys]
+    n = len(rows) or 1
+    wall = sum(s.wall_ns for _, s in rows)
+    mean_wall = wall // n
+    totals: dict[str, int] = defaultdict(int)
+    for _, s in rows:
+        for f, v in s.busy_by_family.items():
+            totals[BUSY_PREFIX + f] += v
+        totals[EXPOSED_COMM] += s.exposed_comm_ns
+        for c, v in s.idle_by_cause.items():
+            totals[c] += v
+    frames_by = _top_frames(pieces, steady_keys, ids)
+    launches = sum(s.launches for _, s in rows)
+    empty = sum(s.empty_queue_launches for _, s in rows)
+    empty_share = empty / launches if launches else 0.0
+    steady: list[CauseSlice] = []
+    for key, v in sorted(totals.items(), key=lambda kv: -kv[1]):
+        if v <= 0:
+            continue
+        is_idle = key in labels
+        label = labels.get(key) or ("exposed communication" if key == EXPOSED_COMM
+                                    else f"busy: {key[len(BUSY_PREFIX):]} kernels")
+        steady.append(CauseSlice(
+            key, label, v // n, v / wall if wall else 0.0,
+            [FrameNs(f, t // n) for f, t in frames_by.get(key, [])],
+            _evidence(key, rows, empty_share), key in rules.startup_causes, is_idle))
+    launch_bound = empty_share >= rules.queue_empty_launch_share
+    return Account(per_device, steady, mean_wall, len(rows), steps.steady_fallback,
+                   _startup(per_device, steady_keys, labels, rules.startup_causes),
+                   empty_share, launch_bound)
+
+
+def _flag_jit(steps: StepSet, per_device: list[DeviceAccount]) -> None:
+    from crossview.knowledge.steps_rules import rules as step_rules
+
+    r = step_rules()
+    startup = causes.rules().startup_causes
+    for dev in per_device:
+        for s in dev.steps:
+            x = next((x for x in steps.steps
+                      if x.artifact == dev.artifact and x.number == s.step), None)
+            if x is None or not s.wall_ns:
+                continue
+            jit = s.idle_by_cause.get("jit_compile", 0)
+            if jit >= r.jit_step_share * s.wall_ns:
+                x.flag("jit", f"{jit / 1e6:.2f} ms of GPU idle ({jit / s.wall_ns:.0%} of the "
+                              "step) while the host compiled / autotuned")
+            st = sum(v for c, v in s.idle_by_cause.items() if c in startup)
+            if st >= r.startup_step_share * s.wall_ns:
+                x.flag("startup", f"{st / 1e6:.2f} ms ({st / s.wall_ns:.0%} of the step) is "
+                                  "start-up: JIT compile or time before the first / after the "
+                                  "last kernel with no host work recorded")
+
+
+def _top_frames(pieces: list[tuple[Pieces, list[Step]]], keys: set[tuple[str, int]],
+                ids: list[str]) -> dict[str, list[tuple[str, int]]]:
+    acc: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for p, mine in pieces:
+        sw = [x for x in mine if (x.artifact, x.number) in keys]
+        if not sw:
+            continue
+        ws, we = timeline.merge(np.array([x.start_ns for x in sw], dtype=np.int64),
+                                np.array([x.end_ns for x in sw], dtype=np.int64))
+        ln = timeline.overlap(p.s, p.e, ws, we)
+        sel = (ln > 0) & (p.frame >= 0)
+        # (cause, frame) pairs summed with numpy, then named
+        key = p.cause[sel] * (len(p.names) + 1) + p.frame[sel]
+        uk, inv = np.unique(key, return_inverse=True)
+        tot = np.bincount(inv, weights=ln[sel])
+        for k, n in zip(uk, tot, strict=True):
+            c, f = divmod(int(k), len(p.names) + 1)
+            acc[ids[c]][p.names[f]] += int(n)
+    n = causes.rules().top_frames
+    return {c: sorted(d.items(), key=lambda kv: -kv[1])[:n] for c, d in acc.items()}
+
+
+def _evidence(key: str, rows: list[tuple[DeviceAccount, StepAccount]], empty: float) -> str:
+    gaps = sum(1 for _, s in rows for g in s.top_gaps if g.cause == key)
+    if key.startswith(BUSY_PREFIX) or key == EXPOSED_COMM:
+        return "kernel intervals (union per device) inside the steps"
+    base = "idle pieces judged by the launching thread's innermost host op"
+    if key in ("cpu_dispatch", "launch_overhead"):
+        base += f"; launch queue empty at {empty:.0%} of launches"
+    if gaps:
+        base += f"; {gaps} of the longest gaps per step"
+    return base
+
+
+def _startup(per_device: list[DeviceAccount], steady_keys: set[tuple[str, int]],
+             labels: dict[str, str], startup: frozenset[str]) -> list[CauseSlice]:
+    """Start-up / boundary causes over the flagged steps, plus time outside any step."""
+    tot: dict[str, int] = defaultdict(int)
+    for dev in per_device:
+        for s in dev.steps:
+            if (dev.artifact, s.step) in steady_keys:
+                continue
+            for c, v in s.idle_by_cause.items():
+                if c in startup:
+                    tot[c] += v
+        if dev.outside_steps_ns:
+            tot["outside_steps"] += dev.outside_steps_ns
+    return [CauseSlice(c, labels.get(c, "outside any step (device kernel span)"), v, 0.0,
+                       startup=True) for c, v in sorted(tot.items(), key=lambda kv: -kv[1])]

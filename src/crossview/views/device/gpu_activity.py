@@ -1,0 +1,123 @@
+"""GPU activity as nsys's expert rules see it: every GPU op (kernel, memcpy, memset) per device.
+
+`gpu_gaps`: stretches with no GPU op on a device longer than a threshold, each with the host
+op that covers most of it (the cross-view: what the host was doing meanwhile).
+`gpu_time_util`: the device's GPU-op span cut into equal chunks, each with its busy share.
+The metrics block's busy % counts kernels only (HTA's definition); these count copies too, as
+the nsys rules do, so a copy-bound stretch is not called idle here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from crossview.store.store import Store
+from crossview.views.device.timeline import I64, merge, overlap
+
+_KINDS = "('kernel', 'memcpy', 'memset')"
+
+
+@dataclass
+class DeviceActivity:
+    artifact_id: int
+    device: int
+    busy_s: I64  # union of GPU op intervals, sorted and disjoint
+    busy_e: I64
+
+    @property
+    def first(self) -> int:
+        return int(self.busy_s[0])
+
+    @property
+    def last(self) -> int:
+        return int(self.busy_e[-1])
+
+
+@dataclass
+class Gap:
+    artifact: str
+    device: int
+    start_ns: int
+    dur_ns: int
+    host: str | None  # the host op covering most of the gap (innermost on ties), if any
+    host_kind: str | None
+
+
+@dataclass
+class Chunks:
+    artifact: str
+    device: int
+    first_ns: int
+    chunk_ns: int
+    busy: list[float]  # busy share of each chunk, 0..1
+
+
+def activity(store: Store) -> list[DeviceActivity]:
+    r = store.sql(
+        "SELECT artifact_id, device, start_ns, start_ns + dur_ns AS e FROM f_gpu"
+        f" WHERE kind IN {_KINDS} AND device IS NOT NULL ORDER BY artifact_id, device"
+    ).fetchnumpy()
+    a = np.asarray(r["artifact_id"], dtype=np.int64)
+    if len(a) == 0:
+        return []
+    d = np.asarray(r["device"], dtype=np.int64)
+    s = np.asarray(r["start_ns"], dtype=np.int64)
+    e = np.asarray(r["e"], dtype=np.int64)
+    key = a * 1_000_003 + d
+    cut = np.nonzero(np.diff(key))[0] + 1
+    out = []
+    for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(a)], strict=True):
+        us, ue = merge(s[lo:hi], e[lo:hi])
+        out.append(DeviceActivity(int(a[lo]), int(d[lo]), us, ue))
+    return out
+
+
+@dataclass
+class Gaps:
+    count: int  # gaps over the threshold, all devices
+    total_ns: int
+    longest: list[Gap]  # the longest ones, longest first, each with its covering host op
+
+
+def gaps(store: Store, acts: list[DeviceActivity], min_ns: int, named: int = 20) -> Gaps:
+    """Gaps over ``min_ns``; the ``named`` longest get their host op (one query each)."""
+    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+    found: list[tuple[int, int, int, int]] = []  # (dur, start, artifact, device)
+    count = total = 0
+    for act in acts:
+        gs, ge = act.busy_e[:-1], act.busy_s[1:]
+        long = np.nonzero(ge - gs > min_ns)[0]
+        count += len(long)
+        total += int((ge[long] - gs[long]).sum())
+        top = long[np.argsort(gs[long] - ge[long], kind="stable")[:named]]
+        found.extend((int(ge[i] - gs[i]), int(gs[i]), act.artifact_id, act.device)
+                     for i in top.tolist())
+    found.sort(key=lambda g: (-g[0], g[1]))
+    out: list[Gap] = []
+    for dur, s, aid, dev in found[:named]:
+        e = s + dur
+        row = store.sql(
+            "SELECT name, kind FROM f_host WHERE artifact_id = $a AND start_ns < $e"
+            " AND start_ns + dur_ns > $s ORDER BY least(start_ns + dur_ns, $e)"
+            " - greatest(start_ns, $s) DESC, depth DESC LIMIT 1",
+            {"a": aid, "s": s, "e": e}).fetchall()
+        out.append(Gap(paths[aid], dev, s, dur, row[0][0] if row else None,
+                       row[0][1] if row else None))
+    return Gaps(count, total, out)
+
+
+def chunks(store: Store, acts: list[DeviceActivity], n: int) -> list[Chunks]:
+    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+    out: list[Chunks] = []
+    for act in acts:
+        span = act.last - act.first
+        if span <= 0 or n <= 0:
+            continue
+        edges = act.first + (np.arange(n + 1, dtype=np.int64) * span) // n
+        busy = overlap(edges[:-1], edges[1:], act.busy_s, act.busy_e)
+        width = np.maximum(np.diff(edges), 1)
+        out.append(Chunks(paths[act.artifact_id], act.device, act.first, span // n,
+                          (busy / width).round(6).tolist()))
+    return out

@@ -1,0 +1,319 @@
+"""Steps: the repeated unit of work in a capture, and which steps are steady state.
+
+Sources, first that yields steps wins (knowledge/steps.yaml): `ProfilerStep#N` ranges, a
+serving engine's step frame (vLLM `execute_model`, SGLang forward), a repeating
+annotation (NVTX / record_function) that covers most of the host span, else the capture is one
+unit. Per step: wall time, GPU busy (kernel union, per device, averaged over the artifact's
+devices), kernel time by family (kernel time clipped to the step). Warm-up, JIT/autotune and
+outlier steps are flagged and kept out of the steady state; when every step is flagged the
+steady state falls back to all steps and says so (`steady_fallback`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from crossview.knowledge.steps_rules import StepRules, rules
+from crossview.store.store import Store
+from crossview.views.device import timeline
+
+Flag = str  # warmup | jit | outlier
+
+
+@dataclass
+class Step:
+    artifact_id: int
+    artifact: str  # artifact path
+    index: int  # 1-based, in time order within the artifact
+    number: int  # ProfilerStep#N's N; else the index
+    name: str
+    start_ns: int
+    end_ns: int
+    gpu_busy_ns: int = 0  # kernel union inside the step, mean over the artifact's devices
+    kernel_ns_by_family: dict[str, int] = field(default_factory=dict)  # clipped to the step
+    flags: list[Flag] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # one sentence per flag
+
+    @property
+    def wall_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+    @property
+    def steady(self) -> bool:
+        return not self.flags
+
+    def flag(self, flag: Flag, reason: str) -> None:
+        if flag not in self.flags:
+            self.flags.append(flag)
+            self.reasons.append(reason)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "artifact": self.artifact, "index": self.index, "number": self.number,
+            "name": self.name, "start_ns": self.start_ns, "end_ns": self.end_ns,
+            "wall_ns": self.wall_ns, "gpu_busy_ns": self.gpu_busy_ns,
+            "gpu_busy_share": self.gpu_busy_ns / self.wall_ns if self.wall_ns else 0.0,
+            "kernel_ns_by_family": dict(self.kernel_ns_by_family),
+            "steady": self.steady, "flags": list(self.flags), "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
+class WallSummary:
+    """Wall time of the steady steps (ns): median, p90 (linear interpolation), min, max."""
+
+    n: int
+    median_ns: int
+    p90_ns: int
+    min_ns: int
+    max_ns: int
+
+
+@dataclass
+class StepSet:
+    source: str  # profiler-step | engine:<name> | annotation:<name> | capture | none
+    steps: list[Step]
+
+    @property
+    def steady(self) -> list[Step]:
+        """Steps in the steady state; all steps when every one is flagged."""
+        s = [x for x in self.steps if x.steady]
+        return s or list(self.steps)
+
+    @property
+    def steady_fallback(self) -> bool:
+        """True when no step is steady (the capture holds only warm-up / JIT / outliers)."""
+        return bool(self.steps) and not any(x.steady for x in self.steps)
+
+    @property
+    def is_one_unit(self) -> bool:
+        return self.source == "capture"
+
+    def summary(self) -> WallSummary | None:
+        walls = np.array([s.wall_ns for s in self.steady], dtype=np.int64)
+        if len(walls) == 0:
+            return None
+        return WallSummary(len(walls), int(np.median(walls)), int(np.percentile(walls, 90)),
+                           int(walls.min()), int(walls.max()))
+
+    def to_dict(self) -> dict[str, object]:
+        s = self.summary()
+        return {
+            "source": self.source, "count": len(self.steps),
+            "steady_count": len([x for x in self.steps if x.steady]),
+            "steady_fallback": self.steady_fallback,
+            "wall": None if s is None else {"n": s.n, "median_ns": s.median_ns,
+                                            "p90_ns": s.p90_ns, "min_ns": s.min_ns,
+                                            "max_ns": s.max_ns},
+            "per_step": [x.to_dict() for x in self.steps],
+        }
+
+
+# -- finding the steps ----------------------------------------------------------------------
+def _paths(store: Store) -> dict[int, str]:
+    return dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+
+
+def _profiler_steps(store: Store, host: str, r: StepRules) -> list[tuple[int, str, int, int]]:
+    rows = store.sql(
+        f"SELECT artifact_id, name, min(start_ns), max(start_ns + dur_ns) FROM {host}"
+        " WHERE regexp_matches(name, $p) GROUP BY ALL ORDER BY 1, 3",
+        {"p": r.profiler_step.pattern},
+    ).fetchall()
+    return [(int(a), str(n), int(s), int(e)) for a, n, s, e in rows]
+
+
+def _outermost(rows: list[tuple[int, str, int, int]]) -> list[tuple[int, str, int, int]]:
+    """Drop ranges nested inside an earlier range of the same artifact."""
+    out: list[tuple[int, str, int, int]] = []
+    for a, n, s, e in sorted(rows, key=lambda x: (x[0], x[2], -x[3])):
+        if out and out[-1][0] == a and s < out[-1][3]:
+            continue
+        out.append((a, n, s, e))
+    return out
+
+
+Raw = list[tuple[int, str, int, int]]  # (artifact_id, name, start_ns, end_ns)
+
+
+def _engine_steps(store: Store, host: str, r: StepRules) -> tuple[str, Raw]:
+    for engine, pat in r.engine_steps.items():
+        rows = store.sql(
+            f"SELECT artifact_id, name, start_ns, start_ns + dur_ns FROM {host}"
+            " WHERE kind IN ('python', 'annotation') AND name IN (SELECT name FROM"
+            f" (SELECT DISTINCT name FROM {host} WHERE kind IN ('python', 'annotation'))"
+            " WHERE regexp_matches(name, $p))", {"p": pat.pattern},
+        ).fetchall()
+        if rows:
+            return engine, _outermost([(int(a), str(n), int(s), int(e)) for a, n, s, e in rows])
+    return "", []
+
+
+def _repeated_annotation(store: Store, host: str, r: StepRules
+                         ) -> tuple[str, list[tuple[int, str, int, int]]]:
+    spans = dict(store.sql(
+        f"SELECT artifact_id, max(start_ns + dur_ns) - min(start_ns) FROM {host} GROUP BY 1"
+    ).fetchall())
+    cands = store.sql(
+        f"SELECT artifact_id, name, min(depth), count(*), sum(dur_ns) FROM {host}"
+        " WHERE kind = 'annotation' GROUP BY ALL HAVING count(*) >= $n ORDER BY 5 DESC",
+        {"n": r.repeat_min},
+    ).fetchall()
+    for a, name, _, _, total in cands:
+        if not spans.get(a) or int(total) < r.repeat_min_cover_share * int(spans[a]):
+            continue
+        rows = store.sql(
+            f"SELECT start_ns, start_ns + dur_ns FROM {host} WHERE kind = 'annotation'"
+            " AND artifact_id = $a AND name = $n ORDER BY 1", {"a": a, "n": name},
+        ).fetchall()
+        if all(rows[i + 1][0] >= rows[i][1] for i in range(len(rows) - 1)):
+            return str(name), [(int(a), str(name), int(s), int(e)) for s, e in rows]
+    return "", []
+
+
+def _one_unit(store: Store, host: str, gpu: str) -> list[tuple[int, str, int, int]]:
+    """The whole capture of each artifact with kernels: from the first host op on a
+    kernel-launching thread (or the first kernel) to the last kernel's end."""
+    rows = store.sql(
+        f"WITH k AS (SELECT artifact_id, min(start_ns) AS ks, max(start_ns + dur_ns) AS ke"
+        f" FROM {gpu} WHERE kind = 'kernel' GROUP BY 1),"
+        f" t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM {gpu} g JOIN host_ops h"
+        "   ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id),"
+        f" hs AS (SELECT f.artifact_id, min(f.start_ns) AS hs FROM {host} f"
+        "   JOIN t USING (artifact_id, pid, tid) GROUP BY 1)"
+        " SELECT k.artifact_id, least(k.ks, coalesce(hs.hs, k.ks)), k.ke FROM k"
+        " LEFT JOIN hs USING (artifact_id) ORDER BY 1"
+    ).fetchall()
+    return [(int(a), "(whole capture)", int(s), int(e)) for a, s, e in rows]
+
+
+def detect(store: Store, host: str = "f_host", gpu: str = "f_gpu") -> StepSet:
+    """Find the steps in the host/GPU tables (the filtered views by default)."""
+    r = rules()
+    raw = _profiler_steps(store, host, r)
+    source = "profiler-step"
+    if not raw:
+        engine, raw = _engine_steps(store, host, r)
+        source = f"engine:{engine}"
+    if not raw:
+        name, raw = _repeated_annotation(store, host, r)
+        source = f"annotation:{name}"
+    if not raw:
+        raw, source = _one_unit(store, host, gpu), "capture"
+    if not raw:
+        return StepSet("none", [])
+    paths = _paths(store)
+    steps: list[Step] = []
+    per_art: dict[int, int] = {}
+    for a, name, s, e in raw:
+        per_art[a] = per_art.get(a, 0) + 1
+        m = r.profiler_step.match(name) if source == "profiler-step" else None
+        steps.append(Step(a, paths.get(a, str(a)), per_art[a],
+                          int(m.group(1)) if m else per_art[a], name, s, e))
+    _extend_to_gpu_tail(store, gpu, steps)
+    _gpu_facts(store, gpu, steps)
+    _flag_walls(steps, r)
+    return StepSet(source, steps)
+
+
+def _extend_to_gpu_tail(store: Store, gpu: str, steps: list[Step]) -> None:
+    """A step ends when its host range ends or when the last kernel launched inside it
+    finishes, whichever is later, but never after the next step starts (steps stay
+    disjoint). vLLM's `execute_model` returns before its graph replay runs on the GPU."""
+    k = store.sql(
+        f"SELECT g.artifact_id, h.start_ns AS ls, g.start_ns + g.dur_ns AS e FROM {gpu} g"
+        " JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
+        " WHERE g.kind = 'kernel'"
+    ).fetchnumpy()
+    if len(k["artifact_id"]) == 0:
+        return
+    art = np.asarray(k["artifact_id"], dtype=np.int64)
+    ls = np.asarray(k["ls"], dtype=np.int64)
+    ke = np.asarray(k["e"], dtype=np.int64)
+    for i, x in enumerate(steps):
+        sel = (art == x.artifact_id) & (ls >= x.start_ns) & (ls < x.end_ns)
+        if not sel.any():
+            continue
+        end = max(x.end_ns, int(ke[sel].max()))
+        nxt = steps[i + 1] if i + 1 < len(steps) else None
+        if nxt is not None and nxt.artifact_id == x.artifact_id:
+            end = min(end, nxt.start_ns)
+        x.end_ns = end
+
+
+def _gpu_facts(store: Store, gpu: str, steps: list[Step]) -> None:
+    """Per step: kernel union (mean over the artifact's devices) and kernel time by family."""
+    k = store.sql(
+        f"SELECT artifact_id, device, family, start_ns, start_ns + dur_ns AS e FROM {gpu}"
+        " WHERE kind = 'kernel' ORDER BY artifact_id, device, start_ns"
+    ).fetchnumpy()
+    if len(k["artifact_id"]) == 0:
+        return
+    art = np.asarray(k["artifact_id"], dtype=np.int64)
+    dev = np.asarray(k["device"], dtype=np.int64)
+    fam = np.asarray(k["family"], dtype=object)
+    s = np.asarray(k["start_ns"], dtype=np.int64)
+    e = np.asarray(k["e"], dtype=np.int64)
+    for a in {x.artifact_id for x in steps}:
+        mine = [x for x in steps if x.artifact_id == a]
+        ws = np.array([x.start_ns for x in mine], dtype=np.int64)
+        we = np.array([x.end_ns for x in mine], dtype=np.int64)
+        sel_a = art == a
+        devices = np.unique(dev[sel_a])
+        busy = np.zeros(len(mine), dtype=np.int64)
+        for d in devices:
+            sel = sel_a & (dev == d)
+            us, ue = timeline.merge(s[sel], e[sel])
+            busy += timeline.overlap(ws, we, us, ue)
+        for x, b in zip(mine, busy, strict=True):
+            x.gpu_busy_ns = int(b // max(len(devices), 1))
+        # kernel time by family, each kernel clipped to each step
+        for f in np.unique(fam[sel_a].astype(str)):
+            sel = sel_a & (fam.astype(str) == f)
+            ks, ke = s[sel], e[sel]
+            for x in mine:
+                t = int((np.minimum(ke, x.end_ns) - np.maximum(ks, x.start_ns)).clip(0).sum())
+                if t:
+                    x.kernel_ns_by_family[str(f)] = t
+
+
+def _flag_walls(steps: list[Step], r: StepRules) -> None:
+    """Warm-up (first step, slow) and outlier (slow) steps, per artifact (steps.yaml)."""
+    for a in {x.artifact_id for x in steps}:
+        mine = [x for x in steps if x.artifact_id == a]
+        if len(mine) < r.flag_min_steps:
+            continue
+        walls = np.array([x.wall_ns for x in mine], dtype=np.float64)
+        med_rest = float(np.median(walls[1:]))
+        if walls[0] > r.warmup_ratio * med_rest:
+            mine[0].flag("warmup", f"first step {walls[0] / 1e6:.2f} ms > {r.warmup_ratio}× "
+                                   f"the median of the others ({med_rest / 1e6:.2f} ms)")
+        med = float(np.median(walls))
+        for i, x in enumerate(mine):
+            if x.wall_ns > r.outlier_ratio * med and "warmup" not in x.flags:
+                last = " (the last step: it holds the profiler's flush)" \
+                    if i == len(mine) - 1 else ""
+                x.flag("outlier", f"{x.wall_ns / 1e6:.2f} ms > {r.outlier_ratio}× the median "
+                                  f"step ({med / 1e6:.2f} ms){last}")
+
+
+def select(steps: StepSet, spec: str) -> list[Step]:
+    """`--step N` or `--step A:B` (inclusive): steps by number (ProfilerStep#N's N, else the
+    1-based index). Raises ValueError naming what exists."""
+    try:
+        if ":" in spec:
+            a, b = (int(x) for x in spec.split(":", 1))
+        else:
+            a = b = int(spec)
+    except ValueError:
+        raise ValueError(f"--step {spec}: expected N or A:B (step numbers)") from None
+    if b < a:
+        raise ValueError(f"--step {spec}: the end must not be before the start")
+    got = [s for s in steps.steps if a <= s.number <= b]
+    if not got:
+        have = sorted({s.number for s in steps.steps})
+        raise ValueError(f"--step {spec}: no such step (have: {have}; steps from "
+                         f"{steps.source})")
+    return got

@@ -1,0 +1,56 @@
+"""Collective calls of one rank (one artifact), in order: what cross-rank alignment matches.
+
+A plain function of one artifact's store, so per-rank work can run anywhere (a process pool,
+a Dask worker) and only these small records travel to the merge (views/distributed/crossrank.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+
+from crossview.knowledge.collectives import collective_type
+from crossview.store.store import Store
+
+
+@dataclass(frozen=True)
+class CollectiveCall:
+    """One communication kernel on one rank. `group` is the process group when the trace
+    names it ("pg 0"), else the stream ("stream 40"): each group runs its collectives in
+    program order, so the n-th call of a type in a group is the same collective on every
+    rank. `seq` is the collective's sequence number when the trace records it ("Seq")."""
+
+    op: str  # collective type: allreduce, allgather, sendrecv, …
+    group: str
+    index: int  # 0-based order of this call among the rank's calls with the same (group, op)
+    seq: int | None
+    start_ns: int
+    end_ns: int
+    name: str  # kernel name
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.group, self.op
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def calls_of(store: Store, artifact_id: int, table: str = "f_gpu") -> list[CollectiveCall]:
+    """Communication kernels of one artifact in start order, numbered per (group, type).
+    `table`: f_gpu (the resolved filter) or gpu_ops (a worker's own store, no filter)."""
+    rows = store.sql(
+        f"SELECT collective, process_group, stream, coll_seq, start_ns, start_ns + dur_ns,"
+        f" name FROM {table} WHERE artifact_id = $a AND kind = 'kernel' AND family = 'comm'"
+        " ORDER BY start_ns, gpu_op_id", {"a": artifact_id},
+    ).fetchall()
+    count: dict[tuple[str, str], int] = defaultdict(int)
+    out: list[CollectiveCall] = []
+    for coll, pg, stream, seq, s, e, name in rows:
+        op = collective_type(coll, name or "")
+        group = f"pg {pg}" if pg not in (None, "") else f"stream {stream}"
+        i = count[(group, op)]
+        count[(group, op)] += 1
+        out.append(CollectiveCall(op, group, i, None if seq is None else int(seq),
+                                  int(s), int(e), name or ""))
+    return out

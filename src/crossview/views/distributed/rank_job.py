@@ -1,0 +1,60 @@
+"""Assemble the cross-rank analysis of one job: per-rank summaries → merge → straggler causes.
+
+The three steps are separate so a scale-out runner can do the per-artifact ones
+(`ranks.summarize`, `straggler_cause.explain`) in workers and only `merge_ranks` centrally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crossview.knowledge.thresholds import Thresholds
+from crossview.store.store import Store
+from crossview.views.distributed import ranks as rank_views
+from crossview.views.distributed import straggler_cause
+from crossview.views.distributed.crossrank import MissingRank, RankAnalysis, merge_ranks
+
+# readers whose files carry one rank's timeline; a rejected one of these is a missing rank
+_TRACE_KINDS = ("kineto", "nsys")
+
+
+@dataclass(frozen=True)
+class Rejected:
+    path: str
+    kind: str
+    problem: str
+
+
+def missing_ranks(rejected: list[Rejected]) -> list[MissingRank]:
+    out = []
+    for r in rejected:
+        rank = rank_views.rank_from_name(r.path)
+        if rank is not None or r.kind in _TRACE_KINDS:
+            out.append(MissingRank(r.path, rank, r.problem))
+    return out
+
+
+def analyze_ranks(store: Store, artifacts: list[str], rejected: list[Rejected],
+                  limits: Thresholds) -> RankAnalysis | None:
+    ids = store.sql(
+        "SELECT artifact_id FROM artifacts WHERE status = 'ok' AND kind IN (SELECT unnest($k))"
+        " AND path IN (SELECT unnest($p)) ORDER BY 1",
+        {"k": list(_TRACE_KINDS), "p": artifacts}).fetchall()
+    missing = missing_ranks(rejected)
+    # cheap gate first: a single-rank capture pays nothing for the cross-rank machinery
+    ranked = {r for (a,) in ids if (r := rank_views.identify(store, int(a))[1]) is not None}
+    if not ranked or len(ranked) + len(missing) < 2:
+        return None
+    summaries = [s for (a,) in ids if (s := rank_views.summarize(store, int(a))) is not None]
+    if not summaries:
+        return None
+    job = merge_ranks(summaries, missing, limits.straggler_min_skew_ns,
+                      limits.straggler_min_late_share)
+    if job is None:
+        return None
+    by_rank = {r.rank: r for r in job.ranks}
+    for s in job.stragglers:
+        c = straggler_cause.explain(store, by_rank[s.rank].artifact_id, s.windows,
+                                    limits.straggler_gpu_busy_share)
+        s.cause_kind, s.cause = c.kind, c.text
+    return job

@@ -1,0 +1,213 @@
+"""The GPU view and the CPU view as call trees over the same interned frames.
+
+GPU view: each kernel's time under the host stack that launched it (python frames → operator
+→ launch API → kernel). Graph-replayed kernels hang under their cudaGraphLaunch/hipGraphLaunch;
+kernels whose launch is not in the capture hang under "(launch not captured)".
+CPU view: host time by stack, with self time per frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from crossview.knowledge import api_roles
+from crossview.store.store import Store
+
+MISSING_FRAME = "(launch not captured)"
+_SYNC_ROLES = ("sync", "sync_memcpy", "sync_ops")
+
+
+def _node(name: str, kind: str) -> TreeNode:
+    return TreeNode(name, kind, sync=api_roles.role_of(name) in _SYNC_ROLES)
+
+
+@dataclass
+class TreeNode:
+    frame: str
+    kind: str  # python | op | annotation | runtime | kernel | missing | root
+    time_ns: int = 0
+    count: int = 0
+    self_ns: int = 0
+    family: str | None = None  # kernel leaves
+    sync: bool = False  # a sync point (stream/device sync, blocking copy, .item())
+    children: list[TreeNode] = field(default_factory=list)
+    repeats: int = 1  # sibling frames merged into this one (views/host/tree_ops.py: steps, layers)
+
+    def to_dict(self, with_self: bool) -> dict[str, object]:
+        """Nested dicts, built with an explicit stack (a 1,200-deep stack is plausible)."""
+        def one(n: TreeNode) -> dict[str, object]:
+            d: dict[str, object] = {"frame": n.frame, "kind": n.kind,
+                                    "time_ns": n.time_ns, "count": n.count}
+            if with_self:
+                d["self_ns"] = n.self_ns
+            if n.family is not None:
+                d["family"] = n.family
+            if n.sync:
+                d["sync"] = True
+            if n.repeats > 1:
+                d["repeats"] = n.repeats
+            return d
+
+        top = one(self)
+        top["children"] = root_kids = []
+        todo: list[tuple[TreeNode, list[object]]] = [(self, root_kids)]
+        while todo:
+            n, kids = todo.pop()
+            for c in n.children:
+                d = one(c)
+                d["children"] = sub = []
+                kids.append(d)
+                todo.append((c, sub))
+        return top
+
+
+@dataclass
+class CallTree:
+    total_ns: int
+    roots: list[TreeNode]
+    samples: int = 0  # > 0: built from sampled stacks (L1): counts are samples (sampled.py)
+    # sampled stacks with no known sampling period: every time_ns holds a sample count instead
+    counts_only: bool = False
+
+    def to_dict(self, with_self: bool = False) -> dict[str, object]:
+        d: dict[str, object] = {"total_ns": self.total_ns,
+                                "roots": [r.to_dict(with_self) for r in self.roots]}
+        if self.samples:
+            d.update(samples=self.samples, rigor="L1")
+        if self.counts_only:
+            d["counts_only"] = True
+        return d
+
+
+class _Frames:
+    """The frames table, loaded once per analysis (small: one row per distinct path step)."""
+
+    def __init__(self, store: Store) -> None:
+        self.info: dict[int, tuple[int | None, str, str]] = {
+            int(n): (None if p is None else int(p), name, kind)
+            for n, p, name, kind in store.sql(
+                "SELECT node_id, parent_node, name, kind FROM frames").fetchall()
+        }
+
+    def path(self, node: int) -> list[int]:
+        out: list[int] = []
+        cur: int | None = node
+        while cur is not None and cur >= 0:
+            out.append(cur)
+            cur = self.info[cur][0]
+        return out[::-1]
+
+
+def _sort(nodes: list[TreeNode]) -> None:
+    todo = [nodes]
+    while todo:  # iterative: a deep stack must not hit Python's recursion limit
+        level = todo.pop()
+        level.sort(key=lambda n: (-n.time_ns, n.frame))
+        todo.extend(n.children for n in level)
+
+
+def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
+    frames = frames or _Frames(store)
+    rows = store.sql(
+        "SELECT h.node_id, g.name, any_value(g.family), sum(g.dur_ns), count(*)"
+        " FROM f_gpu g LEFT JOIN host_ops h ON h.op_id = g.launch_op_id"
+        " WHERE g.kind = 'kernel' GROUP BY ALL"
+    ).fetchall()
+    from crossview.views.host import sampled  # late: sampled builds on this module
+
+    if not rows and sampled.gpu_present(store):  # no traced kernels: sampled GPU stacks (L1)
+        return sampled.gpu_view(store, frames)
+    root = TreeNode("", "root")
+    index: dict[tuple[int, ...], TreeNode] = {}
+    missing: TreeNode | None = None
+    for node, kname, fam, t, c in rows:
+        t, c = int(t), int(c)
+        root.time_ns += t
+        root.count += c
+        if node is None:
+            if missing is None:
+                missing = TreeNode(MISSING_FRAME, "missing")
+                root.children.append(missing)
+            parent = missing
+            parent.time_ns += t
+            parent.count += c
+        else:
+            parent = root
+            path = frames.path(int(node))
+            for i in range(len(path)):
+                key = tuple(path[: i + 1])
+                child = index.get(key)
+                if child is None:
+                    _, name, kind = frames.info[path[i]]
+                    child = _node(name, kind)
+                    parent.children.append(child)
+                    index[key] = child
+                child.time_ns += t
+                child.count += c
+                parent = child
+        leaf = next((ch for ch in parent.children if ch.kind == "kernel" and ch.frame == kname),
+                    None)
+        if leaf is None:
+            leaf = TreeNode(kname, "kernel", family=fam)
+            parent.children.append(leaf)
+        leaf.time_ns += t
+        leaf.count += c
+    _sort(root.children)
+    return CallTree(root.time_ns, root.children)
+
+
+def cpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
+    frames = frames or _Frames(store)
+    from crossview.views.host import sampled  # late: sampled builds on this module
+
+    if sampled.present(store):  # sampled stacks in scope (nsys CPU sampling): the L1 view
+        return sampled.cpu_view(store, frames)
+    rows = store.sql(
+        "SELECT node_id, sum(self_ns), count(*) FROM f_host GROUP BY node_id"
+    ).fetchall()
+    forest = Forest(frames)
+    nodes, roots, get = forest.nodes, forest.roots, forest.get
+
+    total = 0
+    for n, s, c in rows:
+        s, c = int(s), int(c)
+        total += s
+        tn = get(int(n))
+        tn.self_ns += s
+        tn.count += c
+        for anc in frames.path(int(n)):
+            nodes[anc].time_ns += s
+    _sort(roots)
+    return CallTree(total, roots)
+
+
+class Forest:
+    """TreeNodes made on demand for frame node ids, each hung under its parent's node."""
+
+    def __init__(self, frames: _Frames) -> None:
+        self.frames = frames
+        self.nodes: dict[int, TreeNode] = {}
+        self.roots: list[TreeNode] = []
+
+    def get(self, n: int) -> TreeNode:
+        tn = self.nodes.get(n)
+        if tn is not None:
+            return tn
+        missing: list[int] = []  # n and its ancestors not made yet, innermost first
+        cur: int | None = n
+        while cur is not None and cur >= 0 and cur not in self.nodes:
+            missing.append(cur)
+            cur = self.frames.info[cur][0]
+        for m in reversed(missing):  # outermost first: each parent exists when needed
+            parent, name, kind = self.frames.info[m]
+            tn = _node(name, kind)
+            self.nodes[m] = tn
+            if parent is None or parent < 0:
+                self.roots.append(tn)
+            else:
+                self.nodes[parent].children.append(tn)
+        return self.nodes[n]
+
+
+def frames_of(store: Store) -> _Frames:
+    return _Frames(store)
