@@ -24,6 +24,7 @@ from crossview.views.views import Views
 
 if TYPE_CHECKING:
     from crossview.lake.rank_fanout import FanoutInfo
+    from crossview.views.workload.bench import BenchArm
 
 
 @dataclass
@@ -93,3 +94,18 @@ def analyze_store(
     from crossview.replay.findings import annotate  # expected effects from the replay
 
     return Analysis(reports, views, annotate(store, run_all(views)))
+
+
+def bench_arms(path: Path) -> list[BenchArm]:
+    """The benchmark arms (vllm bench / generic trials) of one result file; one-line
+    InputError when the file is rejected or holds none (`crossview sol --bench`)."""
+    from crossview.errors import InputError
+
+    a = analyze([path])
+    if a.rejected:
+        r = a.rejected[0]
+        raise InputError(r.path, "; ".join(r.problems))
+    arms = a.views.gpu_metrics.bench if a.views else []
+    if not arms:
+        raise InputError(path, "no benchmark result (vllm bench / generic trials) in this file")
+    return arms

@@ -28,12 +28,15 @@ def sol(
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """LLM speed-of-light: lower bounds on prefill, TTFT, TPOT, tokens/s (and % of SoL)."""
-    from crossview.sol import command as sol_cmd
+    from crossview.analysis import bench_arms
+    from crossview.render import sol as out
+    from crossview.sol import command
 
     try:
-        text = sol_cmd.run(model, hardware, dtype=dtype, kv_dtype=kv_dtype, tp=tp, batch=batch,
-                           isl=isl, osl=osl, bench=bench, as_json=fmt is Fmt.json)
+        arm = bench_arms(bench)[0] if bench else None
+        answer = command.bound(model, hardware, dtype=dtype, kv_dtype=kv_dtype, tp=tp,
+                               batch=batch, isl=isl, osl=osl, arm=arm)
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    sys.stdout.write(text)
+    sys.stdout.write(out.render_json(*answer) if fmt is Fmt.json else out.render(*answer))

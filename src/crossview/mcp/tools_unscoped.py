@@ -84,17 +84,20 @@ class OtherTools:
     ) -> str:
         """LLM speed-of-light as `crossview sol`: lower bounds on prefill, TTFT, TPOT and
         tokens/s for a model on a GPU, and a benchmark's % of SoL when given."""
-        from crossview.sol import command as sol_cmd
+        from crossview.analysis import bench_arms
+        from crossview.render import sol as out
+        from crossview.sol import command
 
         if model.endswith(".json") or "/" in model or _not_shipped(model):
             model = str(self.cache.roots.check(model))  # a file: inside the roots only
         bench_path = self.cache.roots.check(bench) if bench else None
         try:
-            text = sol_cmd.run(model, hardware, dtype=dtype, kv_dtype=kv_dtype, tp=tp,
-                               batch=batch, isl=isl, osl=osl, bench=bench_path, as_json=True)
+            arm = bench_arms(bench_path)[0] if bench_path else None
+            answer = command.bound(model, hardware, dtype=dtype, kv_dtype=kv_dtype, tp=tp,
+                                   batch=batch, isl=isl, osl=osl, arm=arm)
         except CrossviewError as e:
             raise Refused(str(e)) from None
-        return json.dumps(json.loads(text), separators=(",", ":"))
+        return json.dumps(json.loads(out.render_json(*answer)), separators=(",", ":"))
 
     def query(
         self,

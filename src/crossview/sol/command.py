@@ -1,11 +1,9 @@
-"""The `crossview sol` use case: load the model and the GPU, bound, rate a benchmark, render.
-Kept out of cli.py so the CLI stays a thin shell."""
+"""The `crossview sol` use case: load the model and the GPU, bound, rate a benchmark arm.
+Reading the benchmark file (analysis) and rendering (render/sol.py) stay in the shells."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from crossview.errors import InputError, UsageError
+from crossview.errors import UsageError
 from crossview.knowledge import hardware, model_config
 from crossview.sol import llm as llm_sol
 from crossview.sol.bench import BenchSol, compare, setup_from
@@ -21,27 +19,14 @@ def gpu(name: str) -> hardware.HwSpec:
     return hw
 
 
-def bench_arms(path: Path) -> list[BenchArm]:
-    from crossview.analysis import analyze
-
-    a = analyze([path])
-    if a.rejected:
-        r = a.rejected[0]
-        raise InputError(r.path, "; ".join(r.problems))
-    arms = a.views.gpu_metrics.bench if a.views else []
-    if not arms:
-        raise InputError(path, "no benchmark result (vllm bench / generic trials) in this file")
-    return arms
-
-
-def run(model: str, hw_name: str, *, dtype: str, kv_dtype: str, tp: int | None,
-        batch: int | None, isl: int | None, osl: int | None, bench: Path | None,
-        as_json: bool) -> str:
-    from crossview.render import sol as out
-
+def bound(model: str, hw_name: str, *, dtype: str, kv_dtype: str, tp: int | None,
+          batch: int | None, isl: int | None, osl: int | None, arm: BenchArm | None
+          ) -> tuple[llm_sol.SolResult, BenchSol | None, list[str]]:
+    """The bounds, the benchmark arm rated against them (when given) and the notes on which
+    setup values were read from the arm or defaulted. The shells (cli/sol.py, the MCP
+    `sol_bounds` tool) read the arm (analysis.bench_arms) and render the answer."""
     shape = model_config.load(model)
     hw = gpu(hw_name)
-    arm = bench_arms(bench)[0] if bench else None
     setup, notes = setup_from(arm, dtype=dtype, kv_dtype=kv_dtype, tp=tp, batch=batch,
                               isl=isl, osl=osl)
     try:
@@ -51,5 +36,4 @@ def run(model: str, hw_name: str, *, dtype: str, kv_dtype: str, tp: int | None,
     rated: BenchSol | None = compare(arm, result) if arm else None
     if not arm:
         notes = [n for n in notes if "default" in n]
-    return out.render_json(result, rated, notes) if as_json else out.render(result, rated,
-                                                                            notes)
+    return result, rated, notes
