@@ -2,7 +2,7 @@
 
 Each side is one ordinary `analyze()` run (whole capture, default filter), so its numbers are
 exactly those `crossview analyze` prints for that capture. Kernels are matched across sides by
-(family, normalized name) — `kernel_names.normalize` documents what is stripped. Deltas are
+(family, normalized name) — `kernels/names.normalize` documents what is stripped. Deltas are
 B − A; a row's share of the change is its delta over the net change of total kernel time
 (None when that is zero, e.g. a capture diffed against itself).
 """

@@ -6,7 +6,7 @@ Two keys, strongest first:
   values (`(int)7` → `7`), leading `std::`, return-type `void` and whitespace removed. Equal
   signatures are the same kernel instantiation (the two cuBLAS gemv variants (int)6 / (int)7
   stay apart).
-- `base`: experiments/kernel_names.normalize (templates and arguments stripped), last `::`
+- `base`: kernels/names.normalize (templates and arguments stripped), last `::`
   component only. Equal bases with different signatures are "same function, other
   instantiation": reported as a weaker join, never merged silently.
 """

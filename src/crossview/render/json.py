@@ -34,7 +34,7 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         # workload metrics (rigor L3): per-device counters, serving-engine summaries
         # (gauges, counters, histogram quantiles), benchmark arms with their Context
         "gpu_metrics": v.gpu_metrics.to_dict() if v else None,
-        # per-device counters as % of sol_ceilings.yaml ceilings + verdicts (workload_sol.py)
+        # per-device counters as % of sol_ceilings.yaml ceilings + verdicts (sol/workload.py)
         "workload_sol": [s.to_dict() for s in v.workload_sol] if v else [],
         "engine": v.engine if v else None,
         # multi-rank jobs (views/distributed/crossrank.py): per-rank GPU/communication summary, the

@@ -81,7 +81,7 @@ TABLES: dict[str, str] = {
         artifact_id INTEGER, arm VARCHAR, trial INTEGER, metric VARCHAR, value DOUBLE,
         unit VARCHAR
     """,
-    # the Context of each (artifact, arm, trial): model/context.py Context as JSON text
+    # the Context of each (artifact, arm, trial): core/context.py Context as JSON text
     "context": """
         artifact_id INTEGER, arm VARCHAR, trial INTEGER, context VARCHAR
     """,

@@ -1,6 +1,6 @@
 """Optional inputs of the report beside the analysis: the synthesis ledger
 (`findings/synthesis-*.json` in an input folder, written by `crossview synthesize`) and an
-A/B result (`crossview ab --format json`). Read and checked here; rendered by extras.py."""
+A/B result (`crossview ab --format json`). Read and checked here; rendered by ledger_tables.py."""
 
 from __future__ import annotations
 
