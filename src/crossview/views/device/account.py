@@ -3,7 +3,7 @@
 Busy time is the kernel union: exposed communication (comm kernels with no other kernel
 running) is its own row, the rest is split by kernel family in proportion to each family's
 union inside the step. Idle time is cut into pieces at every host-op boundary of the
-kernel-launching threads (views/host/host_state.py) and every GPU copy boundary; each piece takes
+kernel-launching threads (views/device/host_state.py) and every GPU copy boundary; each piece takes
 the cause of what the host was doing then, then the gap-level rules of
 knowledge/account.yaml apply (work already queued → GPU-side dependency; a gap opened in a
 sync → the sync owns the refill; no host op → capture boundary or unexplained). Pieces are

@@ -1,6 +1,6 @@
 """Idle pieces: a device's idle time cut at every host-op boundary of its launching threads and
 every GPU copy boundary, each piece with one cause (knowledge/account.yaml): the per-instant
-host state (views/host/host_state.py), then the gap-level rules. Pieces are disjoint and cover the
+host state (views/device/host_state.py), then the gap-level rules. Pieces are disjoint and cover the
 idle time exactly; views/device/account.py sums them per step.
 """
 
@@ -13,8 +13,7 @@ import numpy.typing as npt
 
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views.device import timeline
-from crossview.views.host import host_state
+from crossview.views.device import host_state, timeline
 
 I64 = npt.NDArray[np.int64]
 
