@@ -1,10 +1,9 @@
 """Workload speed-of-light from DCGM/NVML counters: each activity as % of its ceiling.
 
-Per device group (views/counters/device_counters.py): achieved HBM bandwidth ≈ DRAM_ACTIVE ×
-peak, tensor FLOP/s ≈ PIPE_TENSOR_ACTIVE × peak dense tensor FLOP/s, SM activity and occupancy,
-PCIe and NVLink traffic ÷ link ceiling (formats.md; approximate, rigor L3). Rules in
-workload_sol.yaml. An unknown GPU gets the counters but no ceiling: "not in sol_ceilings.yaml",
-never a guess.
+Per device group (views/counters/device_counters.py): HBM bandwidth ≈ DRAM_ACTIVE × peak, tensor
+FLOP/s ≈ PIPE_TENSOR_ACTIVE × peak dense tensor FLOP/s, SM activity and occupancy, PCIe and
+NVLink traffic ÷ link ceiling (formats.md; approximate, rigor L3). Rules in workload_sol.yaml.
+An unknown GPU gets the counters but no ceiling: "not in sol_ceilings.yaml", never a guess.
 """
 
 from __future__ import annotations
