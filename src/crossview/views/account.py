@@ -209,18 +209,23 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
 
 def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]:
     rules = causes.rules()
-    cs, ce = np.clip(gs, x.start_ns, x.end_ns), np.clip(ge, x.start_ns, x.end_ns)
+    # gaps and pieces are sorted and disjoint: the step's gaps, and each gap's pieces, are
+    # one contiguous run each (searchsorted, no scan of the whole device per step)
+    g0, g1 = int(np.searchsorted(ge, x.start_ns, "right")), int(np.searchsorted(gs, x.end_ns))
+    cs = np.clip(gs[g0:g1], x.start_ns, x.end_ns)
+    ce = np.clip(ge[g0:g1], x.start_ns, x.end_ns)
     dur = ce - cs
     order = np.argsort(-dur, kind="stable")[: rules.top_gaps]
     out: list[Gap] = []
     for g in order:
         if dur[g] <= 0:
             continue
-        sel = (p.e > cs[g]) & (p.s < ce[g])
+        sel = slice(int(np.searchsorted(p.e, cs[g], "right")), int(np.searchsorted(p.s, ce[g])))
         ln = np.minimum(p.e[sel], ce[g]) - np.maximum(p.s[sel], cs[g])
         by_cause = np.bincount(p.cause[sel], weights=ln, minlength=len(ids))
         calls: dict[tuple[int, int], int] = defaultdict(int)
-        for f, c, n in zip(p.frame[sel], p.calling[sel], ln, strict=True):
+        for f, c, n in zip(p.frame[sel].tolist(), p.calling[sel].tolist(), ln.tolist(),
+                           strict=True):
             if f >= 0:
                 calls[(int(f), int(c))] += int(n)
         top = sorted(calls.items(), key=lambda kv: -kv[1])[: rules.gap_calls]
