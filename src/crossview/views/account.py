@@ -180,7 +180,8 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     we = np.array([x.end_ns for x in steps], dtype=np.int64)
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
     hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
-    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue)
+    launches = launch_queue.kernel_launches(store, a, d)
+    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, launches)
     busy = timeline.overlap(ws, we, us, ue)
     comm = fam == "comm"
     ns_, ne_ = timeline.merge(s[~comm], e[~comm])
@@ -191,7 +192,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
         fam_w[str(f)] = timeline.overlap(ws, we, fs, fe)
     by_cause = {c: timeline.overlap(ws, we, pcs.s[pcs.cause == i], pcs.e[pcs.cause == i])
                 for i, c in enumerate(ids)}
-    ls, depth = launch_queue.depth_at_launches(store, a, d)
+    ls, depth = launch_queue.depth_at_launches(launches)
     rows: list[StepAccount] = []
     for i, x in enumerate(steps):
         sel = (ls >= x.start_ns) & (ls < x.end_ns)
