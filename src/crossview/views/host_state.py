@@ -50,9 +50,16 @@ def _paint(bounds: I64, s: I64, e: I64, depth: I64, value: I64) -> I64:
         sel = (depth == d) & (b > a)
         if not sel.any():
             continue
-        # only the segments this depth's ops span; counts and values by bincount (exact:
-        # integer sums far below 2**53), then running sums
         sa, sb, sv = a[sel], b[sel], value[sel] + 1
+        o = np.argsort(sa, kind="stable")
+        if (sa[o][1:] >= sb[o][:-1]).all():  # disjoint (the usual case): write each op's run
+            ln = sb - sa
+            at = np.arange(int(ln.sum()), dtype=np.int64) + np.repeat(sa - (np.cumsum(ln) - ln),
+                                                                      ln)
+            out[at] = np.repeat(sv - 1, ln)
+            continue
+        # overlapping ops at this depth: only the segments they span; counts and values by
+        # bincount (exact: integer sums far below 2**53), then running sums
         lo, hi = int(sa.min()), int(sb.max())
         m = hi - lo + 1
         cnt = np.bincount(sa - lo, minlength=m) - np.bincount(sb - lo, minlength=m)
