@@ -71,9 +71,10 @@ def append_frames(
     labels = np.concatenate([np.array(prefix["label"], dtype=np.int64), node_label])
     if len(ids) == 0:
         return
-    take = pa.array(labels)
-    kind = pa.array([k for k, _ in label_rows], pa.string()).take(take)
-    name = pa.array([nm for _, nm in label_rows], pa.string()).take(take)
+    # by list index (a few thousand nodes): Array.take would import pyarrow.compute (~0.1-0.3 s)
+    rows = [label_rows[i] for i in labels.tolist()]
+    kind = pa.array([k for k, _ in rows], pa.string())
+    name = pa.array([nm for _, nm in rows], pa.string())
     # depth of a node = depth of its parent + 1; parents always precede children in `ids`
     pos = {int(v): i for i, v in enumerate(ids)}
     depth = np.zeros(len(ids), dtype=np.int32)

@@ -180,7 +180,8 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     we = np.array([x.end_ns for x in steps], dtype=np.int64)
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
     hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
-    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue)
+    launches = launch_queue.kernel_launches(store, a, d)
+    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, launches)
     busy = timeline.overlap(ws, we, us, ue)
     comm = fam == "comm"
     ns_, ne_ = timeline.merge(s[~comm], e[~comm])
@@ -191,7 +192,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
         fam_w[str(f)] = timeline.overlap(ws, we, fs, fe)
     by_cause = {c: timeline.overlap(ws, we, pcs.s[pcs.cause == i], pcs.e[pcs.cause == i])
                 for i, c in enumerate(ids)}
-    ls, depth = launch_queue.depth_at_launches(store, a, d)
+    ls, depth = launch_queue.depth_at_launches(launches)
     rows: list[StepAccount] = []
     for i, x in enumerate(steps):
         sel = (ls >= x.start_ns) & (ls < x.end_ns)
@@ -209,18 +210,23 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
 
 def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]:
     rules = causes.rules()
-    cs, ce = np.clip(gs, x.start_ns, x.end_ns), np.clip(ge, x.start_ns, x.end_ns)
+    # gaps and pieces are sorted and disjoint: the step's gaps, and each gap's pieces, are
+    # one contiguous run each (searchsorted, no scan of the whole device per step)
+    g0, g1 = int(np.searchsorted(ge, x.start_ns, "right")), int(np.searchsorted(gs, x.end_ns))
+    cs = np.clip(gs[g0:g1], x.start_ns, x.end_ns)
+    ce = np.clip(ge[g0:g1], x.start_ns, x.end_ns)
     dur = ce - cs
     order = np.argsort(-dur, kind="stable")[: rules.top_gaps]
     out: list[Gap] = []
     for g in order:
         if dur[g] <= 0:
             continue
-        sel = (p.e > cs[g]) & (p.s < ce[g])
+        sel = slice(int(np.searchsorted(p.e, cs[g], "right")), int(np.searchsorted(p.s, ce[g])))
         ln = np.minimum(p.e[sel], ce[g]) - np.maximum(p.s[sel], cs[g])
         by_cause = np.bincount(p.cause[sel], weights=ln, minlength=len(ids))
         calls: dict[tuple[int, int], int] = defaultdict(int)
-        for f, c, n in zip(p.frame[sel], p.calling[sel], ln, strict=True):
+        for f, c, n in zip(p.frame[sel].tolist(), p.calling[sel].tolist(), ln.tolist(),
+                           strict=True):
             if f >= 0:
                 calls[(int(f), int(c))] += int(n)
         top = sorted(calls.items(), key=lambda kv: -kv[1])[: rules.gap_calls]

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views.device import host_state, timeline
+from crossview.views.device import host_state, launch_queue, timeline
 
 I64 = npt.NDArray[np.int64]
 
@@ -36,8 +36,8 @@ def _complement(us: I64, ue: I64, lo: int, hi: int) -> tuple[I64, I64]:
     return s[keep].astype(np.int64), e[keep].astype(np.int64)
 
 
-def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64
-            ) -> tuple[Pieces, I64, I64]:
+def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
+           launches: launch_queue.KernelLaunches) -> tuple[Pieces, I64, I64]:
     rules = causes.rules()
     rk = {c.id: i for i, c in enumerate(rules.causes)}
     host = host_state.build(store, a, d)
@@ -79,13 +79,7 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64
     # gap rule 2: the kernel ending the gap was launched (its launch call returned) before the
     # gap opened → queued work
     # waiting on a GPU-side dependency (a GPU copy running then is a blocking copy)
-    k = store.sql(
-        "SELECT g.start_ns, min(h.start_ns + h.dur_ns) AS ls FROM f_gpu g JOIN host_ops h"
-        " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id WHERE g.kind = 'kernel'"
-        " AND g.artifact_id = $a AND g.device = $d GROUP BY 1 ORDER BY 1", {"a": a, "d": d},
-    ).fetchnumpy()
-    ks = np.asarray(k["start_ns"], dtype=np.int64)
-    kl = np.asarray(k["ls"], dtype=np.int64)
+    ks, kl = launch_queue.first_launch_end(launches)
     j = np.searchsorted(ks, ge)
     found = (j < len(ks)) & (ks[np.minimum(j, max(len(ks) - 1, 0))] == ge) if len(ks) else \
         np.zeros(len(ge), dtype=bool)

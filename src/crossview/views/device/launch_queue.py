@@ -3,6 +3,8 @@ launched earlier and not yet finished. Empty at most launches = the host never g
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
@@ -11,22 +13,48 @@ from crossview.store.store import Store
 I64 = npt.NDArray[np.int64]
 
 
-def depth_at_launches(store: Store, a: int, d: int) -> tuple[I64, I64]:
-    """Launch-call start times on the device and, per call, kernels launched earlier and
-    still unfinished (the launch queue HTA calls queue length)."""
+@dataclass
+class KernelLaunches:
+    """One row per kernel of a device whose launch call is recorded: the kernel's start and
+    end, the call's op id, start and end. Read once per device; the launch queue and the idle
+    pieces' gap rules (views/device/idle_pieces.py) both use it."""
+
+    ks: I64
+    ke: I64
+    op: I64
+    hs: I64
+    he: I64
+
+
+def kernel_launches(store: Store, a: int, d: int) -> KernelLaunches:
     r = store.sql(
-        "SELECT h.op_id, min(h.start_ns) AS ls, max(g.start_ns + g.dur_ns) AS e FROM f_gpu g"
-        " JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
-        " WHERE g.kind = 'kernel' AND g.artifact_id = $a AND g.device = $d GROUP BY 1",
+        "SELECT g.start_ns, g.start_ns + g.dur_ns AS e, h.op_id, h.start_ns AS hs,"
+        " h.start_ns + h.dur_ns AS he FROM f_gpu g JOIN host_ops h"
+        " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
+        " WHERE g.kind = 'kernel' AND g.artifact_id = $a AND g.device = $d",
         {"a": a, "d": d},
     ).fetchnumpy()
-    ls = np.sort(np.asarray(r["ls"], dtype=np.int64))
-    k = store.sql(
-        "SELECT h.start_ns AS ls, g.start_ns + g.dur_ns AS e FROM f_gpu g JOIN host_ops h"
-        " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id WHERE g.kind = 'kernel'"
-        " AND g.artifact_id = $a AND g.device = $d", {"a": a, "d": d},
-    ).fetchnumpy()
-    kl = np.sort(np.asarray(k["ls"], dtype=np.int64))
-    ke = np.sort(np.asarray(k["e"], dtype=np.int64))
+    return KernelLaunches(*(np.asarray(r[c], dtype=np.int64)
+                            for c in ("start_ns", "e", "op_id", "hs", "he")))
+
+
+def depth_at_launches(k: KernelLaunches) -> tuple[I64, I64]:
+    """Launch-call start times on the device and, per call, kernels launched earlier and
+    still unfinished (the launch queue HTA calls queue length)."""
+    _, first = np.unique(k.op, return_index=True)  # one start per launch call
+    ls = np.sort(k.hs[first])
+    kl = np.sort(k.hs)
+    ke = np.sort(k.ke)
     depth = np.searchsorted(kl, ls, side="left") - np.searchsorted(ke, ls, side="right")
     return ls, np.maximum(depth, 0)
+
+
+def first_launch_end(k: KernelLaunches) -> tuple[I64, I64]:
+    """Per distinct kernel start time (sorted), the earliest end of a launch call of a kernel
+    starting then."""
+    if len(k.ks) == 0:
+        return k.ks, k.he
+    o = np.lexsort((k.he, k.ks))
+    s, e = k.ks[o], k.he[o]
+    head = np.r_[True, s[1:] != s[:-1]]
+    return s[head], e[head]
