@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from crossview import progress
 from crossview.errors import InputError
-from crossview.sources.nsys import callchains, fetch, gpu, host, sampling
+from crossview.sources.nsys import callchains, fetch, gpu, host, native, sampling
 from crossview.sources.nsys import clock as nsys_clock
 from crossview.sources.nsys import schema_probe as sp
 from crossview.sources.nsys.schema_probe import Probe, connect, probe
@@ -38,8 +38,10 @@ def read(path: Path, store: Store) -> ArtifactReport:
     if path.stat().st_size == 0:
         raise InputError(path, "empty file (0 bytes)", "empty")
     src = connect(path)
+    token = native.use(None)
     try:
         p = probe(path, src)
+        native.use(native.connect(path))  # the Arrow path when installed (else sqlite3)
         artifact_id = store.new_artifact_id()
         try:
             report = _read(path, src, p, store, artifact_id)
@@ -51,6 +53,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
             raise
         return report
     finally:
+        native.reset(token)
         src.close()
 
 
@@ -81,7 +84,6 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     gc = gpu.stage(src, duck, p)
     if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
         gpu.ingest(store, artifact_id, gc)
-        store.compact()
     n_samples = 0
     if p.has(sp.SAMPLES):
         bar.phase("CPU samples")
