@@ -4,9 +4,10 @@ Python's `sqlite3` hands rows out as tuples; `numpy.fromiter` over the chained c
 them one value at a time, so a chunk of integer columns becomes one int64 array without any
 list of rows (measured: ~0.7 M rows/s of 13 columns on this machine, ~2× slower than the ADBC
 SQLite driver). When that driver is installed (sources/nsys/native.py) integer-only tables
-go through it instead, as Arrow batches; this stays the fallback. Text columns (NVTX `text`) are the exception: they come in
-`fetchmany` batches. NULL travels as a sentinel and becomes an Arrow null again. DuckDB's own
-sqlite extension is not used: it downloads itself at run time (design.md).
+go through it instead, as Arrow batches; this path stays the fallback. Text columns (NVTX
+`text`) are the exception: they come in `fetchmany` batches. NULL travels as a sentinel and
+becomes an Arrow null again. DuckDB's own sqlite extension is not used: it downloads itself at
+run time (design.md), and the registry has none for our DuckDB version (decision 0340).
 """
 
 from __future__ import annotations

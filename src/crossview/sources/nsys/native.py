@@ -13,6 +13,7 @@ Python's `sqlite3` (sources/nsys/fetch.py), which gives the same store.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 from pathlib import Path
@@ -62,10 +63,8 @@ def reset(token: contextvars.Token[Any | None]) -> None:
     con = _CON.get()
     _CON.reset(token)
     if con is not None:
-        try:
+        with contextlib.suppress(Exception):  # closing a read-only handle: nothing to report
             con.close()
-        except Exception:  # noqa: BLE001 — closing a read-only handle: nothing to report
-            pass
 
 
 def insert(con: Any, sql: str, duck: duckdb.DuckDBPyConnection, dest: str, width: int,
