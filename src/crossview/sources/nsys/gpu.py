@@ -159,6 +159,12 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
         """,
         {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
     )
+    # the launch link once, as integers in op order: each batch below joins only its slice
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _nsys_link AS SELECT g.rid, l.op_id, l.graph"
+        " FROM (SELECT rid, corr, pid FROM _nsys_gpu) g"
+        " JOIN _nsys_launch l ON l.correlation = g.corr AND l.pid = g.pid ORDER BY g.rid")
+    con.execute("DROP TABLE _nsys_launch")
     for lo in range(0, counts.total, INSERT_ROWS):
         con.execute(
             f"""
@@ -170,7 +176,8 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
                    coalesce(l.graph, false) OR coalesce(g.gnode, 0) <> 0,
                    g.bytes, g.copy_kind, g.mem_kinds, g.grid, g.block, CAST(g.regs AS INTEGER)
             FROM _nsys_gpu g
-            LEFT JOIN _nsys_launch l ON l.correlation = g.corr AND l.pid = g.pid
+            LEFT JOIN (SELECT * FROM _nsys_link WHERE rid >= $lo AND rid < $hi) l
+                ON l.rid = g.rid
             WHERE g.s IS NOT NULL AND g.rid >= $lo AND g.rid < $hi
             """,
             {"a": artifact_id, "lo": lo, "hi": lo + INSERT_ROWS},
@@ -181,5 +188,5 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP VIEW IF EXISTS _nsys_gpu")
-    for t in (*_STAGED, "_nsys_kfam", "_nsys_launch"):
+    for t in (*_STAGED, "_nsys_kfam", "_nsys_launch", "_nsys_link"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
