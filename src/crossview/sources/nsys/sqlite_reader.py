@@ -25,6 +25,7 @@ from crossview.sources.report import ArtifactReport
 from crossview.store.store import Store
 
 KIND = "nsys"
+ALLOCATOR_FLUSH = "16MB"  # DuckDB returns freed memory above this to the system
 NO_CUDA = ("no CUDA trace collected (CUPTI tables absent): only the host side can be judged; "
            "re-profile with `nsys profile --trace=cuda,nvtx,osrt` for the GPU side")
 
@@ -68,6 +69,12 @@ def _cleanup(store: Store, artifact_id: int) -> None:
 def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_id: int
           ) -> ArtifactReport:
     duck = store.con
+    # DuckDB keeps up to 128 MiB (and a bulk free of up to 512 MiB) in its allocator's
+    # caches after each task by default; the staging tables of a large export are freed in
+    # bulk, so their memory was still held while the analysis ran (1 M kernels: ~600 → ~300
+    # MiB after the read, bench/README.md)
+    for setting in ("allocator_flush_threshold", "allocator_bulk_deallocation_flush_threshold"):
+        duck.execute(f"SET {setting} = '{ALLOCATOR_FLUSH}'")
     notes = list(p.notes)
     skipped = fetch.collect_skipped()  # rows whose times cannot be true (fetch._TIME_OK)
     fetch.strings(src, duck)
