@@ -54,19 +54,33 @@ def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Pat
 
 
 def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, tid_sql: str,
-                    canon: I64) -> None:
+                    canon: I64, labels: str | None = None, batch_rows: int | None = None
+                    ) -> None:
     """host_ops ← `_host` POSITIONAL JOIN `_nestres`; drops `_nestres`. `pid_sql`/`tid_sql`
-    are expressions over `_host` alias h; `canon` maps provisional → final node ids."""
+    are expressions over `_host` alias h; `canon` maps provisional → final node ids.
+    `labels`: a table (label, kind, name) the names come from, by `_host.label`, when `_host`
+    carries no strings (nsys). `batch_rows`: insert that many rows at a time, each batch
+    compressed (`store.compact`) before the next, so a compressed store never holds more than
+    one batch's names uncompressed."""
+    kind, name, join = "h.kind", "h.name", ""
+    if labels:
+        kind, name, join = "l.kind", "l.name", f" JOIN {labels} l ON l.label = h.label"
+    n = int(store.con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
+    step = batch_rows or max(n, 1)
     # provisional → final node ids by a list lookup (a join would not keep row order)
-    store.con.execute(
-        f"""
-        INSERT INTO host_ops (artifact_id, op_id, pid, tid, kind, name, start_ns, dur_ns,
-                              depth, parent, correlation, node_id, self_ns)
-        SELECT {artifact_id}, {op_base} + h.rid, {pid_sql}, {tid_sql}, h.kind, h.name,
-               h.start_ns, h.dur_ns, r.depth, r.parent, h.correlation, $canon[r.node_id + 1],
-               r.self_ns
-        FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nestres r
-        """,
-        {"canon": canon.tolist()},
-    )
+    for lo in range(0, max(n, 1), step):
+        where = f" WHERE h.rid >= {lo} AND h.rid < {lo + step}" if step < n else ""
+        store.con.execute(
+            f"""
+            INSERT INTO host_ops (artifact_id, op_id, pid, tid, kind, name, start_ns, dur_ns,
+                                  depth, parent, correlation, node_id, self_ns)
+            SELECT {artifact_id}, {op_base} + h.rid, {pid_sql}, {tid_sql}, {kind}, {name},
+                   h.start_ns, h.dur_ns, r.depth, r.parent, h.correlation,
+                   $canon[r.node_id + 1], r.self_ns
+            FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nestres r{join}{where}
+            """,
+            {"canon": canon.tolist()},
+        )
+        if step < n:
+            store.compact()
     store.con.execute("DROP TABLE _nestres")

@@ -3,9 +3,11 @@
 Python's `sqlite3` hands rows out as tuples; `numpy.fromiter` over the chained cursor consumes
 them one value at a time, so a chunk of integer columns becomes one int64 array without any
 list of rows (measured: ~0.7 M rows/s of 13 columns on this machine, ~2× slower than the ADBC
-SQLite driver, so the stdlib stays). Text columns (NVTX `text`) are the exception: they come in
-`fetchmany` batches. NULL travels as a sentinel and becomes an Arrow null again. DuckDB's own
-sqlite extension is not used: it downloads itself at run time (design.md).
+SQLite driver). When that driver is installed (sources/nsys/native.py) integer-only tables
+go through it instead, as Arrow batches; this path stays the fallback. Text columns (NVTX
+`text`) are the exception: they come in `fetchmany` batches. NULL travels as a sentinel and
+becomes an Arrow null again. DuckDB's own sqlite extension is not used: it downloads itself at
+run time (design.md), and the registry has none for our DuckDB version (decision 0340).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import sqlite3
 import duckdb
 import numpy as np
 import pyarrow as pa
+
+from crossview.sources.nsys import native
 
 NULL = -(2**63)  # SQLite integers are int64; this value is never a timestamp or an id
 CHUNK_ROWS = 1_000_000
@@ -75,6 +79,15 @@ def stage(
     exprs += [f"CAST(({e}) AS TEXT)" for e in texts.values()]
     cond = f" AND ({where})" if where else ""
     sql = (f'SELECT {", ".join(exprs)} FROM "{table}" WHERE rowid >= ? AND rowid < ?{cond}')
+    con = native.current()
+    if con is not None and not texts:
+        cols_sql = ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))
+        try:
+            return native.insert(con, f'SELECT {cols_sql} FROM "{table}"'
+                                 + (f" WHERE {where}" if where else "") + " ORDER BY rowid",
+                                 duck, dest, len(exprs), NULL)
+        except Exception:  # noqa: BLE001 — any driver failure: the stdlib path below
+            duck.execute(f"DELETE FROM {dest}")
     n = 0
     for a in range(int(lo), int(hi) + 1, CHUNK_ROWS):
         cur = src.execute(sql, (a, a + CHUNK_ROWS))

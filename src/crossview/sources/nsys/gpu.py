@@ -30,6 +30,7 @@ _STREAM = f"CASE WHEN stream = {enums.NO_STREAM} THEN NULL ELSE stream END"
 _STAGED = ("_nsys_k", "_nsys_cp", "_nsys_ms", "_nsys_sy")
 # 2^44: min(depth · 2^44 + op_id) picks the outermost launch call, then the first
 _DEPTH_KEY = 17592186044416
+INSERT_ROWS = 262_144  # GPU ops per gpu_ops insert (each batch compressed before the next)
 
 
 @dataclass
@@ -140,36 +141,53 @@ def _families(duck: duckdb.DuckDBPyConnection) -> None:
 
 
 def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
-    """`_nsys_gpu` → gpu_ops, linked to host_ops by (process, correlationId)."""
+    """`_nsys_gpu` → gpu_ops, linked to host_ops by (process, correlationId).
+
+    In batches of INSERT_ROWS ops, each compressed (`store.compact`) before the next: rows
+    appended to a compressed store stay as written (every kernel's name in full) until a
+    checkpoint, so one insert of 5 M kernels held ~2 GB of names at once."""
     con = store.con
     gpu_base = store.reserve_ops(counts.total + 1)
     con.execute(
         f"""
-        INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
-            start_ns, dur_ns, correlation, launch_op_id, via_graph, bytes, copy_kind, mem_kinds,
-            grid, block, regs)
-        WITH launch AS (
-            SELECT pid, correlation,
-                   min(CAST(depth AS BIGINT) * {_DEPTH_KEY} + op_id) % {_DEPTH_KEY} AS op_id,
-                   bool_or(name IN (SELECT unnest($graph))) AS graph
-            FROM host_ops
-            WHERE artifact_id = $a AND kind = 'runtime' AND correlation IS NOT NULL
-            GROUP BY pid, correlation
-        )
-        SELECT $a, {gpu_base} + g.rid, CAST(g.dev AS INTEGER), g.stream, g.kind, g.name,
-               g.family, g.s, greatest(coalesce(g.e - g.s, 0), 0), g.corr, l.op_id,
-               coalesce(l.graph, false) OR coalesce(g.gnode, 0) <> 0,
-               g.bytes, g.copy_kind, g.mem_kinds, g.grid, g.block, CAST(g.regs AS INTEGER)
-        FROM _nsys_gpu g
-        LEFT JOIN launch l ON l.correlation = g.corr AND l.pid = g.pid
-        WHERE g.s IS NOT NULL
+        CREATE OR REPLACE TEMP TABLE _nsys_launch AS
+        SELECT pid, correlation,
+               min(CAST(depth AS BIGINT) * {_DEPTH_KEY} + op_id) % {_DEPTH_KEY} AS op_id,
+               bool_or(name IN (SELECT unnest($graph))) AS graph
+        FROM host_ops
+        WHERE artifact_id = $a AND kind = 'runtime' AND correlation IS NOT NULL
+        GROUP BY pid, correlation
         """,
         {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
     )
+    # the launch link once, as integers in op order: each batch below joins only its slice
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _nsys_link AS SELECT g.rid, l.op_id, l.graph"
+        " FROM (SELECT rid, corr, pid FROM _nsys_gpu) g"
+        " JOIN _nsys_launch l ON l.correlation = g.corr AND l.pid = g.pid ORDER BY g.rid")
+    con.execute("DROP TABLE _nsys_launch")
+    for lo in range(0, counts.total, INSERT_ROWS):
+        con.execute(
+            f"""
+            INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
+                start_ns, dur_ns, correlation, launch_op_id, via_graph, bytes, copy_kind,
+                mem_kinds, grid, block, regs)
+            SELECT $a, {gpu_base} + g.rid, CAST(g.dev AS INTEGER), g.stream, g.kind, g.name,
+                   g.family, g.s, greatest(coalesce(g.e - g.s, 0), 0), g.corr, l.op_id,
+                   coalesce(l.graph, false) OR coalesce(g.gnode, 0) <> 0,
+                   g.bytes, g.copy_kind, g.mem_kinds, g.grid, g.block, CAST(g.regs AS INTEGER)
+            FROM _nsys_gpu g
+            LEFT JOIN (SELECT * FROM _nsys_link WHERE rid >= $lo AND rid < $hi) l
+                ON l.rid = g.rid
+            WHERE g.s IS NOT NULL AND g.rid >= $lo AND g.rid < $hi
+            """,
+            {"a": artifact_id, "lo": lo, "hi": lo + INSERT_ROWS},
+        )
+        store.compact()
     drop(con)
 
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP VIEW IF EXISTS _nsys_gpu")
-    for t in (*_STAGED, "_nsys_kfam"):
+    for t in (*_STAGED, "_nsys_kfam", "_nsys_launch", "_nsys_link"):
         con.execute(f"DROP TABLE IF EXISTS {t}")

@@ -35,6 +35,7 @@ I64 = npt.NDArray[np.int64]
 VERSION_SUFFIX = r"_v\d{4,5}$"
 PID_SQL = "CAST((gtid >> 24) & 16777215 AS VARCHAR)"
 TID_SQL = "CAST(gtid & 16777215 AS VARCHAR)"
+INSERT_ROWS = 1_048_576  # host_ops rows per insert (each batch compressed before the next)
 
 
 @dataclass
@@ -50,17 +51,22 @@ def _name(alias: str, id_col: str) -> str:
 
 
 def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) -> HostCounts:
-    """Stage every host event into temp table `_nsys_host`."""
+    """Stage every host event into temp table `_nsys_host` (integers and the kind: no name
+    per row) and its names, once per distinct (kind, key), into `_nsys_hname(kind, key,
+    name)`: 5 M API calls share a few hundred names."""
     c = HostCounts()
     parts: list[str] = []
+    names: list[str] = []
     if p.has(RUNTIME):
         ints = {"s": "start", "e": "end", "gtid": "globalTid", "corr": "correlationId",
                 "nm": "nameId", "chain": p.col(RUNTIME, "callchainId") or "NULL"}
         c.runtime = fetch.stage(src, duck, RUNTIME, "_nsys_rt", ints)
-        parts.append(
-            "SELECT r.gtid, 'runtime' AS kind, regexp_replace("
-            f"{_name('n', 'r.nm')}, '{VERSION_SUFFIX}', '') AS name, r.s, r.e, r.corr, r.chain"
-            " FROM _nsys_rt r LEFT JOIN _nsys_str n ON n.id = r.nm")
+        parts.append("SELECT r.gtid, 'runtime' AS kind, r.nm AS key, r.s, r.e, r.corr, r.chain"
+                     " FROM _nsys_rt r")
+        names.append(
+            "SELECT 'runtime' AS kind, k.nm AS key, regexp_replace("
+            f"{_name('n', 'k.nm')}, '{VERSION_SUFFIX}', '') AS name"
+            " FROM (SELECT DISTINCT nm FROM _nsys_rt) k LEFT JOIN _nsys_str n ON n.id = k.nm")
     if p.has(NVTX):
         text_id = p.col(NVTX, "textId")
         ints = {"s": "start", "e": "end", "gtid": "globalTid", "et": "eventType",
@@ -79,27 +85,41 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
         if cross:
             c.notes.append(f"{cross:,} NVTX start/end ranges end on another thread: left out "
                            "of the call trees")
-        parts.append(
-            "SELECT v.gtid, 'annotation' AS kind, coalesce(v.text, n.value, '') AS name, v.s,"
-            " v.e, NULL::BIGINT AS corr, NULL::BIGINT AS chain"
-            " FROM _nsys_nvtx v LEFT JOIN _nsys_str n ON n.id = v.tx"
+        # a range's name is its text, else its textId's string: keyed per distinct name
+        duck.execute(
+            "CREATE OR REPLACE TEMP TABLE _nsys_nvtxn AS SELECT v.s, v.e, v.gtid,"
+            " coalesce(v.text, n.value, '') AS name FROM _nsys_nvtx v"
+            " LEFT JOIN _nsys_str n ON n.id = v.tx"
             " WHERE v.e IS NOT NULL AND (v.egtid IS NULL OR v.egtid = v.gtid)")
+        duck.execute(
+            "CREATE OR REPLACE TEMP TABLE _nsys_nvtxk AS SELECT name,"
+            " CAST(row_number() OVER (ORDER BY name) AS BIGINT) AS key"
+            " FROM (SELECT DISTINCT name FROM _nsys_nvtxn)")
+        parts.append("SELECT v.gtid, 'annotation' AS kind, k.key, v.s, v.e,"
+                     " NULL::BIGINT AS corr, NULL::BIGINT AS chain"
+                     " FROM _nsys_nvtxn v JOIN _nsys_nvtxk k USING (name)")
+        names.append("SELECT 'annotation' AS kind, key, name FROM _nsys_nvtxk")
     if p.has(OSRT):
         ints = {"s": "start", "e": "end", "gtid": "globalTid", "nm": "nameId",
                 "chain": p.col(OSRT, "callchainId") or "NULL"}
         c.osrt = fetch.stage(src, duck, OSRT, "_nsys_osrt", ints)
-        parts.append(f"SELECT o.gtid, 'osrt' AS kind, {_name('n', 'o.nm')} AS name, o.s, o.e,"
-                     " NULL::BIGINT AS corr, o.chain"
-                     " FROM _nsys_osrt o LEFT JOIN _nsys_str n ON n.id = o.nm")
+        parts.append("SELECT o.gtid, 'osrt' AS kind, o.nm AS key, o.s, o.e,"
+                     " NULL::BIGINT AS corr, o.chain FROM _nsys_osrt o")
+        names.append(f"SELECT 'osrt' AS kind, k.nm AS key, {_name('n', 'k.nm')} AS name"
+                     " FROM (SELECT DISTINCT nm FROM _nsys_osrt) k"
+                     " LEFT JOIN _nsys_str n ON n.id = k.nm")
     if not parts:
-        parts.append("SELECT NULL::BIGINT AS gtid, NULL::VARCHAR AS kind, NULL::VARCHAR AS name,"
+        parts.append("SELECT NULL::BIGINT AS gtid, NULL::VARCHAR AS kind, NULL::BIGINT AS key,"
                      " NULL::BIGINT AS s, NULL::BIGINT AS e, NULL::BIGINT AS corr,"
                      " NULL::BIGINT AS chain WHERE false")
+        names.append("SELECT NULL::VARCHAR AS kind, NULL::BIGINT AS key,"
+                     " NULL::VARCHAR AS name WHERE false")
+    duck.execute("CREATE OR REPLACE TEMP TABLE _nsys_hname AS " + " UNION ALL ".join(names))
     duck.execute(
-        "CREATE OR REPLACE TEMP TABLE _nsys_host AS SELECT gtid, kind, name, s AS start_ns,"
+        "CREATE OR REPLACE TEMP TABLE _nsys_host AS SELECT gtid, kind, key, s AS start_ns,"
         " greatest(coalesce(e - s, 0), 0) AS dur_ns, corr AS correlation, chain FROM ("
         + " UNION ALL ".join(parts) + ") WHERE s IS NOT NULL AND gtid IS NOT NULL")
-    for t in ("_nsys_rt", "_nsys_nvtx", "_nsys_osrt"):
+    for t in ("_nsys_rt", "_nsys_nvtx", "_nsys_nvtxn", "_nsys_nvtxk", "_nsys_osrt"):
         duck.execute(f"DROP TABLE IF EXISTS {t}")
     return c
 
@@ -113,16 +133,27 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None) -> int
         "CREATE OR REPLACE TEMP TABLE _threads AS SELECT gtid,"
         " CAST(dense_rank() OVER (ORDER BY gtid) - 1 AS BIGINT) AS thread"
         " FROM (SELECT DISTINCT gtid FROM _nsys_host)")
+    # labels per distinct (kind, name) of the events present, numbered in (kind, name)
+    # order; _keylabel maps each (kind, key) to its label (two keys may share a name)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _keylabel AS SELECT n.kind, n.key, n.name FROM"
+        " _nsys_hname n SEMI JOIN (SELECT DISTINCT kind, key FROM _nsys_host) h"
+        " ON h.kind = n.kind AND h.key IS NOT DISTINCT FROM n.key")
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _labels AS SELECT kind, name,"
         " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
-        " FROM (SELECT DISTINCT kind, name FROM _nsys_host)")
-    # not TEMP: the batches stream it on a second cursor, which cannot see temp tables
+        " FROM (SELECT DISTINCT kind, name FROM _keylabel)")
+    # not TEMP: the batches stream it on a second cursor, which cannot see temp tables.
+    # No strings per row: kind and name come back through `label` at insert time
     con.execute(
-        "CREATE OR REPLACE TABLE _host AS SELECT t.thread, l.label, h.*"
-        " FROM _nsys_host h JOIN _threads t USING (gtid) JOIN _labels l USING (kind, name)"
+        "CREATE OR REPLACE TABLE _host AS SELECT t.thread, l.label, h.gtid, h.start_ns,"
+        " h.dur_ns, h.correlation, h.chain FROM _nsys_host h JOIN _threads t USING (gtid)"
+        " JOIN _keylabel k ON k.kind = h.kind AND k.key IS NOT DISTINCT FROM h.key"
+        " JOIN _labels l ON l.kind = k.kind AND l.name = k.name"
         " ORDER BY t.thread, h.start_ns, h.dur_ns DESC")
     con.execute("DROP TABLE _nsys_host")
+    con.execute("DROP TABLE _nsys_hname")
+    con.execute("DROP TABLE _keylabel")
     n = int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
     label_rows: list[tuple[str, str]] = [(k, nm) for k, nm in con.execute(
         "SELECT kind, name FROM _labels ORDER BY label").fetchall()]
@@ -149,7 +180,8 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None) -> int
                   numbered.node_parent, numbered.node_label, [k for k, _ in label_rows],
                   [nm for _, nm in label_rows])
     insert_host_ops(store, artifact_id, op_base, PID_SQL.replace("gtid", "h.gtid"),
-                    TID_SQL.replace("gtid", "h.gtid"), numbered.canon)
+                    TID_SQL.replace("gtid", "h.gtid"), numbered.canon, labels="_labels",
+                    batch_rows=INSERT_ROWS)
     for t in ("_host", "_labels", "_threads"):
         con.execute(f"DROP TABLE {t}")
     return n

@@ -18,13 +18,14 @@ import pyarrow as pa
 from crossview import progress
 from crossview.errors import InputError
 from crossview.sources.artifact_report import ArtifactReport
-from crossview.sources.nsys import callchains, fetch, gpu, host, sampling
+from crossview.sources.nsys import callchains, fetch, gpu, host, native, sampling
 from crossview.sources.nsys import clock as nsys_clock
 from crossview.sources.nsys import schema_probe as sp
 from crossview.sources.nsys.schema_probe import Probe, connect, probe
 from crossview.store.store import Store
 
 KIND = "nsys"
+ALLOCATOR_FLUSH = "16MB"  # DuckDB returns freed memory above this to the system
 NO_CUDA = ("no CUDA trace collected (CUPTI tables absent): only the host side can be judged; "
            "re-profile with `nsys profile --trace=cuda,nvtx,osrt` for the GPU side")
 
@@ -38,8 +39,10 @@ def read(path: Path, store: Store) -> ArtifactReport:
     if path.stat().st_size == 0:
         raise InputError(path, "empty file (0 bytes)", "empty")
     src = connect(path)
+    token = native.use(None)
     try:
         p = probe(path, src)
+        native.use(native.connect(path))  # the Arrow path when installed (else sqlite3)
         artifact_id = store.new_artifact_id()
         try:
             report = _read(path, src, p, store, artifact_id)
@@ -51,20 +54,27 @@ def read(path: Path, store: Store) -> ArtifactReport:
             raise
         return report
     finally:
+        native.reset(token)
         src.close()
 
 
 def _cleanup(store: Store, artifact_id: int) -> None:
     store.discard(artifact_id)
     gpu.drop(store.con)
-    for t in ("_nsys_str", "_nsys_cc", "_nsys_host", "_nsys_samp", "_host", "_labels",
-              "_threads", "_nestres"):
+    for t in ("_nsys_str", "_nsys_cc", "_nsys_host", "_nsys_hname", "_keylabel", "_nsys_samp",
+              "_host", "_labels", "_threads", "_nestres"):
         store.con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
 def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_id: int
           ) -> ArtifactReport:
     duck = store.con
+    # DuckDB keeps up to 128 MiB (and a bulk free of up to 512 MiB) in its allocator's
+    # caches after each task by default; the staging tables of a large export are freed in
+    # bulk, so their memory was still held while the analysis ran (1 M kernels: ~600 → ~300
+    # MiB after the read, bench/README.md)
+    for setting in ("allocator_flush_threshold", "allocator_bulk_deallocation_flush_threshold"):
+        duck.execute(f"SET {setting} = '{ALLOCATOR_FLUSH}'")
     notes = list(p.notes)
     skipped = fetch.collect_skipped()  # rows whose times cannot be true (fetch._TIME_OK)
     fetch.strings(src, duck)
@@ -81,7 +91,6 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     gc = gpu.stage(src, duck, p)
     if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
         gpu.ingest(store, artifact_id, gc)
-        store.compact()
     n_samples = 0
     if p.has(sp.SAMPLES):
         bar.phase("CPU samples")

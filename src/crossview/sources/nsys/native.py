@@ -1,0 +1,92 @@
+"""Native SQLite → Arrow fetch for nsys exports: the ADBC SQLite driver (optional extra
+`crossview[nsys-native]`, package `adbc-driver-sqlite`), chosen at run time.
+
+The driver runs the same SELECT as the stdlib path inside C and hands out Arrow record
+batches, so no Python object is made per row (1 M kernels + 1 M API rows: the stdlib fetch is
+the reader's largest step; see bench/README.md). DuckDB's own sqlite extension would be
+faster still, but the registry's `duckdb-ext-sqlite` exists only for DuckDB releases older
+than ours and DuckDB refuses an extension built for another version (decision 0340).
+
+Absent driver, `CROSSVIEW_NSYS_NATIVE=0`, or any driver error: the caller falls back to
+Python's `sqlite3` (sources/nsys/fetch.py), which gives the same store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+ENV = "CROSSVIEW_NSYS_NATIVE"
+BATCH_ROWS = 65_536  # rows per Arrow batch the driver hands out (its default is 1,024)
+
+# the open native connection of the export being read (one reader per context: the MCP
+# server reads in worker threads)
+_CON: contextvars.ContextVar[Any | None] = contextvars.ContextVar("nsys_native", default=None)
+
+
+def wanted() -> bool:
+    """The native path is on unless CROSSVIEW_NSYS_NATIVE=0."""
+    return os.environ.get(ENV, "1") != "0"
+
+
+def connect(path: Path) -> Any | None:
+    """Open `path` read-only and immutable through ADBC; None when the driver is absent,
+    turned off, or cannot open the file (the stdlib path then reads it)."""
+    if not wanted():
+        return None
+    try:
+        import adbc_driver_sqlite.dbapi as adbc
+    except ImportError:
+        return None
+    uri = f"file:{Path(path).resolve().as_posix()}?mode=ro&immutable=1"
+    try:
+        return adbc.connect(uri)
+    except Exception:  # noqa: BLE001 — any driver failure means: use the stdlib path
+        return None
+
+
+def current() -> Any | None:
+    return _CON.get()
+
+
+def use(con: Any | None) -> contextvars.Token[Any | None]:
+    return _CON.set(con)
+
+
+def reset(token: contextvars.Token[Any | None]) -> None:
+    con = _CON.get()
+    _CON.reset(token)
+    if con is not None:
+        with contextlib.suppress(Exception):  # closing a read-only handle: nothing to report
+            con.close()
+
+
+def insert(con: Any, sql: str, duck: duckdb.DuckDBPyConnection, dest: str, width: int,
+           null: int) -> int:
+    """Stream the rows of `sql` (integer columns named c0 … c{width-1}, NULL sent as `null`)
+    into DuckDB table `dest`, one Arrow batch at a time. Returns the row count."""
+    cur = con.cursor()
+    try:
+        cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})
+        cur.execute(sql)
+        reader: pa.RecordBatchReader = cur.fetch_record_batch()
+        cols = ", ".join(f"nullif(c{i}, {null})" for i in range(width))
+        before = _count(duck, dest)
+        duck.register("_nsys_native", reader)
+        try:
+            duck.execute(f"INSERT INTO {dest} SELECT {cols} FROM _nsys_native")
+        finally:
+            duck.unregister("_nsys_native")
+        return _count(duck, dest) - before
+    finally:
+        cur.close()
+
+
+def _count(duck: duckdb.DuckDBPyConnection, table: str) -> int:
+    return int(duck.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])

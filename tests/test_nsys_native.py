@@ -1,0 +1,113 @@
+"""The nsys reader's two fetch paths give the same store (sources/nsys/native.py, fetch.py).
+
+On every real export in ../shared/data/nsys, the store read through the ADBC SQLite driver
+(Arrow batches) equals the one read through Python's `sqlite3` (CROSSVIEW_NSYS_NATIVE=0),
+table by table, row by row in id order; a driver failure mid-read falls back to `sqlite3` with
+the same result; gpu_ops inserted in tiny batches equals one batch. Independent numbers: the
+kernel count and the summed kernel time (ns) are computed here straight from the SQLite
+tables with the `sqlite3` module, and each path must match them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from crossview.sources.nsys import gpu, native
+from crossview.sources.registry import read_all
+from crossview.store.store import Store
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nsys"
+REAL = ["nvfuser_h200_nsys2025.1.sqlite", "nvfuser_h200_nsys2024.6.sqlite",
+        "jacc_a100_cpu_sampling_nsys2026.2.sqlite"]
+TABLES = {
+    "gpu_ops": "gpu_op_id", "host_ops": "op_id", "frames": "node_id",
+    "samples": "ts_ns, tid, node_id", "devices": "device",
+}
+
+
+def real(name: str) -> Path:
+    path = DATA / name
+    if not path.exists():
+        pytest.skip(f"real export {path} absent (../shared/data not mounted)")
+    return path
+
+
+def rows(path: Path, native_on: bool, monkeypatch: pytest.MonkeyPatch
+         ) -> dict[str, list[tuple[object, ...]]]:
+    monkeypatch.setenv(native.ENV, "1" if native_on else "0")
+    store = Store(threads=1)  # one thread: DuckDB's parallel sort may swap exact ties
+    (rep,) = read_all([path], store)
+    assert rep.status == "ok", rep
+    return {t: store.sql(f"SELECT * {'' if t == 'frames' else 'EXCLUDE (artifact_id)'}"
+                         f" FROM {t} ORDER BY {key}").fetchall() for t, key in TABLES.items()}
+
+
+def kernel_truth(path: Path) -> tuple[int, int]:
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        has = con.execute("SELECT count(*) FROM sqlite_master WHERE name ="
+                          " 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone()[0]
+        if not has:
+            return 0, 0
+        n, ns = con.execute('SELECT count(*), coalesce(sum("end" - start), 0)'
+                            " FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+        return int(n), int(ns)
+    finally:
+        con.close()
+
+
+def kernels(r: dict[str, list[tuple[object, ...]]]) -> tuple[int, int]:
+    ks = [row for row in r["gpu_ops"] if row[3] == "kernel"]  # (id, device, stream, kind, …)
+    return len(ks), sum(int(row[7]) for row in ks)  # dur_ns
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_native_and_sqlite3_give_the_same_store(name: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("adbc_driver_sqlite")
+    path = real(name)
+    fallback = rows(path, False, monkeypatch)
+    arrow = rows(path, True, monkeypatch)
+    for t in TABLES:
+        assert arrow[t] == fallback[t], t
+    assert kernels(arrow) == kernels(fallback) == kernel_truth(path)
+
+
+def test_native_is_used_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("adbc_driver_sqlite")
+    path = real(REAL[0])
+    calls: list[str] = []
+    real_insert = native.insert
+
+    def spy(con: object, sql: str, *a: object, **k: object) -> int:
+        calls.append(sql)
+        return real_insert(con, sql, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(native, "insert", spy)
+    rows(path, True, monkeypatch)
+    assert any("CUPTI_ACTIVITY_KIND_KERNEL" in s for s in calls)
+    calls.clear()
+    rows(path, False, monkeypatch)
+    assert calls == []  # CROSSVIEW_NSYS_NATIVE=0: the stdlib path only
+
+
+def test_driver_failure_falls_back_to_sqlite3(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("adbc_driver_sqlite")
+    path = real(REAL[0])
+    fallback = rows(path, False, monkeypatch)
+
+    def broken(*a: object, **k: object) -> int:
+        raise RuntimeError("driver failed mid-stream")
+
+    monkeypatch.setattr(native, "insert", broken)
+    assert rows(path, True, monkeypatch) == fallback
+
+
+def test_gpu_ops_in_tiny_batches_equal_one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = real(REAL[0])
+    whole = rows(path, False, monkeypatch)
+    monkeypatch.setattr(gpu, "INSERT_ROWS", 5)  # 18 kernels + copies: several batches
+    assert rows(path, False, monkeypatch) == whole
