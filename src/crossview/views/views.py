@@ -93,8 +93,12 @@ class Views:
         self.rejected: list[rank_job.Rejected] = []
         self.metrics = metrics.compute(store, limits)
         self._frames = calltree.frames_of(store)
-        self.gpu = calltree.gpu_view(store, self._frames)
-        self.cpu = calltree.cpu_view(store, self._frames)
+        self.gpu = calltree.gpu_view(store, self._frames)  # traced kernels
+        if not self.gpu.roots and sampled.gpu_present(store):  # else sampled GPU stacks (L1)
+            self.gpu = sampled.gpu_view(store, self._frames)
+        # sampled stacks in scope (nsys CPU sampling) are the L1 CPU view, else traced ops
+        self.cpu = (sampled.cpu_view(store, self._frames) if sampled.present(store)
+                    else calltree.cpu_view(store, self._frames))
         self.artifact_info = self._artifact_info()
         self.families = self._families()
         self.top_kernels = self._top_kernels()
