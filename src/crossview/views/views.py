@@ -8,6 +8,7 @@ from functools import cached_property
 from crossview.knowledge import api_roles, frames
 from crossview.knowledge.thresholds import Thresholds
 from crossview.model.filter import ResolvedFilter
+from crossview.store import host_calls
 from crossview.store.store import Store
 from crossview.views import (
     busy_lanes,
@@ -178,23 +179,17 @@ class Views:
         """Wall time the host spent in start-up work (JIT compile, module load, autotune:
         frames.yaml startup, and start-up API calls) inside the kernel span, as the union of
         those frames' intervals over all threads: (ns, frames matched, top 3 (name, ns))."""
-        # the regex runs on the distinct names (thousands), not on every event (millions)
-        where = ("name IN (SELECT name FROM (SELECT DISTINCT name FROM f_host)"
-                 " WHERE regexp_matches(name, $p)) OR (kind = 'runtime' AND name IN"
-                 " (SELECT unnest($r)))")
-        params = {"p": frames.startup_pattern(), "r": api_roles.names_with_role("startup")}
-        rows = self.store.sql(
-            f"SELECT name, sum(dur_ns) FROM f_host WHERE {where} GROUP BY name ORDER BY 2 DESC",
-            params,
-        ).fetchall()
+        startup = host_calls.NameOrRuntime(frames.startup_pattern(),
+                                           tuple(api_roles.names_with_role("startup")))
+        rows = host_calls.ns_by_name(self.store, startup)
         if not rows:
             return 0, 0, []
-        hs, he, _ = timeline.host_intervals(self.store, where, params)
+        hs, he, _ = timeline.host_intervals(self.store, startup)
         if self.filter.window_ns:
             lo, hi = self.filter.window_ns
             hs, he = hs.clip(lo, hi), he.clip(lo, hi)
         us, ue = timeline.merge(hs, he)
-        return int((ue - us).sum()), len(rows), [(n, int(t)) for n, t in rows[:3]]
+        return int((ue - us).sum()), len(rows), rows[:3]
 
     @cached_property
     def steps(self) -> StepSet:
@@ -248,17 +243,16 @@ class Views:
         """Per-kernel roofline rows from ncu counters (empty without ncu input)."""
         return roofline.compute(self.store, self.filter, self.limits)
 
-    def gpu_inside(self, where: str, params: dict[str, object] | None = None
-                   ) -> timeline.HostWindowEffect:
-        hs, he, art = timeline.host_intervals(self.store, where, params)
+    def gpu_inside(self, sel: host_calls.HostSelection) -> timeline.HostWindowEffect:
+        """What the GPU did while the selected host calls (store/host_calls.py) ran."""
+        hs, he, art = timeline.host_intervals(self.store, sel)
         return timeline.host_window_effect(self.device_union, hs, he, art)
 
-    def sync_where(self) -> tuple[str, dict[str, object]]:
+    def sync_calls(self) -> host_calls.RuntimeCalls:
         """Host calls that can block on the GPU: syncs, synchronous copies, and async copies
         (a cudaMemcpyAsync to pageable memory blocks too; the GPU's behaviour decides)."""
-        names = [n for r in ("sync", "sync_memcpy", "async_memcpy")
-                 for n in api_roles.names_with_role(r)]
-        return "kind = 'runtime' AND name IN (SELECT unnest($names))", {"names": names}
+        return host_calls.RuntimeCalls(tuple(n for r in ("sync", "sync_memcpy", "async_memcpy")
+                                             for n in api_roles.names_with_role(r)))
 
     def user_frame_for(self, kinds: tuple[str, ...] = ("python",)) -> str | None:
         """The hottest frame (by self + child time) in the user's own code, if any."""
@@ -273,22 +267,19 @@ class Views:
             stack.extend(n.children)
         return best[1] if best else None
 
-    def where_text(self) -> str:
+    def code_site(self) -> tuple[str, str]:
+        """Where a fix's change goes, as data: (a knowledge/fix_where.yaml key, the user's
+        frame it names or ""). The sentence is the fix text's (knowledge/fixes.where_text)."""
         uf = self.user_frame_for()
         if uf:
-            return f"The change goes in your code at `{uf}` (the hottest frame of your own)."
+            return "own-frame", uf
         if any(n.kind == "python" for n in self.cpu.roots) or self.engine:
-            return ("No frame of your own code is on the hot path (all python frames are "
-                    "library/framework code, non-actionable): change the launch flags or "
-                    "the calling code.")
+            return "library-only", ""  # every python frame is library/framework code
         if self.store.sql("SELECT count(*) FROM artifacts WHERE kind = 'nsys' AND path IN"
                           " (SELECT unnest($p))", {"p": list(self.filter.artifacts)}
                           ).fetchall()[0][0]:
-            return ("The capture has no Python stacks for its CUDA calls: re-profile with "
-                    "`nsys profile --cudabacktrace=all --python-backtrace=cuda` to name the "
-                    "line to change.")
-        return ("The trace has no python stacks: re-capture with "
-                "`torch.profiler.profile(with_stack=True)` to name the line to change.")
+            return "nsys-no-stacks", ""
+        return "no-stacks", ""
 
     @property
     def evidence_path(self) -> str:
