@@ -200,9 +200,9 @@ class Views:
         if spec is None:
             return steps.detect(self.store)
         # `--step`: the steps as numbered over the whole capture, then the selected ones
-        ids = ",".join(str(a) for (a,) in self.store.sql(
+        ids = [int(a) for (a,) in self.store.sql(
             "SELECT artifact_id FROM artifacts WHERE path IN (SELECT unnest($p))",
-            {"p": list(self.filter.artifacts)}).fetchall()) or "NULL"
+            {"p": list(self.filter.artifacts)}).fetchall()]
         found, got = step_scope.selected(self.store, ids, spec)
         return steps.StepSet(found.source, got)
 
