@@ -17,14 +17,6 @@ class FanoutInfo:
     detail_why: str
     worker_peak_rss_kib: dict[str, int]  # worker pid → its peak RSS (ru_maxrss)
 
-    def describe(self) -> str:
-        peak = max(self.worker_peak_rss_kib.values(), default=0) / 1024
-        return (f"{self.rank_files} input files summarized one per task on {self.engine} "
-                f"(peak RSS {peak:.0f} MiB per worker); the rank table and stragglers cover "
-                f"every rank, the metrics, GPU/CPU views and other findings describe rank "
-                f"{self.detail_rank} (`{self.detail_path}`, {self.detail_why}) and any "
-                "non-rank inputs")
-
     def to_dict(self) -> dict[str, object]:
         return {"engine": self.engine, "rank_files": self.rank_files,
                 "detail_rank": self.detail_rank, "detail_path": self.detail_path,

@@ -50,14 +50,6 @@ class ArtifactInfo:
     devices: list[str]  # device names from deviceProperties that ran kernels
     what: str = "timed events"  # what `events` counts (metric samples, trial values, …)
 
-    def describe(self) -> str:
-        parts = [f"{self.events:,} {self.what}"]
-        if self.rank is not None:
-            parts.append(f"rank {self.rank} of {self.world_size} ({self.backend or '?'})")
-        if self.devices:
-            parts.append("GPU " + ", ".join(self.devices))
-        return "; ".join(parts)
-
 
 @dataclass
 class KernelTime:
