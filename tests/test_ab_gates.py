@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crossview.cli import app
-from crossview.synthesis import persist, synthesize
+from crossview.synthesis import synthesize
 from test_synthesis import needs_data, rtx_bundle
 
 runner = CliRunner()
@@ -21,7 +21,7 @@ runner = CliRunner()
 def _ledger(tmp: Path) -> tuple[Path, dict]:
     syn = synthesize.run(rtx_bundle(tmp))
     from crossview.render import synthesis_md
-    _, js = persist.write(syn, synthesis_md.render(syn))
+    _, js = syn.save(synthesis_md.render(syn))
     return js, json.loads(js.read_text())
 
 

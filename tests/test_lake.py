@@ -197,9 +197,9 @@ def test_schema_growth_reads_as_null(tmp_path: Path) -> None:
     con.execute(f"COPY (SELECT * EXCLUDE (collective) FROM read_parquet('{f}')) "
                 f"TO '{f}.tmp' (FORMAT parquet)")
     os.replace(f"{f}.tmp", f)
-    from crossview.store.store import Store
+    from crossview.lake.query import open_lake
 
-    store = Store.from_lake(lake)
+    store = open_lake(lake)
     n, nulls = store.sql("SELECT count(*), count(*) FILTER (collective IS NULL) FROM gpu_ops"
                          ).fetchall()[0]
     assert n == nulls > 0

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from crossview.synthesis import persist, synthesize
+from crossview.synthesis import synthesize
 from crossview.synthesis.bundle import load
 from crossview.synthesis.inventory import take
 
@@ -140,9 +140,9 @@ def test_cli_persists_deterministically_and_keeps_ab_outcomes(tmp_path: Path) ->
     b = rtx_bundle(tmp_path)
     s1 = synthesize.run(b, now=datetime(2026, 1, 1, tzinfo=UTC))
     from crossview.render import synthesis_md
-    _, js1 = persist.write(s1, synthesis_md.render(s1))
+    _, js1 = s1.save(synthesis_md.render(s1))
     s2 = synthesize.run(b, now=datetime(2026, 1, 2, tzinfo=UTC))
-    md2, js2 = persist.write(s2, synthesis_md.render(s2))
+    md2, js2 = s2.save(synthesis_md.render(s2))
     assert js1.name == "synthesis-20260101T000000Z.json" and md2.suffix == ".md"
 
     def norm(p: Path, stamp: str) -> dict:

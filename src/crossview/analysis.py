@@ -23,7 +23,7 @@ from crossview.views.distributed.rank_job import Rejected
 from crossview.views.views import Views
 
 if TYPE_CHECKING:
-    from crossview.lake.rank_fanout import FanoutInfo
+    from crossview.lake.fanout_info import FanoutInfo
     from crossview.views.workload.bench import BenchArm
 
 
@@ -69,9 +69,10 @@ def analyze_lake(
     gpu: str | None = None,
 ) -> Analysis:
     """Analyze a perf-lake selection (crossview.lake): DuckDB views over its Parquet files."""
+    from crossview.lake.query import open_lake
     from crossview.lake.query import reports as lake_reports
 
-    store = Store.from_lake(lake, campaign, run)
+    store = open_lake(lake, campaign, run)
     return analyze_store(store, lake_reports(store), flt, limits, gpu)
 
 

@@ -46,7 +46,6 @@ def synthesize(
     """Fuse ≥ 2 sources into reconciliation, contradictions, a ranked ledger, experiments
     and the frontier; writes BUNDLE/findings/synthesis-<UTC>.md and .json."""
     from crossview.render import synthesis_md
-    from crossview.synthesis import persist
     from crossview.synthesis import synthesize as syn_mod
     try:
         syn = syn_mod.run(bundle, gpu)
@@ -54,7 +53,7 @@ def synthesize(
         error_line(str(e))
         raise typer.Exit(2) from None
     md = synthesis_md.render(syn)
-    md_path, js_path = persist.write(syn, md)
+    md_path, js_path = syn.save(md)
     sys.stdout.write(json.dumps(versioned(syn.to_dict()), indent=2) + "\n"
                      if fmt == Fmt.json else md)
     print(f"crossview: wrote {md_path} and {js_path}", file=sys.stderr)

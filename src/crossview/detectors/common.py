@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Evidence, Severity
 from crossview.knowledge import evidence_tables
+from crossview.knowledge.fixes import where_text
 from crossview.units import duration
 from crossview.views.views import Views
 
@@ -41,3 +42,8 @@ def evidence(v: Views, what: str) -> list[Evidence]:
 def short(name: str, limit: int = 90) -> str:
     """Shorten a recorded name with an ellipsis only (never paraphrase)."""
     return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def fix_where(v: Views) -> str:
+    """The {where} sentence of a fix: the user's hottest own frame, or why none is named."""
+    return where_text(*v.code_site())

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import frames
-from crossview.knowledge.fixes import fix_for
+from crossview.knowledge.fixes import fix_for, where_text
+from crossview.store import host_calls
+from crossview.store.host_calls import NamesMatching
 from crossview.views.host.callers import user_frame_above
 from crossview.views.views import Views
 
@@ -24,10 +26,8 @@ def detect(v: Views) -> list[Finding]:
     m, lim = v.metrics, v.limits
     if m.cpu_only or m.kernel_span_ns == 0:
         return []
-    # ILIKE first: a cheap filter before the regex on every host event name
-    where = "name ILIKE '%dataloader%' AND regexp_matches(name, $p)"
-    params = {"p": frames.dataloader_pattern()}
-    eff = v.gpu_inside(where, params)
+    fetches = NamesMatching("dataloader", frames.dataloader_pattern())
+    eff = v.gpu_inside(fetches)
     if eff.count == 0 or eff.host_ns == 0:
         return []
     sl = slice_of(v, *CAUSES)
@@ -43,11 +43,8 @@ def detect(v: Views) -> list[Finding]:
         obs += (f" Per steady step the GPU idles {ms(sl.ns)} waiting on the input pipeline "
                 f"({pct(share)} of the {ms(sl.wall_ns)} step, mean of {sl.steps} steps): "
                 f"{top}.")
-    names = [n for (n,) in v.store.sql(
-        f"SELECT DISTINCT name FROM f_host WHERE {where}", params).fetchall()]
-    uf = user_frame_above(v.store, names)
-    where_txt = (f"The change goes in your code at `{uf}`, where the DataLoader is built and "
-                 "iterated." if uf else v.where_text())
+    uf = user_frame_above(v.store, host_calls.names(v.store, fetches))
+    where_txt = where_text("dataloader-frame", uf) if uf else fix_where(v)
     return [Finding(
         pattern=PATTERN, severity=sev,
         title=f"DataLoader-starved: the GPU waits on input {pct(share)} of the step",

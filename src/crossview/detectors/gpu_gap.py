@@ -8,7 +8,7 @@ can re-query them with `--window`. Kernels, memcpy and memset all count as GPU w
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.common import evidence, ms, pct, short
+from crossview.detectors.common import evidence, fix_where, ms, pct, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.device import gpu_activity
@@ -43,7 +43,7 @@ def detect(v: Views) -> list[Finding]:
                f"{ms(lim.gpu_gap_min_ns)} ({ms(total)}, {pct(share)} of the GPU-op span)"),
         observation=(f"No kernel, memcpy or memset ran for {ms(total)} in gaps over "
                      f"{ms(lim.gpu_gap_min_ns)}: " + "; ".join(parts) + more + "."),
-        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share,
         evidence=evidence(v, "GPU op intervals (kernel, memcpy, memset) per device and the "
                              "host calls / NVTX ranges overlapping each gap"),
         details={"gaps": [{"artifact": g.artifact, "device": g.device, "start_ns": g.start_ns,

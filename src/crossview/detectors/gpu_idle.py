@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, ms, pct, severity
+from crossview.detectors.common import evidence, fix_where, ms, pct, severity
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.views import Views
@@ -66,7 +66,7 @@ def detect(v: Views) -> list[Finding]:
         title=f"GPU idle {pct(share)} of the kernel span (mostly {cause[0]})",
         observation=obs,
         fix=fix_for(PATTERN if cause[0] != "other" else "gpu-idle-queued", v.engine,
-                    v.where_text()),
+                    fix_where(v)),
         share=share,
         evidence=evidence(v, "kernel intervals (union per device) and launch-call times"),
         expected_effect=_host_wait_effect(idle.host_wait_ns, startup_ns)
@@ -109,7 +109,7 @@ def _from_account(v: Views) -> list[Finding]:
                              "although the next kernel had already been launched: it waited "
                              "on a GPU-side dependency (another stream's event, a copy, a "
                              "collective's peer), not on the host."),
-                fix=fix_for("gpu-idle-queued", v.engine, v.where_text()), share=dep.share,
+                fix=fix_for("gpu-idle-queued", v.engine, fix_where(v)), share=dep.share,
                 evidence=ev, details=claims("gpu_dependency"),
             ))
     un = slice_of(v, "unexplained")

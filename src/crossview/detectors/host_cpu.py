@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.core.finding import Evidence, Finding
-from crossview.detectors.common import evidence, pct
+from crossview.detectors.common import evidence, fix_where, pct
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.counters.device_counters import util
@@ -103,7 +103,7 @@ def detect(v: Views) -> list[Finding]:
         out.append(Finding(
             pattern=pattern, severity="yellow", title=title,
             observation=f"{reading(h, v)} Meanwhile {wait.text}.",
-            fix=fix_for(pattern, v.engine, v.where_text()), share=wait.share,
+            fix=fix_for(pattern, v.engine, fix_where(v)), share=wait.share,
             evidence=[_ev(h, w), *wait.evidence], rigor="L3",
             expected_effect="Bounded by the GPU's idle share "
                             f"({pct(wait.share)}); confirm with a trace of the same window.",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
@@ -57,7 +57,7 @@ def detect(v: Views) -> list[Finding]:
                 f"dispatcher code between launches (innermost frames: {top}); the launch "
                 f"queue was empty at {pct(acc.empty_queue_share)} of launches, so these are "
                 "stalls of CPU work between deep queues, not per-launch cost."),
-            fix=fix_for(PATTERN, v.engine, v.where_text()), share=sl.share,
+            fix=fix_for(PATTERN, v.engine, fix_where(v)), share=sl.share,
             evidence=evidence(v, "innermost host frame of the launching thread during GPU "
                                  "idle (time account: cpu_dispatch)"),
             details=claims(*CAUSES),
@@ -90,7 +90,7 @@ def detect(v: Views) -> list[Finding]:
             f"({pct(share)} of the {ms(m.kernel_span_ns)} kernel span) is charged to it; top "
             f"self frames: {top}."
         ),
-        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share,
         evidence=evidence(v, "self time of host frames on the kernel-launching threads"),
         details={"python_self_ns": py_ns, "thread_self_ns": total, "charged_ns": charged},
     )]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.views import Views
@@ -37,7 +37,7 @@ def detect(v: Views) -> list[Finding]:
     short_share = ls.short_kernels / m.kernel_count
     graph_share = ls.kernels_via_graph / m.kernel_count
     mostly_graphs = graph_share >= lim.graphs_mostly_share
-    where = v.where_text()
+    where = fix_where(v)
     ev = evidence(v, "kernel durations, launch API calls, launch queue and idle gaps per "
                      "device (time account)")
     if acc is not None:

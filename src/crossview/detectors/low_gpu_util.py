@@ -7,7 +7,7 @@ span-wide busy % of gpu-idle cannot.
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.common import evidence, ms, pct
+from crossview.detectors.common import evidence, fix_where, ms, pct
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.device import gpu_activity
@@ -59,7 +59,7 @@ def detect(v: Views) -> list[Finding]:
               f"time chunks ({ms(idle)} idle in them, {pct(share)} of the GPU-op span)",
         observation="GPU ops (kernels, copies, memsets) per time chunk: " + "; ".join(parts)
                     + ".",
-        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share,
         evidence=evidence(v, "GPU op intervals (kernel, memcpy, memset) per device, busy "
                              "share per time chunk"),
         details={"devices": rows, "chunks": lim.gpu_util_chunks,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.views import Views
@@ -48,7 +48,7 @@ def detect(v: Views) -> list[Finding]:
                f"{pct(sl.share)} of the step ({pct(share_busy)} of GPU busy time)"),
         observation=obs + (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}) exposed or "
                            "waiting on peers (time account)." if sl is not None else ""),
-        fix=fix_for(PATTERN, v.engine, v.where_text()),
+        fix=fix_for(PATTERN, v.engine, fix_where(v)),
         share=sl.share if sl is not None else (
             exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0),
         evidence=evidence(v, "comm-family kernels vs the union of compute kernels per device"),

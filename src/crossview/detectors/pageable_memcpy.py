@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, ms, pct, severity
+from crossview.detectors.common import evidence, fix_where, ms, pct, severity
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.views import Views
@@ -33,7 +33,7 @@ def detect(v: Views) -> list[Finding]:
                     "buffer and cannot overlap with compute." + (
                         f" The time account charges {ms(sl.ns)} of GPU idle per steady step "
                         "to blocking / pageable copies." if sl is not None else ""),
-        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share,
         evidence=evidence(v, "gpu_memcpy events whose memory kinds name Pageable"),
         details=claims(*CAUSES) if sl is not None else {},
     )]

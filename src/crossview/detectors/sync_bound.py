@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, ms, pct, severity, short
+from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.views import Views
@@ -24,8 +24,7 @@ def detect(v: Views) -> list[Finding]:
     m, lim = v.metrics, v.limits
     if m.cpu_only or m.kernel_span_ns == 0 or not m.sync_apis:
         return []
-    where, params = v.sync_where()
-    eff = v.gpu_inside(where, params)
+    eff = v.gpu_inside(v.sync_calls())
     if eff.count == 0:
         return []
     sl = slice_of(v, *CAUSES)
@@ -75,7 +74,7 @@ def detect(v: Views) -> list[Finding]:
         title=f"Sync-bound: the GPU idles while the host blocks in syncs / copies "
               f"({pct(share)} of the step)",
         observation=obs + ": each sync empties the queue, then the GPU waits for the host.",
-        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share, evidence=ev,
+        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share, evidence=ev,
         expected_effect=(f"Up to {ms(sl.ns)} per step if the syncs go." if sl else
                          f"Up to {ms(eff.gaps_opened_inside_ns)} of GPU idle if the syncs go."),
         details=claims(*CAUSES) if sl is not None else {},

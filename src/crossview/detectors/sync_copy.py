@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossview.knowledge import api_roles
+from crossview.store import host_calls
+from crossview.store.host_calls import CopyLaunches
 from crossview.views.views import Views
 
 
@@ -21,24 +22,13 @@ class SyncCopies:
     span_ns: int
 
 
-def measure(v: Views, kind: str, role: str, extra: str = "") -> SyncCopies | None:
-    names = api_roles.names_with_role(role)
-    cond = (f"g.kind = '{kind}' AND h.name IN (SELECT unnest($n)) {extra}")
-    rows = v.store.sql(
-        "SELECT h.name, coalesce(g.copy_kind, ''), coalesce(g.mem_kinds, ''), count(*),"
-        " sum(g.dur_ns), coalesce(sum(g.bytes), 0) FROM f_gpu g"
-        f" JOIN host_ops h ON h.op_id = g.launch_op_id WHERE {cond}"
-        " GROUP BY ALL ORDER BY 5 DESC", {"n": names}).fetchall()
+def measure(v: Views, sel: CopyLaunches) -> SyncCopies | None:
+    """The copies the selected synchronous calls launched, and what the host and GPU did."""
+    rows = host_calls.launched(v.store, sel)
     if not rows:
         return None
-    where = ("op_id IN (SELECT g.launch_op_id FROM f_gpu g JOIN host_ops h"
-             f" ON h.op_id = g.launch_op_id WHERE {cond})")
-    calls, host_ns = v.store.sql(
-        f"SELECT count(*), coalesce(sum(dur_ns), 0) FROM f_host WHERE {where}",
-        {"n": names}).fetchall()[0]
+    calls, host_ns = host_calls.count_and_ns(v.store, sel)
     m = v.metrics
     span = m.kernel_span_ns or m.host_span_ns
-    eff = v.gpu_inside(where, {"n": names}) if m.kernel_span_ns else None
-    return SyncCopies([(a, ck, mk, int(n), int(t), int(b)) for a, ck, mk, n, t, b in rows],
-                      int(calls), int(host_ns),
-                      eff.gpu_busy_inside_pct if eff else 0.0, int(span))
+    eff = v.gpu_inside(sel) if m.kernel_span_ns else None
+    return SyncCopies(rows, calls, host_ns, eff.gpu_busy_inside_pct if eff else 0.0, int(span))

@@ -7,17 +7,20 @@ host-side synchronization for them ("API synchronization behavior").
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.common import evidence, ms, pct
+from crossview.detectors.common import evidence, fix_where, ms, pct
 from crossview.detectors.declare import Declaration
 from crossview.detectors.sync_copy import measure
+from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
+from crossview.store.host_calls import CopyLaunches
 from crossview.views.views import Views
 
 PATTERN = "sync-memcpy"
 
 
 def detect(v: Views) -> list[Finding]:
-    sc = measure(v, "memcpy", "sync_memcpy", "AND coalesce(g.copy_kind, '') <> 'DtoD'")
+    sc = measure(v, CopyLaunches("memcpy", tuple(api_roles.names_with_role("sync_memcpy")),
+                                 except_copy_kind="DtoD"))
     if sc is None or sc.span_ns <= 0:
         return []
     share = sc.host_ns / sc.span_ns
@@ -32,7 +35,7 @@ def detect(v: Views) -> list[Finding]:
               f"{pct(share)} of the span)",
         observation=f"Synchronous copies: {kinds}. The host waited {ms(sc.host_ns)} inside "
                     f"these calls{busy}.",
-        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share,
         evidence=evidence(v, "memcpy GPU ops and the synchronous memcpy API calls that "
                              "launched them"),
     )]

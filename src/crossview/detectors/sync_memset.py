@@ -7,17 +7,20 @@ on device memory it returns at once, so those are not flagged.
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.common import evidence, ms, pct
+from crossview.detectors.common import evidence, fix_where, ms, pct
 from crossview.detectors.declare import Declaration
 from crossview.detectors.sync_copy import measure
+from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
+from crossview.store.host_calls import CopyLaunches
 from crossview.views.views import Views
 
 PATTERN = "sync-memset"
 
 
 def detect(v: Views) -> list[Finding]:
-    sc = measure(v, "memset", "sync_memset", "AND g.mem_kinds IN ('Pinned', 'Managed')")
+    sc = measure(v, CopyLaunches("memset", tuple(api_roles.names_with_role("sync_memset")),
+                                 mem_kinds=("Pinned", "Managed")))
     if sc is None or sc.span_ns <= 0:
         return []
     share = sc.host_ns / sc.span_ns
@@ -30,7 +33,7 @@ def detect(v: Views) -> list[Finding]:
               f"host time, {pct(share)} of the span)",
         observation=f"Synchronous memsets: {kinds}. The host waited {ms(sc.host_ns)} inside "
                     "these calls.",
-        fix=fix_for(PATTERN, v.engine, v.where_text()), share=share,
+        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share,
         evidence=evidence(v, "memset GPU ops (memory kind Pinned/Managed) and the synchronous "
                              "memset API calls that launched them"),
     )]

@@ -1,4 +1,5 @@
-"""Fix texts per pattern and engine (fixes.yaml)."""
+"""Fix texts per pattern and engine (fixes.yaml), and their {where} sentence
+(fix_where.yaml)."""
 
 from __future__ import annotations
 
@@ -9,3 +10,9 @@ def fix_for(pattern: str, engine: str | None, where: str = "") -> str:
     table = load_yaml("fixes.yaml")[pattern]
     text = table.get(engine or "default") or table["default"]
     return " ".join(text.format(where=where).split())
+
+
+def where_text(site: str, frame: str = "") -> str:
+    """The {where} sentence for a code site (Views.code_site: a fix_where.yaml key and the
+    user's frame it names, if any)."""
+    return load_yaml("fix_where.yaml")[site].format(frame=frame)

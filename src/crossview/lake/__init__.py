@@ -2,5 +2,5 @@
 
 `ingest` writes each artifact's normalized tables (store/schema.py) under
 ``DIR/<table>/campaign=<c>/run=<r>/source=<kind>/<sha256>.parquet`` and commits it by one line
-in ``DIR/manifest.jsonl``; `open_lake` (also `Store.from_lake`) reads them back as views.
+in ``DIR/manifest.jsonl``; `query.open_lake` reads them back as views.
 """

@@ -61,6 +61,14 @@ def attach(store: Store, lake: Path, campaign: str | None = None,
     return chosen
 
 
+def open_lake(lake: Path | str, campaign: str | None = None,
+              run: str | None = None) -> Store:
+    """A store whose tables are views over a Parquet perf-lake instead of loaded tables."""
+    store = Store()
+    attach(store, Path(lake), campaign, run)
+    return store
+
+
 def reports(store: Store) -> list[ArtifactReport]:
     """What `analyze` reports per artifact, from the lake's artifacts rows."""
     rows = store.sql("SELECT path, kind, status, problems, artifact_id, notes FROM artifacts "

@@ -11,7 +11,7 @@ be a multi-rank job is analyzed in process as usual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from crossview.analysis import Analysis, analyze
@@ -19,6 +19,7 @@ from crossview.detectors import run_all
 from crossview.errors import UsageError
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.lake.fanout import Engine, mapper
+from crossview.lake.fanout_info import FanoutInfo
 from crossview.lake.rank_task import (
     ExplainResult,
     ExplainTask,
@@ -38,32 +39,6 @@ from crossview.views.distributed import straggler_cause
 from crossview.views.distributed.crossrank import RankAnalysis, Straggler, merge_ranks
 from crossview.views.distributed.rank_job import Rejected, missing_ranks
 from crossview.views.views import Views
-
-
-@dataclass
-class FanoutInfo:
-    """How a fanned-out analysis ran and which rank the single-rank parts describe."""
-
-    engine: str
-    rank_files: int  # files summarized in workers
-    detail_rank: int
-    detail_path: str
-    detail_why: str
-    worker_peak_rss_kib: dict[str, int]  # worker pid → its peak RSS (ru_maxrss)
-
-    def describe(self) -> str:
-        peak = max(self.worker_peak_rss_kib.values(), default=0) / 1024
-        return (f"{self.rank_files} input files summarized one per task on {self.engine} "
-                f"(peak RSS {peak:.0f} MiB per worker); the rank table and stragglers cover "
-                f"every rank, the metrics, GPU/CPU views and other findings describe rank "
-                f"{self.detail_rank} (`{self.detail_path}`, {self.detail_why}) and any "
-                "non-rank inputs")
-
-    def to_dict(self) -> dict[str, object]:
-        return {"engine": self.engine, "rank_files": self.rank_files,
-                "detail_rank": self.detail_rank, "detail_path": self.detail_path,
-                "detail_why": self.detail_why,
-                "worker_peak_rss_kib": dict(self.worker_peak_rss_kib)}
 
 
 def engine_name(engine: Engine, n: int) -> str:

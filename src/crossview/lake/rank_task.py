@@ -81,7 +81,7 @@ def summarize_file(task: RankTask) -> RankResult:
     try:
         store, res.report, aid = _open(task)
         if aid is not None:
-            res.summary = ranks.summarize(store, int(aid), "f_gpu")
+            res.summary = ranks.summarize(store, int(aid))
     except UsageError as e:
         res.usage_error = str(e)
     except Exception as e:  # noqa: BLE001 — one rank's reader bug must not sink the job

@@ -202,9 +202,10 @@ class AnalysisCache:
             if lakes:
                 if len(real) > 1:
                     raise Refused(f"{lakes[0]}: a perf-lake is one input: pass it alone")
+                from crossview.lake.query import open_lake
                 from crossview.lake.query import reports as lake_reports
 
-                store = Store.from_lake(lakes[0])
+                store = open_lake(lakes[0])
                 # the tables stay Parquet files read per query: the query tool switches
                 # external access off (safety.run_query), so this lake's folder stays readable
                 store.sql(f"SET allowed_directories = ['{_sql_str(lakes[0])}/']")

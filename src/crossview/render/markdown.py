@@ -18,6 +18,7 @@ from crossview.render import (
     sampled_md,
 )
 from crossview.render import kernels as kernels_md
+from crossview.render.recap_lines import artifact_line, fanout_line
 from crossview.units import duration
 from crossview.views.device.trace_metrics import Metrics
 from crossview.views.host import tree_ops
@@ -257,7 +258,7 @@ def render(a: Analysis) -> str:
     who = v.engine or ("CPU-only capture" if v.metrics.cpu_only else "GPU workload")
     out.append(f"# {who} ({names}) — GPU performance analysis\n")
     for info in v.artifact_info:
-        out.append(f"Capture `{Path(info.path).name}`: {info.describe()}.")
+        out.append(f"Capture `{Path(info.path).name}`: {artifact_line(info)}.")
     out.append(f"Filter: {v.filter.describe()}. Sources: "
                + ", ".join(f"`{p}`" for p in v.filter.artifacts) + ".")
     for note in v.filter.notes:
@@ -278,7 +279,7 @@ def render(a: Analysis) -> str:
         out.extend(account_md.account_lines(v))
         out.extend(ranks_md.section(v))  # multi-rank jobs: per-rank table, straggler
         if a.fanout:  # analyze --workers/--dask: what the rest of this recap describes
-            out.append(f"\nFan-out: {a.fanout.describe()}.")
+            out.append(f"\nFan-out: {fanout_line(a.fanout)}.")
     if not v.metrics.cpu_only and not v.metrics.summary_only and not kernels_md.kernels_only(v) \
             and not metrics_only:
         out.append("\n**Observed call tree — GPU view** (" + (

@@ -58,7 +58,7 @@ def unsteady(store: Store, artifact_id: int) -> dict[str, str]:
     from crossview.views.device.steps import detect
 
     out = {}
-    for st in detect(store, "host_ops", "gpu_ops").steps:
+    for st in detect(store, "all").steps:
         if st.artifact_id == artifact_id and st.flags:
             out[st.name] = "; ".join(st.reasons) or ", ".join(st.flags)
     return out

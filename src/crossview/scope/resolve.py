@@ -62,7 +62,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
     if flt.step is not None:  # a step range is a window (views/device/steps.py)
         from crossview.scope import steps as step_scope
 
-        win, note = step_scope.window(store, id_list, flt.step, flt.window_ns)
+        win, note = step_scope.window(store, ids, flt.step, flt.window_ns)
         flt_window: tuple[int, int] | None = win
         notes.append(note)
     else:
@@ -97,7 +97,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
     else:
         store.sql(f"CREATE TEMP VIEW f_host AS {host_sql}")
     # f_samples: sampled stacks, same filter (notes: untimed stack files a window leaves out)
-    notes.extend(sample_scope.resolve_samples(store, id_list, flt))
+    notes.extend(sample_scope.resolve_samples(store, ids, flt))
     host_scoped = flt.pid is not None or flt.tid is not None or flt.annotation is not None
     if host_scoped:
         # kernels follow the host slice: those launched from an op in scope

@@ -7,6 +7,8 @@ stream filters do not apply to host samples (as for f_host).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import duckdb
 
 from crossview.scope.filter import Filter
@@ -17,9 +19,11 @@ PIDS = "(SELECT pid FROM host_ops UNION SELECT pid FROM samples)"
 TIDS = "(SELECT tid FROM host_ops UNION SELECT tid FROM samples)"
 
 
-def resolve_samples(store: Store, id_list: str, flt: Filter) -> list[str]:
-    """Create f_samples; returns filter notes. Stack files (folded / speedscope / pprof) carry
-    no timestamps: a --window or --annotation leaves their samples out, and says so."""
+def resolve_samples(store: Store, ids: Sequence[int], flt: Filter) -> list[str]:
+    """Create f_samples over these artifacts; returns filter notes. Stack files (folded /
+    speedscope / pprof) carry no timestamps: a --window or --annotation leaves their samples
+    out, and says so."""
+    id_list = ",".join(str(int(i)) for i in ids) or "NULL"
     where = [f"s.artifact_id IN ({id_list})"]
     params: dict[str, object] = {}
     if flt.pid is not None:

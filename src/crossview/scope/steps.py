@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from crossview.errors import UsageError
 from crossview.store.store import Store
 from crossview.views.device import steps
 
 
-def selected(store: Store, id_list: str, spec: str) -> tuple[steps.StepSet, list[steps.Step]]:
-    """Steps found over the whole capture (so numbering and flags do not depend on the
-    filter), and those `spec` selects. One-line UsageError when none matches."""
-    found = steps.detect(
-        store, host=f"(SELECT * FROM host_ops WHERE artifact_id IN ({id_list}))",
-        gpu=f"(SELECT * FROM gpu_ops WHERE artifact_id IN ({id_list}))")
+def selected(store: Store, ids: Sequence[int], spec: str
+             ) -> tuple[steps.StepSet, list[steps.Step]]:
+    """Steps found over the whole capture of these artifacts (so numbering and flags do not
+    depend on the filter), and those `spec` selects. One-line UsageError when none matches."""
+    found = steps.detect(store, whole=ids)
     try:
         return found, steps.select(found, spec)
     except ValueError as e:
         raise UsageError(str(e)) from None
 
 
-def window(store: Store, id_list: str, spec: str, window_ns: tuple[int, int] | None
+def window(store: Store, ids: Sequence[int], spec: str, window_ns: tuple[int, int] | None
            ) -> tuple[tuple[int, int], str]:
     """The window covering the selected steps (intersected with `--window` when given) and a
     note naming them."""
-    found, got = selected(store, id_list, spec)
+    found, got = selected(store, ids, spec)
     lo, hi = min(s.start_ns for s in got), max(s.end_ns for s in got)
     if window_ns is not None:
         lo, hi = max(lo, window_ns[0]), min(hi, window_ns[1])

@@ -61,16 +61,6 @@ class Store:
         self._next_node = 0
         self._next_op = 0
 
-    @classmethod
-    def from_lake(cls, lake: Path | str, campaign: str | None = None,
-                  run: str | None = None) -> Store:
-        """Views over a Parquet perf-lake (crossview.lake) instead of loaded tables."""
-        from crossview.lake.query import attach
-
-        store = cls()
-        attach(store, Path(lake), campaign, run)
-        return store
-
     def cursor(self) -> Store:
         """Another connection to the same database: the same tables, its own temp views
         (a filter's f_gpu / f_host), so two scopes over one read do not disturb each other."""

@@ -15,7 +15,6 @@ from crossview.synthesis.bundle import OUTPUT_DIR
 
 if TYPE_CHECKING:
     from crossview.synthesis.ledger import Lever
-    from crossview.synthesis.synthesize import Synthesis
 
 KEEP = ("VERDICT", "tried-null")
 
@@ -57,12 +56,14 @@ def keep_outcomes(root: Path, levers: list[Lever], warnings: list[str] | None = 
     return kept
 
 
-def write(syn: Synthesis, markdown: str) -> tuple[Path, Path]:
-    out = syn.inv.bundle.root / OUTPUT_DIR
+def write(root: Path, stamp: str, doc: dict[str, object], markdown: str
+          ) -> tuple[Path, Path]:
+    """ROOT/findings/synthesis-<stamp>.md and .json (the synthesis as `Synthesis.to_dict`)."""
+    out = root / OUTPUT_DIR
     out.mkdir(exist_ok=True)
-    md = out / f"synthesis-{syn.stamp}.md"
-    js = out / f"synthesis-{syn.stamp}.json"
+    md = out / f"synthesis-{stamp}.md"
+    js = out / f"synthesis-{stamp}.json"
     md.write_text(markdown, encoding="utf-8")
-    js.write_text(json.dumps(versioned(syn.to_dict()), indent=2, sort_keys=False) + "\n",
+    js.write_text(json.dumps(versioned(doc), indent=2, sort_keys=False) + "\n",
                   encoding="utf-8")
     return md, js

@@ -58,6 +58,10 @@ class Synthesis:
                 "frontier": [c.to_dict() for c in self.frontier], "wall": self.wall,
                 "kept_from_earlier": self.kept, "warnings": self.warnings()}
 
+    def save(self, markdown: str) -> tuple[Path, Path]:
+        """Write BUNDLE/findings/synthesis-<stamp>.{md,json}: the rendered markdown and this."""
+        return persist.write(self.inv.bundle.root, self.stamp, self.to_dict(), markdown)
+
     def warnings(self) -> list[str]:
         """Everything left out, with why (issue 17: never empty when something was)."""
         inv = self.inv

@@ -9,6 +9,7 @@ from crossview.knowledge import api_roles, frames
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.filter import ResolvedFilter
 from crossview.sol import op_roofline, roofline
+from crossview.store import host_calls
 from crossview.store.store import Store
 from crossview.views import summary
 from crossview.views.counters import device_counters as gpu_metrics
@@ -40,14 +41,6 @@ class ArtifactInfo:
     backend: str | None
     devices: list[str]  # device names from deviceProperties that ran kernels
     what: str = "timed events"  # what `events` counts (metric samples, trial values, …)
-
-    def describe(self) -> str:
-        parts = [f"{self.events:,} {self.what}"]
-        if self.rank is not None:
-            parts.append(f"rank {self.rank} of {self.world_size} ({self.backend or '?'})")
-        if self.devices:
-            parts.append("GPU " + ", ".join(self.devices))
-        return "; ".join(parts)
 
 
 @dataclass
@@ -85,8 +78,12 @@ class Views:
         self.rejected: list[rank_job.Rejected] = []
         self.metrics = metrics.compute(store, limits)
         self._frames = calltree.frames_of(store)
-        self.gpu = calltree.gpu_view(store, self._frames)
-        self.cpu = calltree.cpu_view(store, self._frames)
+        self.gpu = calltree.gpu_view(store, self._frames)  # traced kernels
+        if not self.gpu.roots and sampled.gpu_present(store):  # else sampled GPU stacks (L1)
+            self.gpu = sampled.gpu_view(store, self._frames)
+        # sampled stacks in scope (nsys CPU sampling) are the L1 CPU view, else traced ops
+        self.cpu = (sampled.cpu_view(store, self._frames) if sampled.present(store)
+                    else calltree.cpu_view(store, self._frames))
         self.artifact_info = self._artifact_info()
         self.families = self._families()
         self.top_kernels = self._top_kernels()
@@ -166,23 +163,17 @@ class Views:
         """Wall time the host spent in start-up work (JIT compile, module load, autotune:
         frames.yaml startup, and start-up API calls) inside the kernel span, as the union of
         those frames' intervals over all threads: (ns, frames matched, top 3 (name, ns))."""
-        # the regex runs on the distinct names (thousands), not on every event (millions)
-        where = ("name IN (SELECT name FROM (SELECT DISTINCT name FROM f_host)"
-                 " WHERE regexp_matches(name, $p)) OR (kind = 'runtime' AND name IN"
-                 " (SELECT unnest($r)))")
-        params = {"p": frames.startup_pattern(), "r": api_roles.names_with_role("startup")}
-        rows = self.store.sql(
-            f"SELECT name, sum(dur_ns) FROM f_host WHERE {where} GROUP BY name ORDER BY 2 DESC",
-            params,
-        ).fetchall()
+        startup = host_calls.NameOrRuntime(frames.startup_pattern(),
+                                           tuple(api_roles.names_with_role("startup")))
+        rows = host_calls.ns_by_name(self.store, startup)
         if not rows:
             return 0, 0, []
-        hs, he, _ = timeline.host_intervals(self.store, where, params)
+        hs, he, _ = timeline.host_intervals(self.store, startup)
         if self.filter.window_ns:
             lo, hi = self.filter.window_ns
             hs, he = hs.clip(lo, hi), he.clip(lo, hi)
         us, ue = timeline.merge(hs, he)
-        return int((ue - us).sum()), len(rows), [(n, int(t)) for n, t in rows[:3]]
+        return int((ue - us).sum()), len(rows), rows[:3]
 
     @cached_property
     def steps(self) -> StepSet:
@@ -194,9 +185,9 @@ class Views:
         if spec is None:
             return steps.detect(self.store)
         # `--step`: the steps as numbered over the whole capture, then the selected ones
-        ids = ",".join(str(a) for (a,) in self.store.sql(
+        ids = [int(a) for (a,) in self.store.sql(
             "SELECT artifact_id FROM artifacts WHERE path IN (SELECT unnest($p))",
-            {"p": list(self.filter.artifacts)}).fetchall()) or "NULL"
+            {"p": list(self.filter.artifacts)}).fetchall()]
         found, got = step_scope.selected(self.store, ids, spec)
         return steps.StepSet(found.source, got)
 
@@ -238,17 +229,16 @@ class Views:
         """Per-kernel roofline rows from ncu counters (empty without ncu input)."""
         return roofline.compute(self.store, self.filter, self.limits)
 
-    def gpu_inside(self, where: str, params: dict[str, object] | None = None
-                   ) -> timeline.HostWindowEffect:
-        hs, he, art = timeline.host_intervals(self.store, where, params)
+    def gpu_inside(self, sel: host_calls.HostSelection) -> timeline.HostWindowEffect:
+        """What the GPU did while the selected host calls (store/host_calls.py) ran."""
+        hs, he, art = timeline.host_intervals(self.store, sel)
         return timeline.host_window_effect(self.device_union, hs, he, art)
 
-    def sync_where(self) -> tuple[str, dict[str, object]]:
+    def sync_calls(self) -> host_calls.RuntimeCalls:
         """Host calls that can block on the GPU: syncs, synchronous copies, and async copies
         (a cudaMemcpyAsync to pageable memory blocks too; the GPU's behaviour decides)."""
-        names = [n for r in ("sync", "sync_memcpy", "async_memcpy")
-                 for n in api_roles.names_with_role(r)]
-        return "kind = 'runtime' AND name IN (SELECT unnest($names))", {"names": names}
+        return host_calls.RuntimeCalls(tuple(n for r in ("sync", "sync_memcpy", "async_memcpy")
+                                             for n in api_roles.names_with_role(r)))
 
     def user_frame_for(self, kinds: tuple[str, ...] = ("python",)) -> str | None:
         """The hottest frame (by self + child time) in the user's own code, if any."""
@@ -263,22 +253,19 @@ class Views:
             stack.extend(n.children)
         return best[1] if best else None
 
-    def where_text(self) -> str:
+    def code_site(self) -> tuple[str, str]:
+        """Where a fix's change goes, as data: (a knowledge/fix_where.yaml key, the user's
+        frame it names or ""). The sentence is the fix text's (knowledge/fixes.where_text)."""
         uf = self.user_frame_for()
         if uf:
-            return f"The change goes in your code at `{uf}` (the hottest frame of your own)."
+            return "own-frame", uf
         if any(n.kind == "python" for n in self.cpu.roots) or self.engine:
-            return ("No frame of your own code is on the hot path (all python frames are "
-                    "library/framework code, non-actionable): change the launch flags or "
-                    "the calling code.")
+            return "library-only", ""  # every python frame is library/framework code
         if self.store.sql("SELECT count(*) FROM artifacts WHERE kind = 'nsys' AND path IN"
                           " (SELECT unnest($p))", {"p": list(self.filter.artifacts)}
                           ).fetchall()[0][0]:
-            return ("The capture has no Python stacks for its CUDA calls: re-profile with "
-                    "`nsys profile --cudabacktrace=all --python-backtrace=cuda` to name the "
-                    "line to change.")
-        return ("The trace has no python stacks: re-capture with "
-                "`torch.profiler.profile(with_stack=True)` to name the line to change.")
+            return "nsys-no-stacks", ""
+        return "no-stacks", ""
 
     @property
     def evidence_path(self) -> str:

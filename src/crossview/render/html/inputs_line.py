@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossview.render.recap_lines import artifact_line
 from crossview.views.views import ArtifactInfo, Views
 
 
@@ -20,7 +21,7 @@ def holds(v: Views, info: ArtifactInfo, kind: str) -> str:
         return f"{n:,} kernel launch{'es' if n != 1 else ''} profiled (Nsight Compute)"
     if kind == "ncu-csv":
         return "Nsight Compute CSV export (one launch)"
-    return info.describe()
+    return artifact_line(info)
 
 
 def inputs_line(v: Views, kinds: dict[str, str]) -> str:

@@ -11,7 +11,9 @@ steady state falls back to all steps and says so (`steady_fallback`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -189,8 +191,21 @@ def _one_unit(store: Store, host: str, gpu: str) -> list[tuple[int, str, int, in
     return [(int(a), "(whole capture)", int(s), int(e)) for a, s, e in rows]
 
 
-def detect(store: Store, host: str = "f_host", gpu: str = "f_gpu") -> StepSet:
-    """Find the steps in the host/GPU tables (the filtered views by default)."""
+def _tables(whole: Sequence[int] | Literal["all"] | None) -> tuple[str, str]:
+    """The host and GPU relations the step queries read (see `detect`)."""
+    if whole is None:
+        return "f_host", "f_gpu"
+    if whole == "all":
+        return "host_ops", "gpu_ops"
+    ids = ",".join(str(int(a)) for a in whole) or "NULL"
+    return (f"(SELECT * FROM host_ops WHERE artifact_id IN ({ids}))",
+            f"(SELECT * FROM gpu_ops WHERE artifact_id IN ({ids}))")
+
+
+def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None) -> StepSet:
+    """Find the steps: in the filter's scope (f_host / f_gpu) by default; with `whole`, over
+    the whole capture (filter ignored) of every artifact ("all") or of these artifact ids."""
+    host, gpu = _tables(whole)
     r = rules()
     raw = _profiler_steps(store, host, r)
     source = "profiler-step"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from crossview.store.host_calls import HostSelection, where
 from crossview.store.store import Store
 
 I64 = npt.NDArray[np.int64]
@@ -178,12 +179,13 @@ def comm_exposure(store: Store) -> list[CommExposure]:
     return out
 
 
-def host_intervals(store: Store, where: str, params: dict[str, object] | None = None
+def host_intervals(store: Store, sel: HostSelection
                    ) -> tuple[I64, I64, npt.NDArray[np.int64]]:
-    """Host op intervals in scope matching a SQL condition on f_host."""
+    """Host op intervals in scope of a host-call selection (store/host_calls.py)."""
+    cond, params = where(sel)
     r = store.sql(
-        f"SELECT start_ns, start_ns + dur_ns AS e, artifact_id FROM f_host WHERE {where}",
-        params or {},
+        f"SELECT start_ns, start_ns + dur_ns AS e, artifact_id FROM f_host WHERE {cond}",
+        params,
     ).fetchnumpy()
     return (np.asarray(r["start_ns"], dtype=np.int64), np.asarray(r["e"], dtype=np.int64),
             np.asarray(r["artifact_id"], dtype=np.int64))

@@ -36,9 +36,10 @@ class CollectiveCall:
         return asdict(self)
 
 
-def calls_of(store: Store, artifact_id: int, table: str = "f_gpu") -> list[CollectiveCall]:
+def calls_of(store: Store, artifact_id: int, scoped: bool = True) -> list[CollectiveCall]:
     """Communication kernels of one artifact in start order, numbered per (group, type).
-    `table`: f_gpu (the resolved filter) or gpu_ops (a worker's own store, no filter)."""
+    `scoped`: f_gpu (the resolved filter), else gpu_ops (a worker's own store, no filter)."""
+    table = "f_gpu" if scoped else "gpu_ops"
     rows = store.sql(
         f"SELECT collective, process_group, stream, coll_seq, start_ns, start_ns + dur_ns,"
         f" name FROM {table} WHERE artifact_id = $a AND kind = 'kernel' AND family = 'comm'"

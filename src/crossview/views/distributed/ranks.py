@@ -1,7 +1,7 @@
 """Per-rank summaries: GPU busy/idle, communication time and how much of it is exposed.
 
 `summarize(store, artifact_id)` is a plain function of one artifact's store: a process pool
-or Dask worker can read one rank file into its own Store, call it with table="gpu_ops", and
+or Dask worker can read one rank file into its own Store, call it with scoped=False (gpu_ops), and
 ship the small `RankSummary` back; `views/distributed/crossrank.py` merges any number of them.
 """
 
@@ -68,7 +68,7 @@ def identify(store: Store, artifact_id: int) -> tuple[str, int | None, str, int 
     return path, rank_from_name(path), "file name", world
 
 
-def summarize(store: Store, artifact_id: int, table: str = "f_gpu") -> RankSummary | None:
+def summarize(store: Store, artifact_id: int, scoped: bool = True) -> RankSummary | None:
     """None when the artifact has no rank (neither distributedInfo nor `rank<N>` in its name)
     or no kernels."""
     path, rank, source, world = identify(store, artifact_id)
@@ -76,6 +76,7 @@ def summarize(store: Store, artifact_id: int, table: str = "f_gpu") -> RankSumma
         return None
     busy = span = comm = exposed = 0
     first, last = None, None
+    table = "f_gpu" if scoped else "gpu_ops"  # the filter's GPU ops, or all of them
     devs = store.sql(f"SELECT DISTINCT device FROM {table} WHERE artifact_id = $a"
                      " AND kind = 'kernel' ORDER BY 1", {"a": artifact_id}).fetchall()
     for (d,) in devs:
@@ -98,4 +99,4 @@ def summarize(store: Store, artifact_id: int, table: str = "f_gpu") -> RankSumma
     if first is None or last is None:
         return None
     return RankSummary(artifact_id, path, rank, source, world, busy, span, comm, exposed,
-                       first, last, calls_of(store, artifact_id, table))
+                       first, last, calls_of(store, artifact_id, scoped))

@@ -46,7 +46,10 @@ def _clipped(store: Store, sql: str, params: dict[str, object], ws: np.ndarray,
 
 
 def explain(store: Store, artifact_id: int, windows: list[tuple[int, int]], busy_share: float,
-            gpu_table: str = "f_gpu", host_table: str = "f_host") -> Cause:
+            scoped: bool = True) -> Cause:
+    """What the rank did in the windows the others waited for it: its filter's ops (f_gpu /
+    f_host), else all of them (`scoped=False`: a worker's own store)."""
+    gpu_table, host_table = ("f_gpu", "f_host") if scoped else ("gpu_ops", "host_ops")
     ws, we = merge(np.array([w[0] for w in windows], dtype=np.int64),
                    np.array([w[1] for w in windows], dtype=np.int64))
     total = int((we - ws).sum())

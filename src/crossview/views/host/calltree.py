@@ -113,10 +113,6 @@ def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
         " FROM f_gpu g LEFT JOIN host_ops h ON h.op_id = g.launch_op_id"
         " WHERE g.kind = 'kernel' GROUP BY ALL"
     ).fetchall()
-    from crossview.views.host import sampled  # late: sampled builds on this module
-
-    if not rows and sampled.gpu_present(store):  # no traced kernels: sampled GPU stacks (L1)
-        return sampled.gpu_view(store, frames)
     root = TreeNode("", "root")
     index: dict[tuple[int, ...], TreeNode] = {}
     missing: TreeNode | None = None
@@ -158,10 +154,6 @@ def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
 
 def cpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
     frames = frames or _Frames(store)
-    from crossview.views.host import sampled  # late: sampled builds on this module
-
-    if sampled.present(store):  # sampled stacks in scope (nsys CPU sampling): the L1 view
-        return sampled.cpu_view(store, frames)
     rows = store.sql(
         "SELECT node_id, sum(self_ns), count(*) FROM f_host GROUP BY node_id"
     ).fetchall()
