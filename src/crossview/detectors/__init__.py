@@ -36,6 +36,7 @@ from crossview.detectors import (
     utilization_regime,
 )
 from crossview.detectors.declare import Declaration
+from crossview.knowledge import thresholds
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
@@ -69,8 +70,6 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     op_memory_bound.detect,
 )
 
-MAX_RED = 3
-MAX_YELLOW = 2
 _ORDER = {"red": 0, "yellow": 1, "info": 2}
 
 
@@ -86,13 +85,15 @@ def _cap(findings: list[Finding], severity: str, limit: int, demote_to: str) -> 
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
-    """Conventions §3: ≤3 red, ≤2 yellow; non-actionable never red; rank by share."""
+    """Conventions §3: at most max_red red and max_yellow yellow (thresholds.yaml);
+    non-actionable never red; rank by share."""
     for f in findings:
         if f.severity == "red" and not f.actionable:
             f.severity = "yellow"
     findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
-    _cap(findings, "red", MAX_RED, "yellow")
-    _cap(findings, "yellow", MAX_YELLOW, "info")
+    lim = thresholds.defaults()
+    _cap(findings, "red", lim.max_red, "yellow")
+    _cap(findings, "yellow", lim.max_yellow, "info")
     return findings
 
 
