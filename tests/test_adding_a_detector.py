@@ -32,7 +32,7 @@ _AFTER = re.compile(r"^# in (\S+), after the line `(.+)`:$")
 
 def doc_edits() -> list[tuple[str, str, str | None, str]]:
     """(action, file, anchor line, body) for each block that says where it goes."""
-    out = []
+    out: list[tuple[str, str, str | None, str]] = []
     for _lang, text in _BLOCK.findall(DOC.read_text(encoding="utf-8")):
         head, _, body = text.partition("\n")
         if m := _NEW.match(head):

@@ -12,7 +12,7 @@ import msgspec
 from crossview.knowledge.thresholds_schema import Thresholds
 
 
-class Rec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class Rec(msgspec.Struct, forbid_unknown_fields=True):
     """A record with fixed keys (inherited config: strict)."""
 
 
