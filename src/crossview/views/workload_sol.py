@@ -120,7 +120,7 @@ def _verdicts(d: DeviceCounters, dram: float | None, tensor: float | None,
         elif dram < low and tensor < low:
             v.append(f"neither ceiling near (DRAM {dram:.1f}%, tensor {tensor:.1f}% < {low:g}%):"
                      " latency-bound — small kernels, launches, syncs")
-    elif busy is not None:
+    elif busy is not None and busy >= idle:  # an idle device has nothing to tell apart
         v.append("no DRAM_ACTIVE / PIPE_TENSOR_ACTIVE counters: memory- vs compute-bound "
                  "cannot be told (`dcgmi dmon -e 1002,1003,1004,1005`)")
     return v
