@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from test_cutoffs_in_data import cutoffs
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "adding-a-detector.md"
 CAPTURE = ROOT.parent / "shared" / "data" / "kineto" / \
@@ -88,6 +90,8 @@ def test_following_the_doc_adds_a_working_detector(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "src", tmp_path / "src",
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     apply(tmp_path, doc_edits())
+    module = tmp_path / "src/crossview/detectors/gpu_copy_time.py"
+    assert cutoffs(module.read_text(encoding="utf-8"), "detectors/gpu_copy_time.py") == []
     cut = yaml.safe_load((tmp_path / "src/crossview/knowledge/thresholds.yaml").read_text(
         encoding="utf-8"))["copy_time_yellow_share"]
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
