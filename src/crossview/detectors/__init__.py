@@ -37,6 +37,7 @@ from crossview.detectors import (
 )
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import thresholds
+from crossview.knowledge.thresholds import Thresholds
 from crossview.model.finding import Finding
 from crossview.views.views import Views
 
@@ -84,14 +85,14 @@ def _cap(findings: list[Finding], severity: str, limit: int, demote_to: str) -> 
     findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
 
 
-def rank(findings: list[Finding]) -> list[Finding]:
+def rank(findings: list[Finding], lim: Thresholds | None = None) -> list[Finding]:
     """Conventions §3: at most max_red red and max_yellow yellow (thresholds.yaml);
     non-actionable never red; rank by share."""
     for f in findings:
         if f.severity == "red" and not f.actionable:
             f.severity = "yellow"
     findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
-    lim = thresholds.defaults()
+    lim = lim or thresholds.defaults()
     _cap(findings, "red", lim.max_red, "yellow")
     _cap(findings, "yellow", lim.max_yellow, "info")
     return findings
@@ -121,4 +122,4 @@ def run_all(views: Views) -> list[Finding]:
     if views.account is not None:
         account_rules.apply(views.account, found, decl_of)
     fix_fit.apply(views, found)  # fixes that fit the capture: graphs present, engine version
-    return rank(found)
+    return rank(found, views.limits)
