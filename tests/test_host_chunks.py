@@ -10,9 +10,9 @@ uses the synthetic legacy trace of test_kineto_synthetic.py.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -33,7 +33,7 @@ FRAMES = "SELECT node_id, parent_node, name, kind, depth FROM frames ORDER BY no
 
 def ingest(path: Path, batch: int | None, monkeypatch: pytest.MonkeyPatch) -> Store:
     if batch is not None:
-        t = dataclasses.replace(defaults(), kineto_nest_batch_rows=batch)
+        t = msgspec.structs.replace(defaults(), kineto_nest_batch_rows=batch)
         monkeypatch.setattr(host_nesting, "defaults", lambda: t)
     store = Store(threads=2)
     kineto.read(path, store)

@@ -13,12 +13,12 @@ chained call's frame path runs through its chain.
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import sqlite3
 import stat
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -44,7 +44,7 @@ def real(name: str) -> Path:
 
 def ingest(path: Path, batch: int | None, monkeypatch: pytest.MonkeyPatch) -> Store:
     if batch is not None:
-        t = dataclasses.replace(defaults(), kineto_nest_batch_rows=batch)
+        t = msgspec.structs.replace(defaults(), kineto_nest_batch_rows=batch)
         monkeypatch.setattr(host, "defaults", lambda: t)
     store = Store(threads=1)  # one thread: DuckDB's parallel sort may swap exact ties
     (rep,) = read_all([path], store)

@@ -37,6 +37,8 @@ from crossview.detectors import (
     utilization_regime,
 )
 from crossview.detectors.declare import Declaration
+from crossview.knowledge import thresholds
+from crossview.knowledge.thresholds import Thresholds
 from crossview.views.views import Views
 
 # One line per detector; a new pattern is one new module plus one line here.
@@ -69,8 +71,6 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     op_memory_bound.detect,
 )
 
-MAX_RED = 3
-MAX_YELLOW = 2
 _ORDER = {"red": 0, "yellow": 1, "info": 2}
 
 
@@ -85,14 +85,16 @@ def _cap(findings: list[Finding], severity: str, limit: int, demote_to: str) -> 
     findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
 
 
-def rank(findings: list[Finding]) -> list[Finding]:
-    """Conventions §3: ≤3 red, ≤2 yellow; non-actionable never red; rank by share."""
+def rank(findings: list[Finding], lim: Thresholds | None = None) -> list[Finding]:
+    """Conventions §3: at most max_red red and max_yellow yellow (thresholds.yaml);
+    non-actionable never red; rank by share."""
     for f in findings:
         if f.severity == "red" and not f.actionable:
             f.severity = "yellow"
     findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
-    _cap(findings, "red", MAX_RED, "yellow")
-    _cap(findings, "yellow", MAX_YELLOW, "info")
+    lim = lim or thresholds.defaults()
+    _cap(findings, "red", lim.max_red, "yellow")
+    _cap(findings, "yellow", lim.max_yellow, "info")
     return findings
 
 
@@ -120,4 +122,4 @@ def run_all(views: Views) -> list[Finding]:
     if views.account is not None:
         account_rules.apply(views.account, found, decl_of)
     fix_fit.apply(views, found)  # fixes that fit the capture: graphs present, engine version
-    return rank(found)
+    return rank(found, views.limits)

@@ -53,4 +53,5 @@ def detect(v: Views) -> list[Finding]:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
     thresholds=("roofline_high_pct", "kernel_red_share", "kernel_yellow_share"),
-    fix_keys=(PATTERN + "-collect-roofline", PATTERN + "-at-roofline"))
+    fix_keys=(PATTERN, PATTERN + "-tensor", PATTERN + "-at-roofline", PATTERN + "-collect-roofline",
+              PATTERN + "-tensor-collect"))

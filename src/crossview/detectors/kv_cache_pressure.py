@@ -37,7 +37,7 @@ def detect(v: Views) -> list[Finding]:
         rate = pre / fin if fin else None
         if pre > 0:
             per = f", {pct(rate)} of {fin:,.0f} finished requests" if rate is not None else ""
-            over = "in the window" if s.scrapes >= 2 else "since the engine started"
+            over = "in the window" if s.scrapes > 1 else "since the engine started"
             parts.append(f"{pre:,.0f} preemptions {over}{per}")
         if swapped and swapped.max > 0:
             parts.append(f"up to {swapped.max:,.0f} requests swapped out")

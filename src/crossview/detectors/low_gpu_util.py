@@ -14,6 +14,7 @@ from crossview.views.device import gpu_activity
 from crossview.views.views import Views
 
 PATTERN = "low-gpu-utilization"
+SHOWN_RUNS = 4  # runs of low chunks named in the observation (presentation)
 
 
 def detect(v: Views) -> list[Finding]:
@@ -33,11 +34,11 @@ def detect(v: Views) -> list[Finding]:
         idle += int(sum((1 - c.busy[i]) * c.chunk_ns for i in low))
         worst = min(low, key=lambda i: c.busy[i])
         runs = _runs(low)
-        where = ", ".join(f"{a + 1}–{b + 1}" if b > a else f"{a + 1}" for a, b in runs[:4])
+        where = ", ".join(f"{a + 1}–{b + 1}" if b > a else f"{a + 1}" for a, b in runs[:SHOWN_RUNS])
         parts.append(
             f"device {c.device}: {len(low)} of {len(c.busy)} chunks ({ms(c.chunk_ns)} each) "
             f"under {pct(lim.gpu_util_low_share)} busy (chunks {where}"
-            f"{', …' if len(runs) > 4 else ''}); lowest chunk {worst + 1} at "
+            f"{', …' if len(runs) > SHOWN_RUNS else ''}); lowest chunk {worst + 1} at "
             # offset into the span first (a bare epoch-ns stamp means nothing to a reader);
             # the trace-clock value stays because `--window START:END` takes it
             f"{pct(c.busy[worst])}, starting {ms(worst * c.chunk_ns)} into the GPU-op span "

@@ -49,7 +49,7 @@ def detect(v: Views) -> list[Finding]:
                 fix=fix_for("counters-idle", None), share=0.0,
                 evidence=ev(s, "requests_running", "requests_waiting", "requests_finished"),
                 rigor="L3"))
-        elif s.scrapes < 2:
+        elif s.scrapes <= 1:
             out.append(Finding(
                 pattern=PATTERN, severity="info",
                 title=f"{s.engine}{model}: one scrape, cumulative numbers",

@@ -53,7 +53,7 @@ def _from_engine(v: Views) -> list[Finding]:
                          f"({itl.count:,.0f} token gaps) with prompts of {isl:,.0f} tokens on "
                          "average: decode steps stall behind prefills (histogram estimate: "
                          "bucket-width precision)."),
-            fix=fix_for(PATTERN, s.engine, ""), share=0.05,
+            fix=fix_for(PATTERN, s.engine, ""), share=lim.yellow_share,
             evidence=ev(s, "itl", "prompt_len", "prompt_tokens"), rigor="L3",
             expected_effect="A flatter ITL tail (p99 toward the median) at a small TTFT cost "
                             "for long prompts.",
@@ -92,7 +92,7 @@ def _from_bench(v: Views) -> list[Finding]:
                          f"median {p50:,.1f} ms with prompts of {float(isl):,.0f} tokens"
                          f"{spikes}; chunked prefill {chunked}."),
             fix=fix_for(PATTERN, str(b.context.get("engine") or "default"), ""),
-            share=r.itl_spike_share if r is not None and r.itl_spike_share else 0.05,
+            share=r.itl_spike_share if r is not None and r.itl_spike_share else lim.yellow_share,
             evidence=[Evidence(b.artifact, f"benchmark trials ({b.arm}): median_itl_ms, "
                                "p99_itl_ms, input tokens" + (", per-request itls"
                                                              if r is not None else ""))],
@@ -110,5 +110,6 @@ def detect(v: Views) -> list[Finding]:
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
-    thresholds=("itl_spike_ratio", "long_prompt_tokens", "serving_min_requests"),
+    thresholds=("itl_spike_ratio", "long_prompt_tokens", "serving_min_requests",
+                "yellow_share"),
     fix_keys=(PATTERN,))

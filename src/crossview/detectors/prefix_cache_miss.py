@@ -49,7 +49,8 @@ def detect(v: Views) -> list[Finding]:
             observation=(f"{s.engine} /metrics, {where(s)}: prefix-cache hit rate "
                          f"{rate:.1f}%{looked} (under {lim.prefix_hit_low_pct:.0f}%): prompts "
                          "rarely reuse a cached prefix, so most prefill is recomputed."),
-            fix=fix_for(PATTERN, s.engine, ""), share=(100.0 - rate) / 100.0 * 0.1,
+            fix=fix_for(PATTERN, s.engine, ""),
+            share=(100.0 - rate) / 100.0 * lim.prefix_miss_share_weight,
             evidence=ev(s, "prefix_cache_queries", "prefix_cache_hits",
                         "prefix_cache_hit_rate"),
             rigor="L3",
@@ -62,5 +63,6 @@ def detect(v: Views) -> list[Finding]:
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
-    thresholds=("prefix_hit_low_pct", "prefix_min_query_tokens", "serving_min_requests"),
+    thresholds=("prefix_hit_low_pct", "prefix_min_query_tokens", "prefix_miss_share_weight",
+                "serving_min_requests"),
     fix_keys=(PATTERN,))

@@ -2,8 +2,8 @@
 
 Two readings of the same thing: the gauges (waiting > 0 in scrapes where running is at the
 cap) and the histograms (share of end-to-end request time spent queued; Triton: queue time ÷
-request time). The larger one decides; with fewer than 3 scrapes and no recorded cap the gauge
-reading is at most yellow (one instant is not a steady state).
+request time). The larger one decides; with fewer than queue_min_firm_scrapes scrapes and no
+recorded cap the gauge reading is at most yellow (one instant is not a steady state).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def _gauge_reading(v: Views, s: ServingSummary) -> tuple[float | None, str, bool
     text = (f"in {len(sat)} of {len(seqs)} scrapes requests were waiting (up to "
             f"{wait.max:,.0f}, mean {wait.mean:,.1f}) while {run.max:,.0f} ran — at the cap, "
             f"{cap_src}")
-    return share, text, cap_src.startswith("max_num_seqs") or len(seqs) >= 3
+    firm = len(seqs) >= v.limits.queue_min_firm_scrapes
+    return share, text, cap_src.startswith("max_num_seqs") or firm
 
 
 def _latency_reading(v: Views, s: ServingSummary) -> tuple[float | None, str]:
@@ -87,6 +88,6 @@ def detect(v: Views) -> list[Finding]:
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
-    thresholds=("queue_waiting_red_share", "queue_waiting_yellow_share", "red_share",
-        "yellow_share", "running_at_cap_ratio", "serving_min_requests"),
+    thresholds=("queue_min_firm_scrapes", "queue_waiting_red_share", "queue_waiting_yellow_share",
+        "red_share", "yellow_share", "running_at_cap_ratio", "serving_min_requests"),
     fix_keys=(PATTERN,))

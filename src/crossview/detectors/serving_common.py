@@ -9,7 +9,7 @@ from crossview.views.workload.serving import ServingSummary
 
 def where(s: ServingSummary) -> str:
     """Which scrape(s) a number covers, for observations."""
-    if s.scrapes >= 2:
+    if s.scrapes > 1:
         win = f" over {s.window_s:,.0f} s" if s.window_s else ""
         return f"{s.scrapes} scrapes{win}"
     return "1 scrape (cumulative since the engine started)"

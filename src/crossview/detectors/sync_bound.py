@@ -59,7 +59,8 @@ def detect(v: Views) -> list[Finding]:
         else:
             why = (f": {pct(share)} of the steady step is charged to them, under the "
                    f"{pct(lim.sync_yellow_share)} cut — not sync-bound" + (
-                       "; the host mostly waits for real work." if eff.gpu_busy_inside_pct >= 50
+                       "; the host mostly waits for real work."
+                       if eff.gpu_busy_inside_pct >= lim.sync_gpu_busy_mostly_pct
                        else "; the rest of the GPU idle during these calls is charged to "
                        "other causes in the time account or lies outside the steady steps."))
         return [Finding(
@@ -83,4 +84,5 @@ def detect(v: Views) -> list[Finding]:
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
-    thresholds=("sync_red_share", "sync_yellow_share"), fix_keys=(PATTERN,))
+    thresholds=("sync_red_share", "sync_yellow_share", "sync_gpu_busy_mostly_pct"),
+    fix_keys=(PATTERN,))

@@ -51,7 +51,7 @@ def _starved(v: Views, d: DeviceCounters, u: float) -> Finding:
 def _busy(v: Views, d: DeviceCounters, u: float) -> Finding | None:
     lim = v.limits
     sm, dram, tensor = d.mean("sm_active"), d.mean("dram_active"), d.mean("tensor_active")
-    if dram is not None and dram >= lim.dram_active_high_pct and \
+    if dram is not None and dram >= lim.sol_latency_max_pct and \
             dram >= (tensor or 0.0) + lim.sol_bottleneck_gap_pct:
         t = f", tensor pipes {tensor:.1f}%" if tensor is not None else ""
         return Finding(
@@ -100,5 +100,5 @@ def detect(v: Views) -> list[Finding]:
 DECLARATION = Declaration(
     patterns=("gpu-idle", "memory-bandwidth-bound", "below-roofline"), detect=detect, causes=(),
     thresholds=("counters_busy_util_pct", "counters_idle_util_pct", "counters_starved_util_pct",
-        "dram_active_high_pct", "sm_active_low_pct", "sol_bottleneck_gap_pct"),
+        "sm_active_low_pct", "sol_bottleneck_gap_pct", "sol_latency_max_pct"),
     fix_keys=("counters-host-starved", "counters-memory-bound", "counters-small-grids"))

@@ -2,7 +2,8 @@
 
 Per device group (views/counters/device_counters.py): HBM bandwidth ≈ DRAM_ACTIVE × peak, tensor
 FLOP/s ≈ PIPE_TENSOR_ACTIVE × peak dense tensor FLOP/s, SM activity and occupancy, PCIe and
-NVLink traffic ÷ link ceiling (formats.md; approximate, rigor L3). Rules in workload_sol.yaml.
+NVLink traffic ÷ link ceiling (formats.md; approximate, rigor L3). Cut-offs in thresholds.yaml
+(the counter scale shared with detectors/utilization_regime.py).
 An unknown GPU gets the counters but no ceiling: "not in sol_ceilings.yaml", never a guess.
 """
 
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from crossview.knowledge import hardware
-from crossview.knowledge.loader import load_yaml
+from crossview.knowledge import hardware, thresholds
+from crossview.knowledge.thresholds import Thresholds
 from crossview.views.counters.device_counters import DeviceCounters, util
 
 
@@ -43,7 +44,7 @@ def _link(s: float | None, direction: str | None) -> float | None:
     return None if not s else (s / 2 if direction == "bidirectional" else s)
 
 
-def _one(d: DeviceCounters, rules: dict) -> DeviceSol:
+def _one(d: DeviceCounters, lim: Thresholds) -> DeviceSol:
     hw = hardware.match(d.name) if d.name else None
     out = DeviceSol(d.label, d.artifact, hw.hw_key if hw else None)
     if hw is None:
@@ -54,7 +55,7 @@ def _one(d: DeviceCounters, rules: dict) -> DeviceSol:
         out.rows.append(Ceiling("hbm_bandwidth", dram / 100 * hw.dram_bytes_per_s,
                                 hw.dram_bytes_per_s, dram, "B/s",
                                 f"DRAM_ACTIVE mean {dram:.1f}% × {hw.hw_key} hbm_tb_s"))
-    key = rules["tensor_precision"]
+    key = lim.counters_tensor_precision
     peak = hw.peak_flops(key) if hw else None
     if tensor is not None and peak:
         out.rows.append(Ceiling("tensor_flops", tensor / 100 * peak, peak, tensor, "FLOP/s",
@@ -75,43 +76,56 @@ def _one(d: DeviceCounters, rules: dict) -> DeviceSol:
             out.rows.append(Ceiling(name, top, ceil, 100 * top / ceil, "B/s",
                                     f"max of {tx}/{rx} means ÷ {hw.hw_key if hw else ''} "
                                     f"{name}_gb_s per direction"))
-    out.verdicts = _verdicts(d, dram, tensor, rules)
+    out.verdicts = _verdicts(d, dram, tensor, lim)
     return out
 
 
 def _verdicts(d: DeviceCounters, dram: float | None, tensor: float | None,
-              rules: dict) -> list[str]:
+              lim: Thresholds) -> list[str]:
+    """The counter regime on the one scale of thresholds.yaml (docs/decisions/0360-*): the same
+    cuts as the counter findings (detectors/utilization_regime.py), so a device reads alike in
+    the recap's findings and in this section."""
     v: list[str] = []
     busy = util(d)
-    if busy is not None and busy < rules["busy_pct"]:
-        v.append(f"host-bound: GPU busy {busy:.1f}% < {rules['busy_pct']}% — the GPU waits "
-                 "for work; fix the host side before kernel efficiency")
+    idle, starved, full = (lim.counters_idle_util_pct, lim.counters_starved_util_pct,
+                           lim.counters_busy_util_pct)
+    if busy is not None and busy < idle:
+        v.append(f"idle: GPU busy {busy:.1f}% < {idle:g}% — no load in the window to judge")
+    elif busy is not None and busy < starved:
+        v.append(f"host-bound: GPU busy {busy:.1f}% < {starved:g}% — the GPU waits for work; "
+                 "fix the host side before kernel efficiency")
+    elif busy is not None and busy < full:
+        v.append(f"partly idle: GPU busy {busy:.1f}%, between the {starved:g}% host-bound and "
+                 f"{full:g}% GPU-bound cuts — a trace tells where the idle time goes")
     elif busy is not None:
-        v.append(f"GPU-bound: GPU busy {busy:.1f}% ≥ {rules['busy_pct']}%")
-    sm = d.mean("sm_active")
-    if sm is not None and sm < rules["sm_active_pct"]:
-        v.append(f"SM active {sm:.1f}% < {rules['sm_active_pct']}%: SMs idle while kernels "
-                 "run (small grids, serialization)")
+        v.append(f"GPU-bound: GPU busy {busy:.1f}% ≥ {full:g}%")
+    sm, low_sm, ok_sm = d.mean("sm_active"), lim.sm_active_low_pct, lim.sm_active_ok_pct
+    if sm is not None and sm < low_sm:
+        v.append(f"SM active {sm:.1f}% < {low_sm:g}%: most SMs idle while kernels run (small "
+                 "grids, serialization)")
+    elif sm is not None and sm < ok_sm:
+        v.append(f"SM active {sm:.1f}% < {ok_sm:g}% (DCGM's mark): part of the SMs idle while "
+                 f"kernels run; flagged below {low_sm:g}%")
     elif sm is not None:
-        v.append(f"SM active {sm:.1f}% ≥ {rules['sm_active_pct']}%: necessary, not "
-                 "sufficient — check DRAM/tensor below")
+        v.append(f"SM active {sm:.1f}% ≥ {ok_sm:g}%: necessary, not sufficient — check "
+                 "DRAM/tensor below")
     if dram is not None and tensor is not None:
-        low, gap = rules["low_pct"], rules["gap_pts"]
-        if dram >= tensor + gap:
-            v.append(f"memory-bound at the workload level: DRAM {dram:.1f}% vs tensor "
-                     f"{tensor:.1f}%")
-        elif tensor >= dram + gap:
-            v.append(f"compute-bound at the workload level: tensor {tensor:.1f}% vs DRAM "
-                     f"{dram:.1f}%")
-        if dram < low and tensor < low:
-            v.append(f"neither ceiling near (DRAM {dram:.1f}%, tensor {tensor:.1f}% < {low}%):"
+        low, gap = lim.sol_latency_max_pct, lim.sol_bottleneck_gap_pct
+        if dram >= low and dram >= tensor + gap:
+            v.append(f"memory-bound at the workload level: DRAM {dram:.1f}% ≥ {low:g}% and "
+                     f"≥ {gap:g} points above tensor {tensor:.1f}%")
+        elif tensor >= low and tensor >= dram + gap:
+            v.append(f"compute-bound at the workload level: tensor {tensor:.1f}% ≥ {low:g}% "
+                     f"and ≥ {gap:g} points above DRAM {dram:.1f}%")
+        elif dram < low and tensor < low:
+            v.append(f"neither ceiling near (DRAM {dram:.1f}%, tensor {tensor:.1f}% < {low:g}%):"
                      " latency-bound — small kernels, launches, syncs")
-    elif busy is not None:
+    elif busy is not None and busy >= idle:  # an idle device has nothing to tell apart
         v.append("no DRAM_ACTIVE / PIPE_TENSOR_ACTIVE counters: memory- vs compute-bound "
                  "cannot be told (`dcgmi dmon -e 1002,1003,1004,1005`)")
     return v
 
 
-def compute(devices: list[DeviceCounters]) -> list[DeviceSol]:
-    rules = load_yaml("workload_sol.yaml")
-    return [_one(d, rules) for d in devices]
+def compute(devices: list[DeviceCounters], limits: Thresholds | None = None) -> list[DeviceSol]:
+    lim = limits or thresholds.defaults()
+    return [_one(d, lim) for d in devices]

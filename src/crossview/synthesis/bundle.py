@@ -174,10 +174,12 @@ def _facts(path: Path, raw: dict[str, Any], warnings: list[str]) -> dict[str, Ar
 
 def _read_yaml(yml: Path) -> str:
     """bundle.yaml's text: a regular file inside the MCP roots (guard.check_open), at most
-    1 MiB (a context file, not data)."""
+    max_bundle_yaml_bytes (a context file, not data)."""
     guard.check_open(yml)
-    if yml.stat().st_size > 1 << 20:
-        raise InputError(yml, "larger than 1 MiB: bundle.yaml is a context file, not data")
+    cap = int(guard.limit("max_bundle_yaml_bytes"))
+    if yml.stat().st_size > cap:
+        raise InputError(yml, f"larger than {cap / 2**20:g} MiB (input_limits.yaml "
+                         "max_bundle_yaml_bytes): bundle.yaml is a context file, not data")
     return yml.read_text(encoding="utf-8")
 
 

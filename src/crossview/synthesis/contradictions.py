@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from crossview.core.measurement import Measurement, compare
-from crossview.knowledge import hardware
+from crossview.knowledge import hardware, thresholds
 from crossview.knowledge import synthesis as kb
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.reconcile import Reconciliation, base_context
@@ -34,7 +34,8 @@ class Contradiction:
 
 
 def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]:
-    out = []
+    lim = thresholds.defaults()
+    out: list[Contradiction] = []
     for j in rec.joins:
         n_before = len(out)
         k = j.ncu
@@ -69,8 +70,8 @@ def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]
                 "only; no duration or recoverable time is taken from the mismatched pair",
                 arts, [], j.duration_cmp.reason()))
         sm = k.compute_sol_pct
-        if (sm is not None and sm >= 80.0 and k.pct_of_peak_flops is not None
-                and k.pct_of_peak_flops < 15.0):
+        if (sm is not None and sm >= lim.sol_high_pct and k.pct_of_peak_flops is not None
+                and k.pct_of_peak_flops < t["sm_busy_roofline_max_pct"]):
             out.append(Contradiction(
                 f"sm-busy-below-roofline:{j.kernel}", "sm-busy-below-roofline",
                 f"{j.identity_text()} keeps the SMs busy but is far below its FLOP roofline",
@@ -96,7 +97,7 @@ def _busy_idle(inv: Inventory, t: dict[str, float]) -> list[Contradiction]:
     out = []
     for dc in v.gpu_metrics.devices:
         u = util(dc)
-        if u is None or u < t["counters_busy_pct"]:
+        if u is None or u < v.limits.counters_busy_util_pct:
             continue
         for dm in v.metrics.devices:
             if dm.kernel_busy_pct >= t["trace_idle_busy_pct"]:
@@ -124,7 +125,7 @@ def _busy_idle(inv: Inventory, t: dict[str, float]) -> list[Contradiction]:
             out.append(Contradiction(
                 f"busy-counters-idle-trace:{ca}:{ta}:{dm.device}", "busy-counters-idle-trace",
                 "busy in the counters, idle in the trace",
-                f"counters {a.cited()} ≥ {t['counters_busy_pct']:.0f}% while the trace's "
+                f"counters {a.cited()} ≥ {v.limits.counters_busy_util_pct:.0f}% while the trace's "
                 f"GPU {dm.device} is busy {b.cited()} < {t['trace_idle_busy_pct']:.0f}%",
                 "utilization counts any kernel resident, the trace counts kernel time: "
                 "either the windows differ or short kernels keep the GPU 'busy' while SMs "

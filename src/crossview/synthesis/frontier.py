@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.knowledge import synthesis as kb
+from crossview.knowledge import thresholds
 from crossview.synthesis.bundle import phase_words
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.ledger import Lever
@@ -46,7 +47,7 @@ def build(inv: Inventory, rec: Reconciliation, levers: list[Lever],
                              f"`crossview ab --ledger … --lever {lv.id}`",
                              lv.evidence_artifacts))
     tiers = set(inv.tiers())
-    short = int(cfg["short_kernel_ns"])
+    short = thresholds.defaults().short_kernel_ns  # the launch-bound cut, one source
     for (phase, art), _win in sorted(rec.phase_totals.items()):
         rows = [k for k in rec.kernels if k.artifact == art]
         n = sum(k.count for k in rows) or 1

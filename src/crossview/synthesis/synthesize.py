@@ -75,7 +75,7 @@ class Synthesis:
 
 def refusal(inv: inventory.Inventory) -> str | None:
     srcs = inv.sources()
-    if len(srcs) >= 2:
+    if len(srcs) > 1:
         return None
     found = "; ".join(f"{s} ({len(a)} file{'s' if len(a) > 1 else ''}: {', '.join(a)})"
                       for s, a in srcs.items()) or "no valid source"

@@ -95,7 +95,7 @@ class Views:
         self.gpu_metrics = gpu_metrics.compute(store, resolved, limits.itl_spike_ratio)
         # workload speed-of-light: counters as % of the GPU's ceilings (sol/workload.py)
         from crossview.sol import workload as workload_sol
-        self.workload_sol = workload_sol.compute(self.gpu_metrics.devices)
+        self.workload_sol = workload_sol.compute(self.gpu_metrics.devices, self.limits)
         self.engine = self.engine or self.gpu_metrics.engine
         self.has_trace = bool(self.metrics.devices) or self.metrics.host_span_ns > 0 or bool(
             self.store.sql("SELECT count(*) FROM f_host").fetchall()[0][0]

@@ -1,0 +1,555 @@
+"""The schema of every knowledge YAML file (msgspec, strict): SCHEMAS maps a file name to the
+Struct its top level decodes as. `Rec` records forbid unknown keys; `dict[str, X]` is a table
+whose keys are data (pattern ids, engine flags, GPU names). Optional keys carry a default.
+knowledge/loader.py checks each file against its entry when it is first read
+(docs/decisions/0361-strict-typed-knowledge.md); tests/test_knowledge_schemas.py loads them all.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from crossview.knowledge.thresholds_schema import Thresholds
+
+
+class Rec(msgspec.Struct, forbid_unknown_fields=True):
+    """A record with fixed keys (inherited config: strict)."""
+
+
+Num = float  # msgspec accepts an int where a float goes, never a string
+Opt = Num | None
+
+
+# --- ab_gates.yaml ------------------------------------------------------------------------
+class LeverMetric(Rec):
+    patterns: list[str]
+    words: str
+    plan_metric: str
+
+
+class ContextGate(Rec):
+    identity: list[str]
+    when_known: list[str]
+
+
+class AbGates(Rec):
+    lever_metrics: dict[str, LeverMetric]
+    target_by_phase: dict[str, str]
+    context_gate: ContextGate
+    node_fields: list[str]
+    cold_mean_over_median: Num
+    cold_first_trial_factor: Num
+
+
+# --- account.yaml -------------------------------------------------------------------------
+class CauseMatch(Rec):
+    api_role: str | list[str] | None = None
+    except_names_of: str | None = None
+    frames_yaml: str | None = None
+    kinds: list[str] | None = None
+    names: list[str] | None = None
+    regex: list[str] | None = None
+
+
+class Cause(Rec):
+    id: str
+    label: str
+    frames: str
+    match: CauseMatch | None = None  # None: set by the gap-level rules, never by a host op
+
+
+class Account(Rec):
+    causes: list[Cause]
+    startup_causes: list[str]
+    top_gaps: int
+    top_frames: int
+    gap_calls: int
+    queue_empty_launch_share: Num
+    queued_latency_ns: int
+    recap_min_share: Num
+
+
+# --- capture_plan.yaml --------------------------------------------------------------------
+class Sidecar(Rec):
+    id: str
+    title: str
+    why: str
+    command: str
+
+
+class Phase(Rec):
+    id: str
+    title: str
+    why: str
+    server_env: dict[str, str]
+    server_wrap: str
+    client: str
+    sidecars: list[Sidecar]
+    post: list[str]
+
+
+class EnginePlan(Rec):
+    defaults: dict[str, str | int]
+    server: str
+    health: str
+    bench: str
+    bench_small: str
+    phases: list[Phase]
+
+
+# --- clocks.yaml, collectives.yaml, comm_bandwidth.yaml -----------------------------------
+class Clocks(Rec):
+    epoch_min_s: int
+    epoch_max_s: int
+    kineto_relative_ts_max_s: int
+
+
+class Collective(Rec):
+    pattern: str
+    why: str
+    type: str | None = None
+
+
+class BusFactor(Rec):
+    num: int
+    minus_one: bool
+
+
+class Network(Rec):
+    ib_ndr_gb_s: Num
+    ib_hdr_gb_s: Num
+
+
+class CommBandwidth(Rec):
+    bus_factor: dict[str, BusFactor]
+    dtype_bytes: dict[str, int]
+    network: Network
+    copy_ceiling: dict[str, str | None]
+    first_input_types: list[str]
+
+
+# --- context_files.yaml -------------------------------------------------------------------
+class CommandFile(Rec):
+    glob: str
+    format: str
+    key: str | None = None
+
+
+class Profiler(Rec):
+    subcommands: list[str]
+    value_options: list[str]
+
+
+class Arg(Rec):
+    field: str
+    how: str | None = None
+    flag: bool | None = None
+
+
+class Product(Rec):
+    of: list[str]
+    how: str
+
+
+class ArmEdit(Rec):
+    set: dict[str, str | int | bool] | None = None
+    add: list[str] | None = None
+    remove: list[str] | None = None
+
+
+class ArmCommand(Rec):
+    baseline: ArmEdit
+    variant: ArmEdit
+
+
+class TraceEngine(Rec):
+    engine: str
+    package: str
+
+
+class ContextFiles(Rec):
+    command_files: list[CommandFile]
+    profilers: dict[str, Profiler]
+    engines: dict[str, list[str]]
+    args: dict[str, Arg]
+    products: dict[str, Product]
+    arm_commands: dict[str, dict[str, ArmCommand]]
+    trace_engines: list[TraceEngine]
+
+
+# --- engine_flags.yaml --------------------------------------------------------------------
+class FlagSince(Rec):
+    since: str
+    until: str | None = None
+
+
+class Marker(Rec):
+    frame: str
+    since: str
+
+
+class EngineFlagTable(Rec):
+    flags: dict[str, FlagSince]
+    markers: list[Marker]
+
+
+class EngineFlags(Rec):
+    vllm: EngineFlagTable
+    sglang: EngineFlagTable
+    other_tools: list[str]
+    enable_graphs_phrases: list[str]
+
+
+# --- evidence_tables.yaml, fixes.yaml, frames.yaml ----------------------------------------
+class EvidenceRule(Rec):
+    match: str
+    tables: list[str]
+
+
+class Frames(Rec):
+    library: list[str]
+    engines: dict[str, str]
+    dataloader: list[str]
+    startup: list[str]
+
+
+# --- gpu_metrics.yaml, host_metrics.yaml, serving_metrics.yaml ----------------------------
+class Canonical(Rec):
+    unit: str
+    what: str
+
+
+class MetricName(Rec):
+    metric: str
+    scale: Num | None = None
+    alias: bool | None = None
+    legacy: bool | None = None
+
+
+class GpuMetrics(Rec, rename={"dcgm_exporter": "dcgm-exporter", "nvidia_smi": "nvidia-smi",
+                              "nvidia_smi_dmon": "nvidia-smi-dmon"}):
+    canonical: dict[str, Canonical]
+    dcgm_exporter: dict[str, MetricName]
+    dcgmi: dict[str, MetricName]
+    nvidia_smi: dict[str, MetricName]
+    nvidia_smi_dmon: dict[str, MetricName]
+    nvml: dict[str, MetricName]
+
+
+class HostMetric(Rec):
+    metric: str
+    unit: str
+    what: str
+    per_core: bool = False
+
+
+class HostMetrics(Rec):
+    host: dict[str, HostMetric]
+
+
+class ServingCanonical(Rec):
+    unit: str
+    kind: str
+    agg: str | None = None  # histograms merge buckets, no agg
+
+
+class ServingMetrics(Rec):
+    canonical: dict[str, ServingCanonical]
+    engines: dict[str, dict[str, MetricName]]
+    gpu: dict[str, MetricName]
+
+
+# --- hw_names.yaml, sol_ceilings.yaml -----------------------------------------------------
+class HwName(Rec):
+    pattern: str
+    hw_key: str
+    mem_gib_min: Num | None = None
+    mem_gib_max: Num | None = None
+
+
+class HwProperties(Rec):
+    cc: str
+    sm_count: int
+    hw_key: str
+    mem_gib_max: Num | None = None
+    mem_gib_min: Num | None = None
+
+
+class HwNames(Rec):
+    names: list[HwName]
+    properties: list[HwProperties]
+
+
+class Ceilings(Rec):
+    name: str
+    vendor: str
+    source: str
+    sm_count: int | None
+    hbm_gb: Num
+    hbm_tb_s: Num
+    tflops: dict[str, Opt]
+    nvlink_gb_s: Opt = None
+    nvlink_direction: str | None = None
+    pcie_gb_s: Opt = None
+    pcie_direction: str | None = None
+    derived: str | None = None  # how a figure not on a datasheet was derived
+
+
+# --- kernel_families.yaml, metric_direction.yaml ------------------------------------------
+class KernelFamily(Rec):
+    family: str
+    patterns: list[str]
+    why: str
+    exclude: list[str] = msgspec.field(default_factory=list)
+
+
+class Direction(Rec):
+    names: list[str]
+    patterns: list[str] = msgspec.field(default_factory=list)
+
+
+class MetricDirection(Rec):
+    higher: Direction
+    lower: Direction
+
+
+# --- ncu_metrics.yaml ---------------------------------------------------------------------
+class NcuInput(Rec):
+    metric: str | None = None  # a CSV row by label/section when the metric name is absent
+    label: str | None = None
+    section: str | None = None
+    unit: str | None = None
+
+
+class TensorHint(Rec):
+    pattern: str
+    ceilings: list[str]
+
+
+class NcuMetrics(Rec):
+    inputs: dict[str, list[NcuInput]]
+    tensor_ops_metric: str
+    tensor_ops: list[TensorHint]
+    tensor_activity: str
+    pipe_utilization: str
+    tensor_pipe_pct: str
+    tensor_name_hints: list[TensorHint]
+
+
+# --- op_models.yaml, op_roofline.yaml -----------------------------------------------------
+class OpPattern(Rec):
+    match: str
+    model: str
+
+
+class Dtype(Rec):
+    name: str
+    bytes: int
+    ceilings: dict[str, list[str]]
+    tensor_cores: bool = False
+
+
+class OpModels(Rec):
+    ops: dict[str, str]
+    patterns: list[OpPattern]
+    elementwise_out_at: dict[str, int]
+    dtypes: dict[str, Dtype]
+
+
+class OpRoofline(Rec):
+    recap_rows: int
+    inefficient_min_share: Num
+    inefficient_max_pct: Num
+    inefficient_red_share: Num
+    what_if_pct: Num
+    small_gemm_dim: int
+    gemm_align_elems: int
+    memory_min_share: Num
+    memory_near_pct: Num
+    memory_red_share: Num
+    ncu_agree_ratio_min: Num
+    ncu_agree_ratio_max: Num
+    attention_chain_min_share: Num
+
+
+# --- replay.yaml --------------------------------------------------------------------------
+class ReplayGraph(Rec):
+    queued_gap_max_ns: int
+    cross_stream_lag_min_ns: int
+    thread_wait_gap_min_ns: int
+    wake_window_ns: int
+    sync_slack_ns: int
+    max_rows: int
+    recap_max_rows: int
+
+
+class SelfCheck(Rec):
+    max_step_error: Num
+
+
+class Levers(Rec, rename="kebab"):
+    dataloader_workers: dict[str, Num]
+    cuda_graphs: dict[str, Num]
+    remove_sync: dict[str, str]
+    pinned_copies: dict[str, Num]
+    kernel_speedup: dict[str, dict[str, Num]]
+    exclude_startup: dict[str, bool]
+    overlap_comm: dict[str, Num]
+
+
+class ReplayDiff(Rec):
+    cpu_frames: int
+
+
+class Replay(Rec):
+    graph: ReplayGraph
+    selfcheck: SelfCheck
+    levers: Levers
+    finding_levers: dict[str, str]
+    diff: ReplayDiff
+
+
+# --- stack_views.yaml, steps.yaml, trees.yaml ---------------------------------------------
+class StackViews(Rec):
+    gpu_leaf_share: Num
+    kernel_marker: str
+    host_library: list[str]
+    device_name: list[str]
+
+
+class Steps(Rec):
+    profiler_step: str
+    engine_steps: dict[str, list[str]]
+    repeat_min: int
+    repeat_min_cover_share: Num
+    flag_min_steps: int
+    warmup_ratio: Num
+    outlier_ratio: Num
+    jit_step_share: Num
+    startup_step_share: Num
+    step_rows: int
+
+
+class RepeatRule(Rec):
+    match: str
+    replace: str
+
+
+class Trees(Rec):
+    repeat_rules: list[RepeatRule]
+    min_share: Num
+    max_children: int
+    chain_keep: int
+
+
+# --- synthesis.yaml -----------------------------------------------------------------------
+class SourceKind(Rec):
+    source: str
+    tier: str
+    counts: bool
+    what: str
+
+
+class Contradictions(Rec):
+    hot_share_pct: Num
+    duration_ratio_max: Num
+    trace_idle_busy_pct: Num
+    sm_busy_roofline_max_pct: Num
+    share_gap_points: Num
+
+
+class LedgerRules(Rec):
+    fusion_families: dict[str, str]
+    fusion_min_share_pct: Num
+    kernel_min_share_pct: Num
+    launch_min_share_pct: Num
+    experiments_top: int
+
+
+class PlanMetric(Rec):
+    name: str
+    why: str
+    also: str | None = None
+
+
+class Arm(Rec):
+    baseline: str
+    variant: str
+    diff: str
+
+
+class Experiments(Rec):
+    trials: int
+    metric: dict[str, PlanMetric]
+    focus_by_regime: dict[str, str]
+    default_focus: str
+    commands: dict[str, dict[str, str]]
+    ab: str
+    arms: dict[str, dict[str, Arm]]
+
+
+class Synthesis(Rec):
+    sources: dict[str, SourceKind]
+    sampled: SourceKind
+    serving_metric_sources: list[str]
+    serving: SourceKind
+    capture_window_slack_s: Num
+    trace_window_slack_s: Num
+    capture_fixes: dict[str, dict[str, str]]
+    contradictions: Contradictions
+    ledger: LedgerRules
+    costs: dict[str, int]
+    experiments: Experiments
+
+
+# --- input_limits.yaml --------------------------------------------------------------------
+class InputLimits(Rec):
+    max_stack_depth: int
+    max_stack_frames_total: int
+    max_gunzip_bytes: int
+    gzip_memory_multiple: Num
+    max_archive_members: int
+    archive_free_disk_share: Num
+    max_bundle_yaml_bytes: int
+    max_yaml_aliases: int
+    max_csv_field_bytes: int
+    mcp_max_concurrent_calls: int
+    error_quote_chars: int
+    python_recursion_limit: int
+    max_yaml_nodes: int
+    max_compression_ratio: Num
+    compression_ratio_floor_bytes: int
+
+
+# file name → the type its top level decodes as
+SCHEMAS: dict[str, type] = {
+    "ab_gates.yaml": AbGates,
+    "account.yaml": Account,
+    "api_roles.yaml": dict[str, list[str]],
+    "capture_plan.yaml": dict[str, EnginePlan],
+    "clocks.yaml": Clocks,
+    "collectives.yaml": list[Collective],
+    "comm_bandwidth.yaml": CommBandwidth,
+    "context_files.yaml": ContextFiles,
+    "engine_flags.yaml": EngineFlags,
+    "evidence_tables.yaml": dict[str, list[EvidenceRule]],
+    "fixes.yaml": dict[str, dict[str, str]],
+    "frames.yaml": Frames,
+    "gpu_metrics.yaml": GpuMetrics,
+    "host_metrics.yaml": HostMetrics,
+    "hw_names.yaml": HwNames,
+    "input_limits.yaml": InputLimits,
+    "kernel_families.yaml": list[KernelFamily],
+    "metric_direction.yaml": MetricDirection,
+    "ncu_metrics.yaml": NcuMetrics,
+    "op_models.yaml": OpModels,
+    "op_roofline.yaml": OpRoofline,
+    "replay.yaml": Replay,
+    "serving_metrics.yaml": ServingMetrics,
+    "sol_ceilings.yaml": dict[str, Ceilings],
+    "stack_views.yaml": StackViews,
+    "steps.yaml": Steps,
+    "synthesis.yaml": Synthesis,
+    "thresholds.yaml": Thresholds,
+    "trees.yaml": Trees,
+}
