@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crossview.core.scalars import scalar_of
+
 RESULT_DIR = "bench"
 RESULT_FILE = "result.json"
 
@@ -32,15 +34,6 @@ def _value(argv: list[str], i: int) -> tuple[str, str | None]:
     if inline:
         return flag, inline
     return flag, argv[i + 1] if i + 1 < len(argv) else None
-
-
-def _num(text: str) -> Any:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
 
 
 def with_node(argv: list[str], node: dict[str, str]) -> list[str]:
@@ -77,7 +70,7 @@ def prepare(command: str, bundle: Path, node: dict[str, str] | None = None) -> B
         elif flag == "--result-filename" and val:
             result_file = val
         elif flag in _CONTEXT_FLAGS and val is not None:
-            ctx[_CONTEXT_FLAGS[flag]] = _num(val)
+            ctx[_CONTEXT_FLAGS[flag]] = scalar_of(val)
         elif flag == "--metadata":
             j = i + 1
             while j < len(argv) and not argv[j].startswith("--"):  # KEY=VALUE …

@@ -16,18 +16,7 @@ from crossview.cli.app import (
     error_line,
     run_analysis,
 )
-from crossview.cli.filter_options import (
-    AnnotationOpt,
-    ArtifactOpt,
-    DeviceOpt,
-    GpuOpt,
-    PidOpt,
-    StepOpt,
-    StreamOpt,
-    TidOpt,
-    WindowOpt,
-    make_filter,
-)
+from crossview.cli.filter_options import NO_FILTER, GpuOpt, with_filter
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 
 if TYPE_CHECKING:
@@ -36,20 +25,14 @@ if TYPE_CHECKING:
 
 
 @app.command()
+@with_filter
 def analyze(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Trace files or folders of them (or --lake).")] = None,
     fmt: Annotated[AnalyzeFmt, typer.Option("--format", "-f", help="Output format.")] = (
         AnalyzeFmt.md),
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    tid: TidOpt = None,
-    window: WindowOpt = None,
-    annotation: AnnotationOpt = None,
-    artifact: ArtifactOpt = None,
-    step: StepOpt = None,
+    flt: Filter = NO_FILTER,  # the filter options (with_filter)
     gpu: GpuOpt = None,
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
@@ -74,9 +57,7 @@ def analyze(
     if workers or dask:  # one task per rank file (lake/rank_fanout.py)
         run = fanned_out(workers, dask)
     result = run_analysis(lambda: run(
-        paths, make_filter(device, stream, pid, tid, window, annotation, artifact, step), gpu=gpu,
-        lake=lake, campaign=campaign,
-        run=run_id), paths)
+        paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)
     if fmt is AnalyzeFmt.html:  # the same page as `crossview report`
         from crossview.cli.report import html_report
 

@@ -9,20 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from crossview.cli.app import OPTIONS, app, error_line, run_analysis, write_output
-from crossview.cli.filter_options import (
-    AnnotationOpt,
-    ArtifactOpt,
-    DeviceOpt,
-    PidOpt,
-    StepOpt,
-    StreamOpt,
-    TidOpt,
-    WindowOpt,
-    make_filter,
-)
+from crossview.cli.filter_options import NO_FILTER, with_filter
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 
 if TYPE_CHECKING:
+    from crossview.scope.filter import Filter
     from crossview.views.host.calltree import CallTree
     from crossview.views.views import Views
 
@@ -49,6 +40,7 @@ def _trees(views: Views, view: View) -> list[tuple[str, CallTree]]:
 
 
 @app.command()
+@with_filter
 def export(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Trace files or folders of them (or --lake).")] = None,
@@ -58,14 +50,7 @@ def export(
     view: Annotated[View | None, typer.Option(
         help="Call tree(s) to export (folded: default gpu; speedscope: default both). "
         "perfetto exports the timeline, which holds both.")] = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    tid: TidOpt = None,
-    window: WindowOpt = None,
-    annotation: AnnotationOpt = None,
-    artifact: ArtifactOpt = None,
-    step: StepOpt = None,
+    flt: Filter = NO_FILTER,  # the filter options (with_filter)
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
@@ -78,7 +63,6 @@ def export(
     if to is To.perfetto and view is not None:
         error_line("--view does not apply to --to perfetto: the timeline holds host and GPU")
         raise typer.Exit(2)
-    flt = make_filter(device, stream, pid, tid, window, annotation, artifact, step)
     paths = sources(paths, lake)
     result = run_analysis(lambda: run(paths, flt, lake=lake, campaign=campaign, run=run_id),
                           paths)

@@ -8,24 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from crossview.cli.app import app, emit, error_line, run_analysis
-from crossview.cli.filter_options import (
-    AnnotationOpt,
-    ArtifactOpt,
-    DeviceOpt,
-    GpuOpt,
-    PidOpt,
-    StepOpt,
-    StreamOpt,
-    TidOpt,
-    WindowOpt,
-    make_filter,
-)
+from crossview.cli.filter_options import NO_FILTER, GpuOpt, with_filter
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
 from crossview.cli.multi_value import multi_value
 from crossview.errors import InputError
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
+    from crossview.scope.filter import Filter
 
 
 def html_report(result: Analysis, paths: list[Path], ab: list[Path] | None = None) -> tuple[
@@ -52,6 +42,7 @@ def html_report(result: Analysis, paths: list[Path], ab: list[Path] | None = Non
 
 
 @app.command(cls=multi_value("--ab"))
+@with_filter
 def report(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Trace files or folders of them (or --lake).")] = None,
@@ -60,14 +51,7 @@ def report(
     ab: Annotated[list[Path] | None, typer.Option(
         "--ab", help="A/B results (`crossview ab --format json`) to include: `--ab a.json "
         "b.json` (after the inputs) or repeated.")] = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    tid: TidOpt = None,
-    window: WindowOpt = None,
-    annotation: AnnotationOpt = None,
-    artifact: ArtifactOpt = None,
-    step: StepOpt = None,
+    flt: Filter = NO_FILTER,  # the filter options (with_filter)
     lake: LakeOpt = None,
     campaign: CampaignOpt = None,
     run_id: RunOpt = None,
@@ -78,9 +62,7 @@ def report(
 
     paths = sources(paths, lake)
     result = run_analysis(lambda: run(
-        paths, make_filter(device, stream, pid, tid, window, annotation, artifact, step), gpu=gpu,
-        lake=lake, campaign=campaign,
-        run=run_id), paths)
+        paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)
     text, bad = html_report(result, paths, ab)
     emit(text, output, result)
     if bad:

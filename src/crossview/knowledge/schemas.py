@@ -522,6 +522,16 @@ class InputLimits(Rec):
 
 
 # file name → the type its top level decodes as
+# --- fix_where.yaml -----------------------------------------------------------------------
+class FixWhere(Rec, rename="kebab"):
+    """The {where} sentence of a fix text, by what the capture shows (Views.code_site)."""
+    own_frame: str
+    dataloader_frame: str
+    library_only: str
+    nsys_no_stacks: str
+    no_stacks: str
+
+
 SCHEMAS: dict[str, type] = {
     "ab_gates.yaml": AbGates,
     "account.yaml": Account,
@@ -533,6 +543,7 @@ SCHEMAS: dict[str, type] = {
     "context_files.yaml": ContextFiles,
     "engine_flags.yaml": EngineFlags,
     "evidence_tables.yaml": dict[str, list[EvidenceRule]],
+    "fix_where.yaml": FixWhere,
     "fixes.yaml": dict[str, dict[str, str]],
     "frames.yaml": Frames,
     "gpu_metrics.yaml": GpuMetrics,

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from crossview.core.context import UNKNOWN, Context
+from crossview.core.scalars import scalar_of
 from crossview.knowledge.loader import load_yaml
 from crossview.store.store import Store
 from crossview.synthesis.bundle import OUTPUT_DIR, Bundle
@@ -109,17 +110,6 @@ def read_commands(b: Bundle) -> list[Command]:
     return out
 
 
-def _typed(text: str) -> Any:
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
 def facts_of_command(cmd: Command) -> list[Found]:
     t = _table()
     args, out = t["args"], []
@@ -145,7 +135,7 @@ def facts_of_command(cmd: Command) -> list[Found]:
         spec = args.get(key)
         if spec is None:
             continue
-        value: Any = hf_repo_id(val) if spec["field"] == "model" else _typed(val)
+        value: Any = hf_repo_id(val) if spec["field"] == "model" else scalar_of(val, booleans=True)
         how = f"`{key}{' ' if key.startswith('-') else '='}{val}`" + (
             f": {spec['how']}" if spec.get("how") else "")
         out.append(Found(spec["field"], value, cmd.source, how))
