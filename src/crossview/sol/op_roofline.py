@@ -304,7 +304,8 @@ class _Acc:
             bound=bound, pct_of_roofline=pct,
             tensor_cores=bool(ceil_key and ceil_key.endswith("_tensor")),
             top_kernel=kn[0][0] if kn else "", kernel_names=[n for n, _ in kn[:5]],
-            parent_ops=[p for p, _ in sorted(self.parents.items(), key=lambda x: -x[1])[:3]])
+            parent_ops=[p for p, _ in sorted(self.parents.items(),
+                                             key=lambda x: (-x[1], x[0]))[:3]])
 
 
 def _ceiling(c: OpCost, spec: HwSpec | None) -> tuple[str | None, float | None]:

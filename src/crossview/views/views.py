@@ -144,7 +144,8 @@ class Views:
             return [FrameTime(n, k, s, sh, frames.is_user_frame(n), None, c)
                     for n, k, s, c, sh in sampled.top_self(self.store, limit)]
         rows = self.store.sql(
-            "SELECT name, kind, sum(self_ns) AS s FROM f_host GROUP BY ALL ORDER BY s DESC"
+            "SELECT name, kind, sum(self_ns) AS s FROM f_host GROUP BY ALL"
+            " ORDER BY s DESC, name, kind"  # ties in a stable order (steps of equal time)
             f" LIMIT {int(limit)}"
         ).fetchall()
         total = self.cpu.total_ns or 1
