@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.model.filter import Filter
 from crossview.render import markdown
@@ -30,7 +31,7 @@ FOLDED = FIX / "pyspy_work.folded"
 SPEEDSCOPE = FIX / "pyspy_work.speedscope.json"
 PPROF = FIX / "pyspy_work_cpu.pb.gz"
 TORCH = FIX / "torch_export_stacks.txt"
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = SHARED_DATA
 H100 = DATA_DIR / "kineto" / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 SKIP_REASON = "../shared/data not present: real-capture tests need it"
 

@@ -34,7 +34,7 @@ class Contradiction:
 
 
 def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]:
-    out = []
+    out: list[Contradiction] = []
     for j in rec.joins:
         n_before = len(out)
         k = j.ncu

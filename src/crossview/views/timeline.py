@@ -7,6 +7,7 @@ exposed (not overlapped by compute), per device.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,7 +179,7 @@ def comm_exposure(store: Store) -> list[CommExposure]:
     return out
 
 
-def host_intervals(store: Store, where: str, params: dict[str, object] | None = None
+def host_intervals(store: Store, where: str, params: Mapping[str, object] | None = None
                    ) -> tuple[I64, I64, npt.NDArray[np.int64]]:
     """Host op intervals in scope matching a SQL condition on f_host."""
     r = store.sql(

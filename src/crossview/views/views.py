@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
@@ -244,7 +245,7 @@ class Views:
         """Per-kernel roofline rows from ncu counters (empty without ncu input)."""
         return roofline.compute(self.store, self.filter, self.limits)
 
-    def gpu_inside(self, where: str, params: dict[str, object] | None = None
+    def gpu_inside(self, where: str, params: Mapping[str, object] | None = None
                    ) -> timeline.HostWindowEffect:
         hs, he, art = timeline.host_intervals(self.store, where, params)
         return timeline.host_window_effect(self.device_union, hs, he, art)
