@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 import oracle
-from conftest import SHARED_DATA, run_cli
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 
 DATA_DIR = SHARED_DATA
 MI300X = DATA_DIR / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 ERROR_PREFIX = "crossview: error:"
 CLI_TIMEOUT_S = 300
 

@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED_DATA, run_cli
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 CPU_EXAMPLE = REPO / "examples" / "cpu_tiny_decode.pt.trace.json.gz"
 DATA_DIR = SHARED_DATA
 B200 = DATA_DIR / "kineto" / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 CLI_TIMEOUT_S = 300
 
 SECTIONS = ("**GPU metrics**", "**Observed call tree — GPU view**", "**CPU cross-check**",

@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 
 import multirank_job
-from conftest import SHARED_DATA, run_cli
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 
 KINETO = SHARED_DATA / "kineto"
 A100_DDP = KINETO / "hta_a100_ddp_resnet_nccl.json.gz"
 V100_DDP = KINETO / "hta_v100_ddp_training.json.gz"
 A100_16RANK = KINETO / "hta_a100_16rank_training_graphs.json.gz"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 DELAY_US = 5000.0  # planted: rank 2 arrives 5 ms late from the 6th collective on
 STRAGGLER = 2
 FROM = 6

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED_DATA, run_cli
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 from crossview.analysis import analyze
 from crossview.errors import InputError
 from crossview.sources.ncu import rep
@@ -26,7 +26,7 @@ from crossview.store.store import Store
 DATA = SHARED_DATA / "ncu"
 GEMV = DATA / "llm-perf-opt_rtx5090_deepseek-ocr" / "kernel_0001_ncu.details.csv"
 REP = DATA / "cudacode_rtx2080ti_two_kernels.ncu-rep"
-SKIP = "../shared/data not present: real-capture tests need it"
+SKIP = SHARED_DATA_ABSENT
 
 IDS = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",' \
       '"Block Size","Grid Size","Device","CC"'

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 import oracle
-from conftest import SHARED_DATA, run_cli
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 
 DATA_DIR = SHARED_DATA
 KINETO_DIR = DATA_DIR / "kineto"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 
 A100_16RANK = "hta_a100_16rank_training_graphs.json.gz"
 A100_DDP = "hta_a100_ddp_resnet_nccl.json.gz"
