@@ -77,6 +77,8 @@ from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
+from conftest import SHARED_DATA
+
 KERNEL_CATS = frozenset({"kernel", "Kernel"})  # modern / legacy (2021) Kineto
 LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "Driver"})
 GRAPH_LAUNCH_NAMES = frozenset({"cudaGraphLaunch", "hipGraphLaunch"})
@@ -94,7 +96,7 @@ COMM_SUBSTRINGS = (
     "deepep",
 )
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = SHARED_DATA
 KINETO_DIR = DATA_DIR / "kineto"
 
 TRACES = (

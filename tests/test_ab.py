@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from conftest import run_cli
 from crossview.cli import app
 from crossview.experiments.ab import run_ab, verdict
 from crossview.experiments.ab_stats import compare, permutation_p
@@ -211,8 +212,6 @@ def test_bad_input_one_line_exit_2(tmp_path: Path) -> None:
 def test_nan_in_a_csv_arm_is_one_clear_error(tmp_path):
     """Synthetic CSV trials: a NaN value must stop the A/B with one line naming the file,
     never be dropped silently (issue 6: NaN values → clear errors)."""
-    import subprocess
-    import sys
 
     paths = []
     for arm, value in (("a", "100"), ("b", "nan")):
@@ -220,12 +219,12 @@ def test_nan_in_a_csv_arm_is_one_clear_error(tmp_path):
             p = tmp_path / f"{arm}{i}.csv"
             p.write_text(f"metric,value,arm,trial\noutput_throughput,{value},default,{i}\n")
             paths.append(p)
-    cmd = [sys.executable, "-m", "crossview", "ab"]
+    cmd = ["ab"]
     for p in paths[:3]:
         cmd += ["--baseline", str(p)]
     for p in paths[3:]:
         cmd += ["--variant", str(p)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    r = run_cli(*cmd, timeout=120)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("crossview: error:")

@@ -8,17 +8,15 @@ crossview) or from the issue text (the CPU view's numbers), as noted at each ass
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from functools import cache
-from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, run_cli
 from crossview.analysis import Analysis, analyze
 from crossview.views.views import Views
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 CAPTURES = sorted([*DATA.glob("kineto/*.json.gz"), *DATA.glob("nsys/*.sqlite")])
 pytestmark = pytest.mark.skipif(not CAPTURES, reason="../shared/data not present")
 
@@ -118,16 +116,15 @@ def test_vllm_graph_replay_step_reaches_its_gpu_tail() -> None:
 
 def test_step_filter_cli() -> None:
     p = DATA / "kineto" / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
-    env_cmd = [sys.executable, "-m", "crossview", "analyze", str(p), "-f", "json",
-               "--step", "17:18"]
-    r = subprocess.run(env_cmd, capture_output=True, text=True, check=True)
+    env_cmd = ["analyze", str(p), "-f", "json", "--step", "17:18"]
+    r = run_cli(*env_cmd, check=True)
     import json
 
     d = json.loads(r.stdout)
     assert d["filter"]["requested"]["step"] == "17:18"
     assert [s["number"] for s in d["steps"]["per_step"]] == [17, 18]
     assert d["account"]["steady_state"]
-    bad = subprocess.run([*env_cmd[:-1], "99"], capture_output=True, text=True)
+    bad = run_cli(*env_cmd[:-1], "99")
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and "no such step" in bad.stderr
 

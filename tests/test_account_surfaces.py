@@ -4,16 +4,16 @@ HTML report (its own panel), and the MCP `analyze` / `gpu_metrics` results (with
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import anyio
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.render import json as json_out
 from crossview.render.html.page import render as html_render
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 W0 = DATA / "kineto" / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
 pytestmark = pytest.mark.skipif(not W0.exists(), reason=f"{W0} absent (../shared/data)")
 

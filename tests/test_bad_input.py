@@ -12,38 +12,26 @@ the other inputs of a bundle are still analyzed and printed.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import oracle
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 
-REPO = Path(__file__).resolve().parents[1]
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = SHARED_DATA
 MI300X = DATA_DIR / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 ERROR_PREFIX = "crossview: error:"
 CLI_TIMEOUT_S = 300
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    src = str(REPO / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run(
-        [sys.executable, "-m", "crossview", "analyze", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=CLI_TIMEOUT_S,  # a hang is a failure too
-    )
+def analyze_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("analyze", *args, timeout=CLI_TIMEOUT_S)  # a hang is a failure too
 
 
 def real_mi300x() -> Path:
@@ -125,13 +113,13 @@ BAD_INPUTS: dict[str, Callable[[Path], Path]] = {
 @pytest.mark.parametrize("writer", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
 def test_bad_input_is_rejected_with_one_line(tmp_path: Path, writer: Callable) -> None:
     path = writer(tmp_path)
-    proc = run_cli(str(path), "--format", "json")
+    proc = analyze_cli(str(path), "--format", "json")
     assert_one_error_line(proc, path.name)
 
 
 def test_nonexistent_path(tmp_path: Path) -> None:
     path = tmp_path / "does_not_exist.pt.trace.json.gz"
-    proc = run_cli(str(path), "--format", "json")
+    proc = analyze_cli(str(path), "--format", "json")
     assert_one_error_line(proc, path.name)
 
 
@@ -153,7 +141,7 @@ def test_bundle_with_one_bad_file_still_analyzes_the_good_one(
     want = oracle.summarize(str(good))["kernel_count"]
     assert want == 425  # the small MI300X capture (oracle == README's 421 graph + 4 eager)
 
-    proc = run_cli(str(bundle), "--format", "json")
+    proc = analyze_cli(str(bundle), "--format", "json")
     assert_one_error_line(proc, bad.name)
     doc = json.loads(proc.stdout)
     assert doc["metrics"]["kernel_count"] == want
@@ -257,7 +245,7 @@ def test_cpu_only_trace(tmp_path: Path) -> None:
     path = write_cpu_only_trace(tmp_path)
     assert oracle.summarize(str(path))["kernel_count"] == 0
 
-    proc = run_cli(str(path), "--format", "json")
+    proc = analyze_cli(str(path), "--format", "json")
     assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert ERROR_PREFIX not in proc.stderr
@@ -266,7 +254,7 @@ def test_cpu_only_trace(tmp_path: Path) -> None:
     assert doc["metrics"]["kernel_count"] == 0
     assert doc["cpu_view"]["total_ns"] > 0, doc["cpu_view"]
 
-    md = run_cli(str(path), "--format", "md")
+    md = analyze_cli(str(path), "--format", "md")
     assert "Traceback" not in md.stderr, md.stderr[-4000:]
     assert md.returncode == 0, md.stderr[-4000:]
     assert "CPU-only" in md.stdout, md.stdout[:2000]

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import run_cli
 from crossview.capture import host_sampler, ncu
 from crossview.capture.bundle_file import BundleMeta
 from crossview.capture.child import ENV_DIR, ENV_SCHEDULE
@@ -188,8 +189,7 @@ def test_plan_k8s_parses() -> None:
 
 
 def test_plan_cli_unknown_engine() -> None:
-    r = subprocess.run([sys.executable, "-m", "crossview", "capture", "plan", "--engine",
-                        "nope"], capture_output=True, text=True, timeout=60)
+    r = run_cli("capture", "plan", "--engine", "nope", timeout=60)
     assert r.returncode == 2
     assert r.stderr.strip() == "crossview: error: --engine 'nope': no capture plan (known: vllm)"
 

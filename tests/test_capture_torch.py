@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import yaml
 torch = pytest.importorskip("torch", reason="torch not installed: capture tests need it "
                             "(pip install -e '.[test]' pins torch==2.13.0)")
 
+from conftest import run_cli  # noqa: E402
 from crossview.analysis import analyze  # noqa: E402
 from crossview.synthesis.bundle import TOP_KEYS, load  # noqa: E402
 
@@ -88,14 +88,12 @@ def test_in_process_capture_of_tiny_decode(tmp_path: Path) -> None:
     assert a.rejected == []
     assert a.views.store.sql("SELECT count(*) FROM host_ops WHERE kind = 'op'"
                              ).fetchall()[0][0] == cpu_ops  # every cpu_op read back
-    md = subprocess.run([sys.executable, "-m", "crossview", "analyze", str(out)],
-                        capture_output=True, text=True, timeout=120)
+    md = run_cli("analyze", out, timeout=120)
     assert md.returncode == 0, md.stderr
     assert "CPU-only capture" in md.stdout and "CPU cross-check" in md.stdout
     # inventory reads bundle.yaml; on a GPU-less machine it rightly flags the trace as having
     # no GPU kernel (exit 2) while the host samples validate
-    inv = subprocess.run([sys.executable, "-m", "crossview", "inventory", str(out)],
-                         capture_output=True, text=True, timeout=120)
+    inv = run_cli("inventory", out, timeout=120)
     assert inv.returncode == 2 and "Traceback" not in inv.stderr
     rows = {ln.split("|")[1].strip(" `"): ln for ln in inv.stdout.splitlines()
             if ln.startswith("| `")}
@@ -131,9 +129,7 @@ with torch.inference_mode():
 
 
 def _capture(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "crossview", "capture", "-o", str(out), *args],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PATH": os.environ.get("PATH", "")})
+    return run_cli("capture", "-o", out, *args, timeout=300)
 
 
 def test_script_capture_counts_optimizer_steps(tmp_path: Path) -> None:

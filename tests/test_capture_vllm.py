@@ -18,14 +18,14 @@ import pytest
 import yaml
 
 import vllm_double
+from conftest import run_cli
 from crossview.sources.bench import vllm_bench
 from crossview.sources.counters import prometheus
 from crossview.store.store import Store
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "crossview", "capture", *args],
-                          capture_output=True, text=True, timeout=120)
+    return run_cli("capture", *args, timeout=120)
 
 
 @pytest.fixture
@@ -85,8 +85,7 @@ def test_end_to_end(engine: vllm_double.EngineDouble, tmp_path: Path) -> None:
     assert (out / "traces" / "node0_1234.1700000000.pt.trace.json.gz").read_bytes() == \
         vllm_double.TRACE.read_bytes()
 
-    a = subprocess.run([sys.executable, "-m", "crossview", "analyze", str(out), "--format",
-                        "json"], capture_output=True, text=True, timeout=120)
+    a = run_cli("analyze", out, "--format", "json", timeout=120)
     assert a.returncode == 0, a.stderr
     assert "vllm.prom" in a.stdout and "result.json" in a.stdout
 

@@ -7,22 +7,19 @@ synthesis bundle is the real RTX 5090 DeepSeek-OCR capture set from ../shared/da
 from __future__ import annotations
 
 import json
-import os
-import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import crossview_on_path
 from crossview.cli import app
 from crossview.cli.multi_value import expand
 from test_ab import result
 from test_synthesis import BUNDLE_YAML, needs_data, rtx_bundle
 
 runner = CliRunner()
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def test_expand_rewrites_only_the_listed_flags() -> None:
@@ -69,13 +66,7 @@ def test_ab_takes_a_glob_after_one_flag_and_the_repeated_form(tmp_path: Path) ->
 
 def _shell_env(tmp: Path) -> dict[str, str]:
     """`crossview` on PATH running these sources, as an installed console script would."""
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir()
-    shim = bin_dir / "crossview"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m crossview "$@"\n')
-    shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
-    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-            "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    return crossview_on_path(tmp / "bin")
 
 
 @needs_data

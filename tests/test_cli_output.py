@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -23,11 +20,13 @@ from typing import Any
 
 import pytest
 
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
+
 REPO = Path(__file__).resolve().parents[1]
 CPU_EXAMPLE = REPO / "examples" / "cpu_tiny_decode.pt.trace.json.gz"
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = SHARED_DATA
 B200 = DATA_DIR / "kineto" / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 CLI_TIMEOUT_S = 300
 
 SECTIONS = ("**GPU metrics**", "**Observed call tree — GPU view**", "**CPU cross-check**",
@@ -36,13 +35,7 @@ SECTIONS = ("**GPU metrics**", "**Observed call tree — GPU view**", "**CPU cro
 
 @cache
 def cli(path: str, fmt: str = "md") -> str:
-    env = dict(os.environ)
-    src = str(REPO / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run(
-        [sys.executable, "-m", "crossview", "analyze", path, "--format", fmt],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=CLI_TIMEOUT_S,
-    )
+    proc = run_cli("analyze", path, "--format", fmt, timeout=CLI_TIMEOUT_S)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "Traceback" not in proc.stderr + proc.stdout
     return proc.stdout

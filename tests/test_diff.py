@@ -9,9 +9,7 @@ is tested on names copied verbatim from the traces in ../shared/data.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
@@ -19,11 +17,11 @@ from pathlib import Path
 import pytest
 
 import oracle
+from conftest import SHARED_DATA, run_cli
 from crossview.kernels.families import classify
 from crossview.kernels.names import normalize
 
-REPO = Path(__file__).resolve().parents[1]
-KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+KINETO = SHARED_DATA / "kineto"
 A100_DDP = KINETO / "hta_a100_ddp_resnet_nccl.json.gz"
 A100_16 = KINETO / "hta_a100_16rank_training_graphs.json.gz"
 B200 = KINETO / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
@@ -33,9 +31,7 @@ needs_data = pytest.mark.skipif(not KINETO.is_dir(),
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    return subprocess.run([sys.executable, "-m", "crossview", "diff", *args],
-                          capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    return run_cli("diff", *args, timeout=120)
 
 
 @cache

@@ -5,20 +5,17 @@ real lever pair kineto_v100_resnet50_workers0 → workers4. The raw ProfilerStep
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from test_whatif_real import REPO, W0, W4, needs_data, profiler_step_median_ms
+from conftest import run_cli
+from test_whatif_real import W0, W4, needs_data, profiler_step_median_ms
 
 
 @pytest.fixture(scope="module")
 def pair() -> dict:
-    out = subprocess.run([sys.executable, "-m", "crossview", "diff", str(W0), str(W4),
-                          "--format", "json"], capture_output=True, text=True, check=True,
-                         cwd=REPO, env={"PYTHONPATH": str(REPO / "src"),
-                                        "PATH": "/usr/bin:/bin"}).stdout
+    out = run_cli("diff", W0, W4, "--format", "json", check=True,
+                  env={"PATH": "/usr/bin:/bin"}, inherit_env=False).stdout
     return json.loads(out)["account"]
 
 

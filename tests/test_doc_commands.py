@@ -14,10 +14,8 @@ clone). Non-crossview lines (py-spy, flamegraph.pl, mkdir…) are not ours to ru
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import tarfile
@@ -26,10 +24,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, crossview_on_path
 from test_cli_lists import _trials
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = SHARED_DATA
 KINETO = DATA / "kineto"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 pytestmark = pytest.mark.skipif(not DATA.exists(), reason="../shared/data absent")
@@ -139,13 +138,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     r = CliRunner().invoke(app, ["ab", "--baseline", *b, "--variant", *v, "--format", "json",
                                  "-o", str(box / "ab.json")])
     assert r.exit_code == 0, r.output
-    bin_dir = box / ".bin"
-    bin_dir.mkdir()
-    shim = bin_dir / "crossview"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m crossview "$@"\n')
-    shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env = crossview_on_path(box / ".bin")
     return box, env
 
 

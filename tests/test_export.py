@@ -17,11 +17,12 @@ import pytest
 from typer.testing import CliRunner
 
 import oracle
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.cli import app
 from crossview.scope.filter import Filter
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 A100_DDP = DATA / "kineto" / "hta_a100_ddp_resnet_nccl.json.gz"
 A100_16 = DATA / "kineto" / "hta_a100_16rank_training_graphs.json.gz"
 NSYS = DATA / "nsys" / "nvfuser_h200_nsys2025.1.sqlite"

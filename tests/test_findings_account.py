@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 import sys
 from functools import cache
-from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import Analysis, analyze
 from crossview.detectors import DETECTORS, declarations
 from crossview.detectors.fix_fit import drop_clauses
@@ -24,7 +24,7 @@ from crossview.knowledge import engine_flags
 from crossview.knowledge.loader import load_yaml
 from crossview.render import markdown
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 CAPTURES = sorted([*DATA.glob("kineto/*.json.gz"), *DATA.glob("nsys/*.sqlite")])
 pytestmark = pytest.mark.skipif(not CAPTURES, reason="../shared/data not present")
 W0 = "kineto_v100_resnet50_workers0.pt.trace.json.gz"

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.views.workload.histogram import quantile
 
-IDLE = Path(__file__).resolve().parents[2] / "shared/data/metrics/vllm_v1_metrics_idle.prom"
+IDLE = SHARED_DATA / "metrics/vllm_v1_metrics_idle.prom"
 needs = pytest.mark.skipif(not IDLE.exists(), reason="../shared/data absent")
 _BUCKET = re.compile(r'^(vllm:[a-z_]+)_bucket\{(.*?)le="([^"]+)"(.*?)\} (\S+)$')
 

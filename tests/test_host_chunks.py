@@ -16,6 +16,7 @@ import msgspec
 import numpy as np
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.knowledge.thresholds import defaults
 from crossview.sources.kineto import host_nesting
 from crossview.sources.kineto import reader as kineto
@@ -23,7 +24,7 @@ from crossview.sources.kineto.host_chunks import cut_points, iter_chunks, pick
 from crossview.sources.kineto.nesting import intern_paths, nest
 from crossview.store.store import Store, cursor_of
 
-KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+KINETO = SHARED_DATA / "kineto"
 REAL = ["hta_a100_ddp_resnet_nccl.json.gz", "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz",
         "tracelens_b200_vllm_eager_prefill_tp8.json.gz"]
 HOST = "SELECT op_id, pid, tid, kind, name, start_ns, dur_ns, depth, parent, node_id, self_ns" \

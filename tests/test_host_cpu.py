@@ -14,19 +14,18 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, run_cli
 from crossview.analysis import analyze
 from crossview.capture import host_sampler
 from crossview.scope.filter import Filter
 from crossview.synthesis import bundle, inventory, synthesize
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 B200 = DATA / "kineto" / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
 T0 = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z in epoch ns
 
@@ -105,8 +104,7 @@ def test_real_cpu_capture_host_view_and_chain(tmp_path: Path) -> None:
     d = a.views.gpu_metrics.to_dict()["host_cpu"][0]
     assert d["whole"]["busiest_core"]["core"] == top and d["whole"]["window_s"] > 0.5
 
-    md = subprocess.run([sys.executable, "-m", "crossview", "analyze", str(out)],
-                        capture_output=True, text=True, timeout=120)
+    md = run_cli("analyze", out, timeout=120)
     assert md.returncode == 0, md.stderr
     assert f"({head['cpus']} CPUs) — crossview host sampler, {len(ticks)} samples" in md.stdout
     assert f"busiest core cpu{top} **{round(per_core[top], 2):.1f}%** mean" in md.stdout
@@ -119,8 +117,7 @@ def test_real_cpu_capture_host_view_and_chain(tmp_path: Path) -> None:
     with pytest.raises(synthesize.Refused, match="host-cpu is valid but corroborates only"):
         synthesize.run(out)
     html = tmp_path / "r.html"
-    r = subprocess.run([sys.executable, "-m", "crossview", "report", str(out), "-o", str(html)],
-                       capture_output=True, text=True, timeout=120)
+    r = run_cli("report", out, "-o", html, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "Host CPU on" in html.read_text()
 

@@ -12,19 +12,17 @@ CLI-level contracts (one line per bad file, escaped names) are at the end.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from crossview.analysis import analyze
 from crossview.errors import CrossviewError
 from crossview.sources import guard
 from hostile.corpus import CASES, GOOD_KINETO, Case
 
-REPO = Path(__file__).resolve().parents[1]
 GOOD_KERNELS = 425
 
 pytestmark = pytest.mark.skipif(not GOOD_KINETO.is_file(), reason="../shared/data absent")
@@ -155,10 +153,7 @@ def test_dead_process_temp_folders_swept(tmp_path: Path, monkeypatch) -> None:
 
 
 def _cli(*args: str, quiet: bool = True) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    return subprocess.run([sys.executable, "-m", "crossview", *(["--quiet"] if quiet else []),
-                           *args], text=True, capture_output=True, env=env, cwd=REPO,
-                          timeout=120)
+    return run_cli(*(["--quiet"] if quiet else []), *args, timeout=120)
 
 
 def test_name_with_newline_and_ansi_cannot_forge_a_line(tmp_path: Path) -> None:

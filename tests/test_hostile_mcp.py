@@ -20,9 +20,10 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '
 
 from mcp import Client  # noqa: E402
 
+from conftest import SHARED_DATA
 from crossview.mcp.server import build  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 TRACE = DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
 SECRET = "s3cr3t-value-never-echoed"
 

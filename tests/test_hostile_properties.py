@@ -29,6 +29,7 @@ hypothesis = pytest.importorskip("hypothesis", reason="hypothesis not installed 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from conftest import SHARED_DATA  # noqa: E402
 from crossview.analysis import analyze_store  # noqa: E402
 from crossview.errors import CrossviewError  # noqa: E402
 from crossview.sources import guard  # noqa: E402
@@ -36,7 +37,7 @@ from crossview.sources.artifact_report import NOT_REJECTED  # noqa: E402
 from crossview.sources.registry import read_all  # noqa: E402
 from crossview.store.store import Store  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 N = int(os.environ.get("HOSTILE_EXAMPLES", "12"))
 SETTINGS = settings(max_examples=N, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

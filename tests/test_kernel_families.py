@@ -6,13 +6,13 @@ import gzip
 import json
 from collections import defaultdict
 from functools import cache
-from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.kernels.families import FAMILIES, classify, classify_many
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+DATA = SHARED_DATA / "kineto"
 
 A100_16R = "hta_a100_16rank_training_graphs"
 A100_RESNET = "hta_a100_ddp_resnet_nccl"

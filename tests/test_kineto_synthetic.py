@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import run_cli
 from crossview.analysis import Analysis, analyze
 from crossview.errors import UsageError
 from crossview.scope.filter import Filter
@@ -26,7 +25,6 @@ from crossview.sources.kineto import staging
 from crossview.store.store import Store
 from crossview.views.host.calltree import MISSING_FRAME, TreeNode
 
-REPO = Path(__file__).resolve().parents[1]
 CLI_TIMEOUT_S = 120
 US = 1000  # ns per µs
 
@@ -116,13 +114,8 @@ def idle(a: Analysis) -> tuple[int, int, int]:
     return i.host_wait_ns, i.kernel_wait_ns, i.other_ns
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    src = str(REPO / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run([sys.executable, "-m", "crossview", "analyze", *args],
-                          capture_output=True, text=True, cwd=REPO, env=env,
-                          timeout=CLI_TIMEOUT_S)
+def analyze_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("analyze", *args, timeout=CLI_TIMEOUT_S)
 
 
 def assert_usage_error(proc: subprocess.CompletedProcess[str], *must_name: str) -> None:
@@ -479,12 +472,12 @@ def test_absent_device_or_stream_is_a_usage_error(multi_device_trace: Path) -> N
 
 
 def test_cli_absent_device_exits_2(multi_device_trace: Path) -> None:
-    proc = run_cli(str(multi_device_trace), "--device", "9")
+    proc = analyze_cli(str(multi_device_trace), "--device", "9")
     assert_usage_error(proc, "--device 9")
 
 
 def test_cli_device_filter_json(multi_device_trace: Path) -> None:
-    proc = run_cli(str(multi_device_trace), "--device", "1", "--format", "json")
+    proc = analyze_cli(str(multi_device_trace), "--device", "1", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["metrics"]["kernel_count"] == 2
@@ -587,12 +580,12 @@ def test_pid_and_tid_filters_must_exist(scoped_trace: Path) -> None:
 
 
 def test_cli_unknown_annotation_exits_2(scoped_trace: Path) -> None:
-    proc = run_cli(str(scoped_trace), "--annotation", "no_such_range")
+    proc = analyze_cli(str(scoped_trace), "--annotation", "no_such_range")
     assert_usage_error(proc, "--annotation", "no_such_range")
 
 
 def test_cli_window_json(scoped_trace: Path) -> None:
-    proc = run_cli(str(scoped_trace), "--format", "json", "--window", "1060000:1240000")
+    proc = analyze_cli(str(scoped_trace), "--format", "json", "--window", "1060000:1240000")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     m = doc["metrics"]
@@ -601,12 +594,12 @@ def test_cli_window_json(scoped_trace: Path) -> None:
     assert (m["idle"]["host_wait_ns"], m["idle"]["kernel_wait_ns"]) == (80 * US, 10 * US)
     assert doc["filter"]["requested"]["window_ns"] == [1_060_000, 1_240_000]
 
-    proc = run_cli(str(scoped_trace), "--window", "5:nope")
+    proc = analyze_cli(str(scoped_trace), "--window", "5:nope")
     assert_usage_error(proc, "--window")
 
 
 def test_cli_pid_tid_annotation_json(scoped_trace: Path) -> None:
-    proc = run_cli(str(scoped_trace), "--format", "json", "--pid", "100", "--tid", "1",
+    proc = analyze_cli(str(scoped_trace), "--format", "json", "--pid", "100", "--tid", "1",
                    "--annotation", "step_A")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)

@@ -14,12 +14,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from conftest import SHARED_DATA, run_cli
 from crossview.errors import UsageError
 from crossview.lake import manifest
 from crossview.lake.fanout import Engine
@@ -27,8 +27,7 @@ from crossview.lake.ingest import ingest
 from crossview.lake.task import ID_COLUMNS, NOT_IDS
 from crossview.store.schema import TABLES
 
-REPO = Path(__file__).resolve().parents[1]
-KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+KINETO = SHARED_DATA / "kineto"
 A100 = KINETO / "hta_a100_ddp_resnet_nccl.json.gz"
 H100 = KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 MI300X = KINETO / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
@@ -43,10 +42,7 @@ def real() -> list[Path]:
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO / "src") + (os.pathsep + env.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "crossview", *map(str, args)],
-                          capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+    proc = run_cli(*args, timeout=600)
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr[-3000:]
     return proc
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -24,11 +23,12 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
+from conftest import SHARED_DATA, cli_command, cli_env, run_cli
 from crossview.mcp.compact import compact  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 # the SDK client gives the server a default environment: run these sources
-SERVER_ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+SERVER_ENV = cli_env()
 TRACE = DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
 pytestmark = pytest.mark.skipif(not TRACE.exists(), reason=f"{TRACE} absent (../shared/data)")
 
@@ -57,8 +57,7 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _server_cmd(root: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "crossview", "mcp", "--root", str(DATA), "--root", str(root),
-            *extra]
+    return cli_command("mcp", "--root", DATA, "--root", root, *extra)
 
 
 async def _call(c: Client, name: str, args: dict) -> tuple[bool, str]:
@@ -85,8 +84,7 @@ async def _traces(c: Client) -> None:
 
 def test_stdio_tools_and_refusals(roots: tuple[Path, Path]) -> None:
     root, secret = roots
-    cli = subprocess.run([sys.executable, "-m", "crossview", "analyze", str(TRACE),
-                          "--format", "json"], capture_output=True, text=True, check=True)
+    cli = run_cli("analyze", TRACE, "--format", "json", check=True)
     want = json.loads(cli.stdout)
 
     async def main() -> None:
@@ -160,12 +158,12 @@ def test_http_token(roots: tuple[Path, Path]) -> None:
 
     root, _ = roots
     # beyond loopback without a token: refused before anything listens
-    r = subprocess.run(_server_cmd(root, "--http", "--host", "0.0.0.0"), capture_output=True,
-                       text=True, timeout=60)
+    r = run_cli("mcp", "--root", DATA, "--root", root, "--http", "--host", "0.0.0.0",
+                timeout=60)
     assert r.returncode == 2 and "--token" in r.stderr
 
     port, token = _free_port(), "s3cret-token"
-    env = {**os.environ, "CROSSVIEW_MCP_TOKEN": token}
+    env = cli_env({"CROSSVIEW_MCP_TOKEN": token})
     proc = subprocess.Popen(_server_cmd(root, "--http", "--port", str(port)), env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -202,11 +200,9 @@ def test_inprocess_other_tools_resources_prompt(roots: tuple[Path, Path]) -> Non
     from crossview.mcp.server import build
 
     root, _ = roots
-    sol = subprocess.run([sys.executable, "-m", "crossview", "sol", "--model", "Llama-3.1-8B",
-                          "--hardware", "h100-sxm", "--format", "json"], capture_output=True,
-                         text=True, check=True)
-    cli_diff = subprocess.run([sys.executable, "-m", "crossview", "diff", str(TRACE), str(TRACE),
-                               "--format", "json"], capture_output=True, text=True, check=True)
+    sol = run_cli("sol", "--model", "Llama-3.1-8B", "--hardware", "h100-sxm", "--format",
+                  "json", check=True)
+    cli_diff = run_cli("diff", TRACE, TRACE, "--format", "json", check=True)
     server = build([DATA, root])
 
     async def main() -> None:

@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '.[mcp]')")
 
+from conftest import SHARED_DATA
 from crossview.lake.fanout import Engine  # noqa: E402
 from crossview.lake.ingest import ingest  # noqa: E402
 from crossview.mcp.cache import AnalysisCache, FilterArg  # noqa: E402
@@ -24,7 +25,7 @@ from crossview.mcp.safety import Refused, Roots  # noqa: E402
 from crossview.mcp.tools_unscoped import OtherTools  # noqa: E402
 from crossview.mcp.tools_views import ViewTools  # noqa: E402
 
-KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+KINETO = SHARED_DATA / "kineto"
 MI300X = KINETO / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
 H100 = KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 pytestmark = pytest.mark.skipif(not (MI300X.exists() and H100.exists()),

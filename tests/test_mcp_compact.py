@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,15 +28,15 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
+from conftest import SHARED_DATA, cli_env
 from crossview.mcp.cache import AnalysisCache  # noqa: E402
 from crossview.mcp.compact import SUMMARY_BUDGET_CHARS  # noqa: E402
 from crossview.mcp.safety import Roots  # noqa: E402
 from crossview.mcp.tools_views import ViewTools  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 KINETO = sorted((DATA / "kineto").glob("*.json.gz")) if DATA.exists() else []
 pytestmark = pytest.mark.skipif(not KINETO, reason="../shared/data absent")
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _kernel_busy_pct(trace: Path) -> float:
@@ -70,8 +69,7 @@ def _server(root: Path, errlog: Path) -> StdioServerParameters:
     """The server on these sources; its stderr into `errlog` (the SDK client hands the
     child a default environment, so PYTHONPATH is passed explicitly)."""
     cmd = f'exec "{sys.executable}" -m crossview mcp --root "{root}" 2>"{errlog}"'
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    return StdioServerParameters(command="bash", args=["-c", cmd], env=env)
+    return StdioServerParameters(command="bash", args=["-c", cmd], env=cli_env())
 
 
 async def _call(c: Client, name: str, args: dict[str, Any]) -> tuple[bool, str]:

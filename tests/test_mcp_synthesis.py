@@ -5,7 +5,6 @@ numbers: the decode gemv is 34.4% of decode kernel time; ncu measured it at 6.75
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -18,10 +17,11 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
+from conftest import cli_command, cli_env
 from test_synthesis import NCU, NSYS, needs_data, rtx_bundle  # noqa: E402
 
 # the SDK client gives the server a default environment: run these sources
-SERVER_ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+SERVER_ENV = cli_env()
 
 
 @needs_data
@@ -32,7 +32,7 @@ def test_synthesize_and_inventory_tools(tmp_path: Path) -> None:
     one.mkdir()
     shutil.copyfile(NSYS / "decode_cuda_gpu_kern_sum.csv", one / "d_cuda_gpu_kern_sum.csv")
     assert NCU.exists()
-    args = ["-m", "crossview", "mcp", "--root", str(root)]
+    args = cli_command("mcp", "--root", root)[1:]
 
     async def main() -> None:
         async with Client(StdioServerParameters(

@@ -9,8 +9,6 @@ layout as tests/test_ab.py, with medians 101 vs 121 tok/s that can be checked by
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,11 +20,12 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
+from conftest import SHARED_DATA, cli_command, cli_env, run_cli
 from crossview.mcp.compact import compact  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 # the SDK client gives the server a default environment: run these sources
-SERVER_ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+SERVER_ENV = cli_env()
 NCU = DATA / "ncu" / "cudacode_rtx2080ti_two_kernels.ncu-rep"
 SMI = DATA / "metrics" / "nvidia-smi_h100_capture.txt"
 pytestmark = pytest.mark.skipif(not NCU.exists() or not SMI.exists(),
@@ -34,8 +33,7 @@ pytestmark = pytest.mark.skipif(not NCU.exists() or not SMI.exists(),
 
 
 def _cli(*args: str) -> object:
-    out = subprocess.run([sys.executable, "-m", "crossview", *args, "--format", "json"],
-                         capture_output=True, text=True, check=True)
+    out = run_cli(*args, "--format", "json", check=True)
     return json.loads(out.stdout)
 
 
@@ -65,8 +63,8 @@ def test_kernels_gpu_metrics_ab_compare_equal_the_cli(tmp_path: Path) -> None:
     assert isinstance(want_ab, dict)
 
     async def main() -> None:
-        params = StdioServerParameters(command=sys.executable, args=[
-            "-m", "crossview", "mcp", "--root", str(DATA), "--root", str(tmp_path)],
+        params = StdioServerParameters(command=sys.executable, args=cli_command(
+            "mcp", "--root", DATA, "--root", tmp_path)[1:],
             env=SERVER_ENV)
         async with Client(params) as c:
             r = await c.call_tool("kernels", {"paths": [str(NCU)], "detail": "full"})

@@ -5,23 +5,20 @@ must not change with the limit; a malformed limit is one error line."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, run_cli
 from crossview.errors import UsageError
 from crossview.store.store import Store
 
-TRACE = (Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+TRACE = (SHARED_DATA / "kineto"
          / "hta_a100_ddp_resnet_nccl.json.gz")
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "crossview", *args], capture_output=True,
-                          text=True, env={**os.environ, **(env or {})})
+    return run_cli(*args, env=env)
 
 
 @pytest.mark.skipif(not TRACE.exists(), reason=f"{TRACE} absent (../shared/data)")

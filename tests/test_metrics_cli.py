@@ -4,16 +4,15 @@ trace (metrics first, then the trace views). Real files from ../shared/data."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import SHARED_DATA, run_cli
+
+DATA = SHARED_DATA
 VLLM = DATA / "metrics" / "vllm_v1_metrics_idle.prom"
 H100 = DATA / "metrics" / "nvidia-smi_h100_capture.txt"
 MI300X = DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
@@ -25,10 +24,7 @@ def need(*paths: Path) -> None:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "crossview", "analyze", *args],
-                          capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
+    return run_cli("analyze", *args, timeout=300)
 
 
 def test_metrics_file_alone_is_a_metrics_only_recap() -> None:

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.errors import InputError
 from crossview.sources.counters import dcgmi, nvidia_smi, nvml_jsonl, prometheus
 from crossview.sources.registry import pick_reader, read_all
 from crossview.store.store import Store
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "metrics"
+DATA = SHARED_DATA / "metrics"
 H100 = DATA / "nvidia-smi_h100_capture.txt"
 VLLM = DATA / "vllm_v1_metrics_idle.prom"
 T4 = DATA / "dcgm-exporter_t4.prom"

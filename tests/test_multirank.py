@@ -13,9 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import os
 import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -23,23 +21,20 @@ from pathlib import Path
 import pytest
 
 import multirank_job
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 
-REPO = Path(__file__).resolve().parents[1]
-KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+KINETO = SHARED_DATA / "kineto"
 A100_DDP = KINETO / "hta_a100_ddp_resnet_nccl.json.gz"
 V100_DDP = KINETO / "hta_v100_ddp_training.json.gz"
 A100_16RANK = KINETO / "hta_a100_16rank_training_graphs.json.gz"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 DELAY_US = 5000.0  # planted: rank 2 arrives 5 ms late from the 6th collective on
 STRAGGLER = 2
 FROM = 6
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    e = dict(os.environ, **(env or {}))
-    e["PYTHONPATH"] = str(REPO / "src")
-    return subprocess.run([sys.executable, "-m", "crossview", "analyze", *args],
-                          capture_output=True, text=True, cwd=REPO, env=e, timeout=300)
+    return run_cli("analyze", *args, env=env, timeout=300)
 
 
 def cli_json(*args: str, rc: int = 0, env: dict[str, str] | None = None) -> dict:

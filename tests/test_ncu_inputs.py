@@ -10,25 +10,23 @@ synthetic. Expected numbers are computed by hand in the comments.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 from crossview.analysis import analyze
 from crossview.errors import InputError
 from crossview.sources.ncu import rep
 from crossview.sources.ncu.units import normalize, parse_number
 from crossview.store.store import Store
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ncu"
+DATA = SHARED_DATA / "ncu"
 GEMV = DATA / "llm-perf-opt_rtx5090_deepseek-ocr" / "kernel_0001_ncu.details.csv"
 REP = DATA / "cudacode_rtx2080ti_two_kernels.ncu-rep"
-SKIP = "../shared/data not present: real-capture tests need it"
+SKIP = SHARED_DATA_ABSENT
 
 IDS = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",' \
       '"Block Size","Grid Size","Device","CC"'
@@ -149,9 +147,7 @@ def test_rep_without_the_extra_names_it(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    return subprocess.run([sys.executable, "-m", "crossview", *args], capture_output=True,
-                          text=True, cwd=REPO, env=env, timeout=120)
+    return run_cli(*args, timeout=120)
 
 
 def test_cli_kernels_json_and_bundle_with_a_bad_member(tmp_path: Path) -> None:

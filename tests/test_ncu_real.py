@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT
 from crossview.analysis import Analysis, analyze
 from crossview.sol.roofline import KernelRoofline
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ncu"
+DATA = SHARED_DATA / "ncu"
 RTX5090 = DATA / "llm-perf-opt_rtx5090_deepseek-ocr"
 RTX2080TI = DATA / "cudacode_rtx2080ti_two_kernels.ncu-rep"
 A10G = DATA / "esmm_a10g_sgemm_variants.ncu-rep"
-SKIP = "../shared/data not present: real-capture tests need it"
+SKIP = SHARED_DATA_ABSENT
 
 
 def need(path: Path) -> Path:

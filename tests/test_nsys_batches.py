@@ -22,13 +22,14 @@ import msgspec
 import numpy as np
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.knowledge.thresholds import defaults
 from crossview.sources.kineto.nesting import intern_paths, nest
 from crossview.sources.nsys import host
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nsys"
+DATA = SHARED_DATA / "nsys"
 REAL = ["nvfuser_h200_nsys2025.1.sqlite", "nvfuser_h200_nsys2024.6.sqlite"]
 HOST = ("SELECT op_id, pid, tid, kind, name, start_ns, dur_ns, depth, parent, correlation,"
         " node_id, self_ns FROM host_ops ORDER BY op_id")

@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import csv
 import sqlite3
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, run_cli
 from crossview.analysis import Analysis, analyze
 from crossview.render import json as json_out
 from crossview.render import markdown
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nsys"
+DATA = SHARED_DATA / "nsys"
 V316 = "nvfuser_h200_nsys2024.6.sqlite"
 V317 = "nvfuser_h200_nsys2025.1.sqlite"
 V325 = "jacc_a100_cpu_sampling_nsys2026.2.sqlite"
@@ -234,8 +232,7 @@ def test_v325_sampling_only_cpu_view() -> None:
 
 
 def test_v325_cli_recap_exit_0() -> None:
-    proc = subprocess.run([sys.executable, "-m", "crossview", "analyze", str(path_of(V325))],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    proc = run_cli("analyze", path_of(V325), timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "no CUDA trace collected (CUPTI tables absent)" in out
@@ -245,8 +242,7 @@ def test_v325_cli_recap_exit_0() -> None:
 
 
 def test_v317_cli_recap() -> None:
-    proc = subprocess.run([sys.executable, "-m", "crossview", "analyze", str(path_of(V317))],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    proc = run_cli("analyze", path_of(V317), timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     gpu = out.split("**Observed call tree — GPU view**")[1].split("```")[1]

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, run_cli
 from crossview.analysis import analyze
 from crossview.render import json as json_out
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nsys"
+DATA = SHARED_DATA / "nsys"
 BASE = DATA / "nvfuser_h200_nsys2024.6.sqlite"
 REP = DATA / "nvfuser_h200_nsys2024.6.nsys-rep"
 SKIP = "../shared/data/nsys not present: these fixtures are built from a real export"
@@ -65,9 +65,7 @@ def add_string(path: Path, value: str) -> int:
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "crossview", "analyze", *args],
-                          capture_output=True, text=True, cwd=REPO, timeout=120,
-                          env=env or dict(os.environ))
+    return run_cli("analyze", *args, env=env, timeout=120)
 
 
 # ------------------------------------------------------------------ schema differences

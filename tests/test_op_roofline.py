@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import Analysis, analyze
 from crossview.detectors.kernel_inefficiency import attention_chains
 from crossview.render import json as json_render
@@ -22,7 +23,7 @@ from crossview.render import markdown
 from crossview.sol import op_ncu_agreement
 from crossview.sol.op_roofline import OpGroup
 
-KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+KINETO = SHARED_DATA / "kineto"
 QWEN = KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 A100 = KINETO / "hta_a100_ddp_resnet_nccl.json.gz"
 needs_data = pytest.mark.skipif(not QWEN.exists(), reason="../shared/data not present")

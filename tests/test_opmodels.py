@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview import opmodels
 from crossview.opmodels.inputs import OpCost
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
-KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+KINETO = SHARED_DATA / "kineto"
 QWEN = KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 B200 = KINETO / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
 V100 = KINETO / "kineto_v100_resnet50_workers0.pt.trace.json.gz"

@@ -10,19 +10,19 @@ import os
 import pty
 import select
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from conftest import SHARED_DATA, cli_command, cli_env, run_cli
 from crossview import progress
 from crossview.cli import app, progress_bar
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 A100_DDP = DATA / "kineto" / "hta_a100_ddp_resnet_nccl.json.gz"
 NSYS = DATA / "nsys" / "nvfuser_h200_nsys2025.1.sqlite"
 pytestmark = pytest.mark.skipif(not DATA.is_dir(),
@@ -102,9 +102,8 @@ def test_piped_stderr_has_no_progress_text(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FORCE_COLOR", raising=False)  # Rich treats it as "is a terminal"
     monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
-    r = subprocess.run([sys.executable, "-m", "crossview", "analyze", str(A100_DDP), "-o",
-                        str(tmp_path / "r.md")], capture_output=True, text=True, timeout=300,
-                       env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"})
+    r = run_cli("analyze", A100_DDP, "-o", tmp_path / "r.md", timeout=300, inherit_env=False,
+                env={k: v for k, v in os.environ.items() if k != "FORCE_COLOR"})
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
 
@@ -113,9 +112,9 @@ def test_a_real_pty_shows_the_bar(tmp_path: Path) -> None:
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
     env["COLUMNS"] = "120"
-    proc = subprocess.Popen([sys.executable, "-m", "crossview", "analyze", str(A100_DDP),
-                             "-o", str(tmp_path / "r.md")], stderr=slave,
-                            stdout=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cli_command("analyze", A100_DDP, "-o", tmp_path / "r.md"),
+                            stderr=slave, stdout=subprocess.DEVNULL,
+                            env=cli_env(env, inherit=False))
     os.close(slave)
     chunks = []
     while True:  # drain while it runs, so a full pty buffer never blocks the child

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 import crossview
+from conftest import SHARED_DATA, cli_env, run_cli
 from test_cli_lists import _trials
 from test_synthesis import needs_data, rtx_bundle
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 MI300 = DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
 needs_mi300 = pytest.mark.skipif(not MI300.exists(), reason="../shared/data absent")
 
@@ -30,7 +31,7 @@ def test_the_api_is_exported_typed_and_lazy() -> None:
     # `import crossview` stays cheap: the capture hook imports it in every process
     code = "import sys, crossview; print('duckdb' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
+                         check=True, env=cli_env()).stdout.split()
     assert out == ["False", "False"]
 
 
@@ -43,9 +44,7 @@ def test_readme_example_analyze_with_filter_matches_the_cli_json() -> None:
     doc = crossview.to_json(result)
     assert doc["schema_version"] == crossview.SCHEMA_VERSION == 1
     assert doc["filter"]["requested"]["device"] == 2
-    cli = subprocess.run([sys.executable, "-m", "crossview", "analyze", str(MI300),
-                          "--device", "2", "--format", "json"], capture_output=True,
-                         text=True, check=True)
+    cli = run_cli("analyze", MI300, "--device", "2", "--format", "json", check=True)
     assert json.loads(cli.stdout) == json.loads(json.dumps(doc))
     d = crossview.diff(result, MI300)  # an Analysis or a path on either side
     assert crossview.to_json(d)["schema_version"] == 1

@@ -7,9 +7,6 @@ crossview itself. The CLI runs once per trace per test session (``_run_cli`` is 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -18,11 +15,11 @@ from pathlib import Path
 import pytest
 
 import oracle
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT, run_cli
 
-REPO = Path(__file__).resolve().parents[1]
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = SHARED_DATA
 KINETO_DIR = DATA_DIR / "kineto"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 
 A100_16RANK = "hta_a100_16rank_training_graphs.json.gz"
 A100_DDP = "hta_a100_ddp_resnet_nccl.json.gz"
@@ -59,24 +56,10 @@ class CliRun:
     stderr: str
 
 
-def cli_env() -> dict[str, str]:
-    env = dict(os.environ)
-    src = str(REPO / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
 @cache
 def _run_cli(path: str) -> CliRun:
     """Run ``crossview analyze PATH --format json`` once per trace per session."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "crossview", "analyze", path, "--format", "json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=cli_env(),
-        timeout=CLI_TIMEOUT_S,
-    )
+    proc = run_cli("analyze", path, "--format", "json", timeout=CLI_TIMEOUT_S)
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -371,24 +354,7 @@ def test_mi300x_full_graph_decode_has_no_host_side_red() -> None:
 def test_output_file(tmp_path: Path) -> None:
     path = trace_path(MI300X_GRAPH)
     out = tmp_path / "result.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "crossview",
-            "analyze",
-            str(path),
-            "--format",
-            "json",
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=cli_env(),
-        timeout=CLI_TIMEOUT_S,
-    )
+    proc = run_cli("analyze", path, "--format", "json", "-o", out, timeout=CLI_TIMEOUT_S)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "Traceback" not in proc.stderr
     doc = json.loads(out.read_text())

@@ -22,13 +22,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import SHARED_DATA
 from crossview.cli import app
 from crossview.render.html.esc import data_script
 from crossview.render.html.flame import count_nodes, flame_data
 from crossview.views.host.calltree import CallTree, TreeNode
 
 runner = CliRunner()
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 KINETO = DATA / "kineto"
 H100 = KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 SKIP = "../shared/data not present: real-capture report tests need it"

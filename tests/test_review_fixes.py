@@ -24,11 +24,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import Analysis, analyze
 from crossview.knowledge.frames import is_user_frame
 from crossview.units import duration
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 KINETO = DATA / "kineto"
 RESNET = KINETO / "hta_a100_ddp_resnet_nccl.json.gz"
 RANK16 = KINETO / "hta_a100_16rank_training_graphs.json.gz"

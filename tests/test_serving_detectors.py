@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "metrics"
+DATA = SHARED_DATA / "metrics"
 MODEL = 'engine="0",model_name="m"'
 
 

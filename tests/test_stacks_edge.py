@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from crossview.analysis import analyze
 from crossview.sources.registry import pick_reader
 
@@ -197,9 +196,7 @@ def test_sniffing_keeps_formats_apart(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    return subprocess.run([sys.executable, "-m", "crossview", "analyze", *args],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    return run_cli("analyze", *args, timeout=300)
 
 
 def test_bad_stack_files_one_line_each_rest_analyzed(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT
 from crossview.analysis import analyze
 from crossview.render import markdown
 from crossview.scope.filter import Filter
@@ -30,9 +31,9 @@ FOLDED = FIX / "pyspy_work.folded"
 SPEEDSCOPE = FIX / "pyspy_work.speedscope.json"
 PPROF = FIX / "pyspy_work_cpu.pb.gz"
 TORCH = FIX / "torch_export_stacks.txt"
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = SHARED_DATA
 H100 = DATA_DIR / "kineto" / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
-SKIP_REASON = "../shared/data not present: real-capture tests need it"
+SKIP_REASON = SHARED_DATA_ABSENT
 
 
 def _folded_lines(path: Path) -> list[tuple[list[str], float]]:

@@ -9,15 +9,14 @@ host wait still leaves start-up out."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.detectors.gpu_idle import _host_wait_effect
 from crossview.units import duration
 
-NSYS = (Path(__file__).resolve().parents[2] / "shared" / "data" / "nsys"
+NSYS = (SHARED_DATA / "nsys"
         / "nvfuser_h200_nsys2025.1.sqlite")
 
 

@@ -4,10 +4,10 @@ compressed in-memory store the MCP server uses."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.errors import UsageError
 from crossview.render.json import as_dict
@@ -41,7 +41,7 @@ def test_affinity_narrower_than_the_machine(monkeypatch: pytest.MonkeyPatch) -> 
     assert store_mod.default_threads() is None  # all cores: DuckDB's own default
 
 
-KINETO = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+KINETO = SHARED_DATA / "kineto"
 MI300X = KINETO / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
 
 

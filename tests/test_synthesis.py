@@ -17,18 +17,17 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from crossview.synthesis import synthesize
+from conftest import SHARED_DATA, run_cli
 from crossview.synthesis.bundle import load
 from crossview.synthesis.inventory import take
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 NSYS = DATA / "nsys" / "llm-perf-opt_rtx5090_deepseek-ocr"
 NCU = DATA / "ncu" / "llm-perf-opt_rtx5090_deepseek-ocr"
 needs_data = pytest.mark.skipif(not NSYS.exists() or not NCU.exists(),
@@ -162,8 +161,7 @@ def test_cli_persists_deterministically_and_keeps_ab_outcomes(tmp_path: Path) ->
     assert again.confidence == "tried-null" and again.ab == rec
     assert row["id"] in s3.kept and row["id"] not in {p.lever_id for p in s3.plans}
 
-    cli = subprocess.run([sys.executable, "-m", "crossview", "synthesize", str(b)],
-                         capture_output=True, text=True)
+    cli = run_cli("synthesize", b)
     assert cli.returncode == 0, cli.stderr
     assert "internal::gemvx::kernel" in cli.stdout and "34.4%" in cli.stdout
     assert len(list((b / "findings").glob("synthesis-*.md"))) == 3
@@ -178,8 +176,7 @@ def test_one_source_and_two_files_of_one_kind_are_refused(tmp_path: Path) -> Non
                 NSYS / "prefill_cuda_gpu_kern_sum.csv")
     with pytest.raises(synthesize.Refused, match=r"nsys \(2 files.*one source"):
         synthesize.run(two)
-    cli = subprocess.run([sys.executable, "-m", "crossview", "synthesize", str(two)],
-                         capture_output=True, text=True)
+    cli = run_cli("synthesize", two)
     assert cli.returncode == 2 and "Traceback" not in cli.stderr
     lines = cli.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("crossview: error: ")
@@ -199,12 +196,10 @@ def test_empty_capture_is_a_capture_problem_with_its_fix(tmp_path: Path) -> None
     assert p.problem == "empty" and "nsys profile" in p.fix
     assert "ncu" in bad["sub/profile.ncu-rep"].problems[0].fix
     # the rest of the bundle is still synthesized; the CLI names the bad file and exits 2
-    cli = subprocess.run([sys.executable, "-m", "crossview", "synthesize", str(b)],
-                         capture_output=True, text=True)
+    cli = run_cli("synthesize", b)
     assert cli.returncode == 2 and "Traceback" not in cli.stderr
     assert "run.nsys-rep: empty" in cli.stderr and "## Ledger" in cli.stdout
-    inv_cli = subprocess.run([sys.executable, "-m", "crossview", "inventory", str(b),
-                              "--format", "json"], capture_output=True, text=True)
+    inv_cli = run_cli("inventory", b, "--format", "json")
     got = {a["path"]: a for a in json.loads(inv_cli.stdout)["artifacts"]}
     assert got["run.nsys-rep"]["capture_problems"][0]["fix"] == p.fix
     assert got["kernel_0001_ncu.details.csv"]["tier"] == "L4"
@@ -307,8 +302,7 @@ def test_measurement_comparison_refuses_differing_context() -> None:
 
 def test_bad_bundle_yaml_is_one_error_line(tmp_path: Path) -> None:
     (tmp_path / "bundle.yaml").write_text("context: [unclosed\n")
-    cli = subprocess.run([sys.executable, "-m", "crossview", "inventory", str(tmp_path)],
-                         capture_output=True, text=True)
+    cli = run_cli("inventory", tmp_path)
     assert cli.returncode == 2 and "Traceback" not in cli.stderr
     assert cli.stderr.startswith(f"crossview: error: {tmp_path / 'bundle.yaml'}: not valid "
                                  "YAML")

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.knowledge.loader import load_yaml
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ncu"
+DATA = SHARED_DATA / "ncu"
 RTX5090 = DATA / "llm-perf-opt_rtx5090_deepseek-ocr"
 REPS = (DATA / "cudacode_rtx2080ti_two_kernels.ncu-rep", DATA / "esmm_a10g_sgemm_variants.ncu-rep")
 needs = pytest.mark.skipif(not RTX5090.exists(), reason="../shared/data absent")

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.scope.filter import Filter
 from crossview.sources.registry import read_all
@@ -30,7 +31,7 @@ from crossview.store.store import Store
 from crossview.synthesis.bundle import load
 from crossview.synthesis.inventory import take
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 KINETO = DATA / "kineto"
 A100_16 = KINETO / "hta_a100_16rank_training_graphs.json.gz"
 NSYS = DATA / "nsys" / "nvfuser_h200_nsys2025.1.sqlite"

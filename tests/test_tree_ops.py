@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.render import markdown
 from crossview.views.host import tree_ops
 from crossview.views.host.calltree import TreeNode
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+DATA = SHARED_DATA / "kineto"
 W0 = DATA / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
 QWEN = DATA / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 

@@ -8,14 +8,13 @@ python_function events); the recap must name the latter.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.knowledge.frames import is_user_frame
 
-TRACE = (Path(__file__).resolve().parents[2] / "shared" / "data" / "kineto"
+TRACE = (SHARED_DATA / "kineto"
          / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz")
 
 

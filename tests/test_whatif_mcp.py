@@ -4,7 +4,6 @@ refusal on a summary-only capture, paths outside the roots refused."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -16,15 +15,16 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import SHARED_DATA, cli_command, cli_env
+
+DATA = SHARED_DATA
 W0 = DATA / "kineto" / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
 
 
 @pytest.mark.skipif(not W0.exists(), reason="../shared/data not present")
 def test_whatif_tool(tmp_path: Path) -> None:
-    args = ["-m", "crossview", "mcp", "--root", str(DATA)]
-    src = str(Path(__file__).resolve().parents[1] / "src")  # this checkout, not an install
-    env = {**os.environ, "PYTHONPATH": src}
+    args = cli_command("mcp", "--root", DATA)[1:]
+    env = cli_env()  # this checkout's src, not an install
 
     async def main() -> None:
         async with Client(StdioServerParameters(command=sys.executable, args=args, env=env)) as c:

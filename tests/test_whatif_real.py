@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 from statistics import median
 
 import pytest
 
+from conftest import SHARED_DATA, run_cli
 from crossview.errors import CrossviewError
 from crossview.replay.levers.common import LeverUnavailable
 from crossview.replay.whatif import run
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 W0 = DATA / "kineto" / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
 W4 = DATA / "kineto" / "kineto_v100_resnet50_workers4.pt.trace.json.gz"
-REPO = Path(__file__).resolve().parents[1]
 needs_data = pytest.mark.skipif(not W0.exists(), reason="../shared/data not present")
 PAIR_LIMIT = 0.15  # issue 16: within 15% (aim 5%)
 
@@ -69,11 +67,8 @@ def test_selfcheck_within_2_percent(path: Path) -> None:
 
 @needs_data
 def test_whatif_refuses_summary_only_in_one_line() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "crossview", "whatif",
-         str(DATA / "nsys" / "llm-perf-opt_rtx5090_deepseek-ocr"), "--lever", "cuda-graphs"],
-        capture_output=True, text=True, cwd=REPO,
-        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"})
+    proc = run_cli("whatif", DATA / "nsys" / "llm-perf-opt_rtx5090_deepseek-ocr", "--lever",
+                   "cuda-graphs", env={"PATH": "/usr/bin:/bin"}, inherit_env=False)
     assert proc.returncode == 2 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "summary-only input" in lines[0] and "no timeline" in lines[0]
@@ -82,10 +77,8 @@ def test_whatif_refuses_summary_only_in_one_line() -> None:
 @needs_data
 def test_whatif_cli_json_and_text() -> None:
     def cli(*args: str) -> str:
-        return subprocess.run([sys.executable, "-m", "crossview", "whatif", str(W0), *args],
-                              capture_output=True, text=True, cwd=REPO, check=True,
-                              env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
-                              ).stdout
+        return run_cli("whatif", W0, *args, check=True, env={"PATH": "/usr/bin:/bin"},
+                       inherit_env=False).stdout
     d = json.loads(cli("--lever", "dataloader-workers", "--lever", "pinned-copies",
                        "--format", "json"))
     assert d["levers"] == ["dataloader-workers", "pinned-copies"]

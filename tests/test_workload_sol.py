@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.render import json as json_out
 from crossview.render import markdown
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 
 
 def _prom(tmp_path: Path, model: str) -> Path:

@@ -41,7 +41,7 @@ def _text(v: Any) -> str:
 def load_nvml() -> tuple[Any | None, str | None]:
     """pynvml initialised, or (None, why not)."""
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
     except ImportError:
         return None, ("NVML unavailable: the `nvidia-ml-py` package is not installed "
                       "(pip install 'crossview[capture]'); no GPU counters sampled")

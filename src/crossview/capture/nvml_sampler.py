@@ -16,6 +16,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import IO, Any
 
 FORMAT = "crossview-nvml"
@@ -23,7 +24,7 @@ FORMAT = "crossview-nvml"
 
 def _nvml() -> Any:
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
     except ImportError:
         raise SystemExit("crossview: error: NVML sampling needs NVIDIA's `nvidia-ml-py` "
                          "package: pip install 'crossview[nvml]'") from None
@@ -45,9 +46,9 @@ def _text(v: Any) -> str:
 def header(nv: Any, handles: list[Any], interval_ms: int) -> dict[str, Any]:
     devices = []
     for i, h in enumerate(handles):
-        mem = _try(lambda h=h: nv.nvmlDeviceGetMemoryInfo(h))
-        devices.append({"index": i, "name": _text(_try(lambda h=h: nv.nvmlDeviceGetName(h))),
-                        "uuid": _text(_try(lambda h=h: nv.nvmlDeviceGetUUID(h))),
+        mem = _try(partial(nv.nvmlDeviceGetMemoryInfo, h))
+        devices.append({"index": i, "name": _text(_try(partial(nv.nvmlDeviceGetName, h))),
+                        "uuid": _text(_try(partial(nv.nvmlDeviceGetUUID, h))),
                         "mem_total_mib": mem.total / 1048576 if mem else None})
     return {"format": FORMAT, "version": 1, "hostname": socket.gethostname(),
             "interval_ms": interval_ms, "devices": devices}
@@ -77,7 +78,7 @@ def sample(nv: Any, index: int, h: Any, ts_ns: int) -> dict[str, Any]:
 
 
 def run(out: IO[str], interval_ms: int, duration_s: float | None, nv: Any | None = None,
-        clock: Callable[[], int] = time.time_ns, sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], int] = time.time_ns, sleep: Callable[[float], object] = time.sleep,
         max_ticks: int | None = None, stop: Callable[[], bool] | None = None) -> int:
     """Write the header, then one line per GPU per tick until the duration, `stop()` turning
     true (a capture's background thread), or Ctrl-C."""

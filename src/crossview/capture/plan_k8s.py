@@ -15,7 +15,7 @@ from crossview.capture.plan import Plan, client_script, server_script
 def _job(plan: Plan, phase_index: int) -> dict[str, Any]:
     p, ph = plan.params, plan.phases[phase_index]
     out = str(p["out"])
-    mounts = [{"name": "captures", "mountPath": out},
+    mounts: list[dict[str, Any]] = [{"name": "captures", "mountPath": out},
               {"name": "models", "mountPath": "/models", "readOnly": True}]
     server = {"name": "server", "image": p["image"],
               "command": ["bash", "-lc", server_script(ph, out)],

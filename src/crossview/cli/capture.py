@@ -20,7 +20,10 @@ _CMD = "crossview.capture.cmd"
 class _ScriptGroup(TyperGroup):
     """Everything after `--` is the command to capture, not a subcommand name."""
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    # typer >= 0.16 vendors click: typer.Context subclasses the private typer._click Context
+    # the base method names, so the narrower public type is reported as an unsafe override.
+    def parse_args(  # type: ignore[override]
+            self, ctx: typer.Context, args: list[str]) -> list[str]:
         if "--" in args:
             i = args.index("--")
             ctx.meta[_CMD] = args[i + 1:]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -30,9 +31,9 @@ def diff(
     from crossview.render import diff as table
 
     if lake is not None:
-        sides = [run_analysis(lambda p=p: lake_side(lake, str(p)), [p]) for p in (a, b)]
+        sides = [run_analysis(partial(lake_side, lake, str(p)), [p]) for p in (a, b)]
     else:
-        sides = [run_analysis(lambda p=p: run([p]), [p]) for p in (a, b)]
+        sides = [run_analysis(partial(run, [p]), [p]) for p in (a, b)]
     for p, side in zip((a, b), sides, strict=True):
         assert side.views is not None
         if not side.views.metrics.kernel_count:

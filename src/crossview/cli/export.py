@@ -44,9 +44,10 @@ def _trees(views: Views, view: View) -> list[tuple[str, CallTree]]:
 def export(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Trace files or folders of them (or --lake).")] = None,
+    *,  # --to and --output are required options (no default) after an optional argument
     to: Annotated[To, typer.Option("--to", help="folded (flamegraph.pl / inferno), speedscope "
-                                   "JSON, or perfetto (Chrome trace-event JSON).")] = ...,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Write here.")] = ...,
+                                   "JSON, or perfetto (Chrome trace-event JSON).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Write here.")],
     view: Annotated[View | None, typer.Option(
         help="Call tree(s) to export (folded: default gpu; speedscope: default both). "
         "perfetto exports the timeline, which holds both.")] = None,

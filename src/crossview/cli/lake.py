@@ -100,10 +100,10 @@ def ingest(
             "worker_peak_rss_kib": workers_rss,
         }, indent=2) + "\n")
     else:
-        for e in s.added:
-            rows = ", ".join(f"{t} {n:,}" for t, n in e.rows.items())
-            print(f"added {e.path} ({e.kind}, artifact {e.artifact_id}, "
-                  f"campaign={e.campaign} run={e.run}): rows {rows}")
+        for a in s.added:
+            rows = ", ".join(f"{t} {n:,}" for t, n in a.rows.items())
+            print(f"added {a.path} ({a.kind}, artifact {a.artifact_id}, "
+                  f"campaign={a.campaign} run={a.run}): rows {rows}")
         for k in s.skipped:
             print(f"skipped {k.path}: {k.reason} (sha256 {k.sha256[:12]}…)")
         peak = max(workers_rss.values(), default=0) / 1024

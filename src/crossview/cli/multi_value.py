@@ -45,7 +45,8 @@ def multi_value(*flags: str) -> type[TyperCommand]:
     names = frozenset(flags)
 
     class MultiValueCommand(TyperCommand):
-        def parse_args(self, ctx: typer.Context, args: list[str]) -> Any:
+        # typer.Context subclasses the vendored click Context the base names (see cli/capture)
+        def parse_args(self, ctx: typer.Context, args: list[str]) -> Any:  # type: ignore[override]
             return super().parse_args(ctx, expand(list(args), names))
 
     return MultiValueCommand

@@ -13,6 +13,7 @@ from rich.progress import (
     BarColumn,
     DownloadColumn,
     SpinnerColumn,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -31,7 +32,7 @@ class RichProgress:
             DownloadColumn(), TextColumn("{task.fields[files]}"), TimeElapsedColumn(),
             console=console, transient=True,
         )
-        self._task: int | None = None
+        self._task: TaskID | None = None
         self._files = 0
         self._done = 0
         self._name = ""

@@ -30,10 +30,10 @@ def inventory(
         raise typer.Exit(2) from None
     sys.stdout.write(json.dumps(versioned(inv.to_dict()), indent=2) + "\n" if fmt == Fmt.json
                      else inventory_md.render(inv))
-    for e in inv.entries:
-        for p in e.problems:
-            error_line(f"{bundle / e.path}: {p.problem}: {p.detail} (fix: {p.fix})")
-    if any(e.problems for e in inv.entries):
+    for entry in inv.entries:
+        for p in entry.problems:
+            error_line(f"{bundle / entry.path}: {p.problem}: {p.detail} (fix: {p.fix})")
+    if any(entry.problems for entry in inv.entries):
         raise typer.Exit(2)
 
 
@@ -57,8 +57,8 @@ def synthesize(
     sys.stdout.write(json.dumps(versioned(syn.to_dict()), indent=2) + "\n"
                      if fmt == Fmt.json else md)
     print(f"crossview: wrote {md_path} and {js_path}", file=sys.stderr)
-    for e in syn.inv.entries:
-        for p in e.problems:  # the rest of the bundle was synthesized; say what was not
-            error_line(f"{bundle / e.path}: {p.problem}: {p.detail} (fix: {p.fix})")
-    if any(e.problems for e in syn.inv.entries):
+    for entry in syn.inv.entries:
+        for p in entry.problems:  # the rest of the bundle was synthesized; say what was not
+            error_line(f"{bundle / entry.path}: {p.problem}: {p.detail} (fix: {p.fix})")
+    if any(entry.problems for entry in syn.inv.entries):
         raise typer.Exit(2)

@@ -33,8 +33,8 @@ def detect(v: Views) -> list[Finding]:
                          "describe an idle GPU, not the workload."),
             fix=fix_for("counters-idle", None), share=0.0,
             evidence=[Evidence(d.artifact, f"{'/'.join(d.sources)} {d.label}: "
-                               + ", ".join(d.get("gpu_util").raw_names
-                                           if d.get("gpu_util") else ["gr_engine_active"]))
+                               + ", ".join(g.raw_names if (g := d.get("gpu_util"))
+                                           else ["gr_engine_active"]))
                       for d in idle],
             rigor="L3"))
     for s in gm.serving:

@@ -39,8 +39,8 @@ def _from_engine(v: Views) -> list[Finding]:
         ratio = itl.p99.lo / itl.p50.hi
         plen = s.hist("prompt_len")
         isl = plen.mean if plen else None
-        if isl is None and s.finished and s.counter("prompt_tokens"):
-            isl = s.counter("prompt_tokens") / s.finished
+        if isl is None and s.finished and (prompt_tokens := s.counter("prompt_tokens")):
+            isl = prompt_tokens / s.finished
         if ratio < lim.itl_spike_ratio or isl is None or isl < lim.long_prompt_tokens:
             continue
         model = f" ({s.model})" if s.model else ""

@@ -34,8 +34,9 @@ def _serving_busy(v: Views) -> str | None:
 
 def _starved(v: Views, d: DeviceCounters, u: float) -> Finding:
     busy = _serving_busy(v)
-    obs = (f"{d.label}: GPU utilization {u:.1f}% on average (min {d.get('gpu_util').min:.0f}%, "
-           f"max {d.get('gpu_util').max:.0f}%)" if d.get("gpu_util") else
+    g = d.get("gpu_util")
+    obs = (f"{d.label}: GPU utilization {u:.1f}% on average (min {g.min:.0f}%, "
+           f"max {g.max:.0f}%)" if g else
            f"{d.label}: graphics engine active {u:.1f}% on average")
     obs += (f" while {busy}: the engine has work but the GPU waits on the host."
             if busy else ": the GPU waits more than it computes (host-side or input-bound).")

@@ -193,7 +193,9 @@ def context_gate(res: ABResult, bundle_ctx: dict[str, Any] | None, changes: set[
                     "synthesis JSON `crossview synthesize` wrote as --ledger): the arms "
                     "cannot be matched to the workload the lever came from")
     cfg = table()["context_gate"]
-    fails, unverified, ok = [], [], []
+    fails: list[str] = []
+    unverified: list[str] = []
+    ok: list[str] = []
     for key in [*cfg["identity"], *cfg["when_known"]]:
         if key in changes:
             continue

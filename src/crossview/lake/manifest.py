@@ -86,8 +86,8 @@ def repair(lake: Path) -> None:
     if p.exists():
         raw = p.read_bytes()
         if raw and not raw.endswith(b"\n"):
-            with open(p, "r+b") as f:
-                f.truncate(raw.rfind(b"\n") + 1)
+            with open(p, "r+b") as fh:
+                fh.truncate(raw.rfind(b"\n") + 1)
     listed = {f for e in read(lake) for f in e.files.values()}
     for f in lake.rglob("*"):
         if not f.is_file() or f.is_symlink():

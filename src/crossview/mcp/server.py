@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ def build(roots: list[Path]) -> Any:
     views, other = ViewTools(cache), OtherTools(cache)
     server = Server("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
     ro = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    fn: Callable[..., str]  # tools of different signatures, all returning JSON text
     for fn in (views.topentities, views.gpu_metrics, views.hot_traces, views.flamegraph,
                views.topfunctions, views.kernels, views.analyze, other.ab_compare,
                other.diff, other.sol_bounds, other.query):

@@ -4,6 +4,7 @@ under a root. Read-only like every tool: nothing is written into the bundle (the
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -75,8 +76,7 @@ class SynthesisTools:
         d = syn.to_dict()
         if detail == "full":
             return dumps(compact({"persisted": False, **d}))
-        return fit([lambda n=n, c=c: _summary(d, n, c) for n, c in ((10, 300), (5, 200),
-                                                                    (3, 120))])
+        return fit([partial(_summary, d, n, c) for n, c in ((10, 300), (5, 200), (3, 120))])
 
 
 def _summary(d: dict[str, Any], rows: int, chars: int) -> dict[str, Any]:

@@ -5,6 +5,8 @@ pass `paths` and `filter` back unchanged and the next call covers exactly the sa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -34,7 +36,11 @@ def _out(e: Entry, **body: Any) -> str:
 def _fit(e: Entry, levels: list[Any], absent: dict[str, str] | None = None) -> str:
     """At detail=summary: the first level (scope + body) within the character budget."""
     scope = e.scope()
-    return fit([lambda lv=lv: {**scope, **lv()} for lv in levels], absent)
+    return fit([partial(_scoped, scope, lv) for lv in levels], absent)
+
+
+def _scoped(scope: dict[str, Any], level: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    return {**scope, **level()}
 
 
 class ViewTools:

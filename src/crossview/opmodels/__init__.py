@@ -23,7 +23,7 @@ Model = Callable[[OpInputs], "OpCost | None"]
 def _resolve(ref: str) -> Model:
     module, func = ref.rsplit(".", 1)
     fn = getattr(importlib.import_module(f"crossview.opmodels.{module}"), func)
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 @cache

@@ -87,11 +87,12 @@ def backward_output(name: str, dims: tuple[object, ...]
              "aten::convolution_backward": (1, 0, 2)}.get(name)
     if order is None or len(dims) < 3:
         return None
-    x, go, w = (dims[i] for i in order)
-    if not all(isinstance(t, list) and len(t) >= 3 and all(isinstance(v, int) for v in t)
-               for t in (x, go, w)):
+    shapes = [t for t in (dims[i] for i in order)
+              if isinstance(t, list) and len(t) >= 3 and all(isinstance(v, int) for v in t)]
+    if len(shapes) < 3:
         return None
-    return tuple(x), tuple(w), tuple(go[2:])  # type: ignore[arg-type]
+    x, go, w = shapes
+    return tuple(x), tuple(w), tuple(go[2:])
 
 
 def _grad_passes(inp: OpInputs) -> int:

@@ -120,11 +120,12 @@ def _ledger(s: Synthesis) -> list[str]:
                        f"H {c['H']}, P {c['P']}, A {c['A']}")
         if lv.ab:
             out.append(f"  - A/B: {lv.ab.get('verdict')} ({lv.ab.get('reason')})")
-            for g in lv.ab.get("failed_gates") or []:
+            failed = lv.ab.get("failed_gates")
+            for g in failed if isinstance(failed, list) else []:
                 out.append(f"    - failed gate {g}")
-        for c in lv.prediction_check():
-            meas, pred, err = c["measured_pct"], c["predicted_pct"], c["error_pts"]
-            out.append(f"  - {c['metric']}: measured {_pct(meas)}, predicted {_pct(pred)}"
+        for pc in lv.prediction_check():
+            meas, pred, err = pc["measured_pct"], pc["predicted_pct"], pc["error_pts"]
+            out.append(f"  - {pc['metric']}: measured {_pct(meas)}, predicted {_pct(pred)}"
                        + (f", error {err:+.1f} pts" if err is not None else ""))
     return out + [""]
 

@@ -88,7 +88,7 @@ def rows(store: Store, artifact_id: int) -> int:
     return int(store.sql(
         "SELECT (SELECT count(*) FROM host_ops WHERE artifact_id = $a) + "
         "(SELECT count(*) FROM gpu_ops WHERE artifact_id = $a)", {"a": artifact_id}
-    ).fetchone()[0])
+    ).fetchall()[0][0])
 
 
 def build(store: Store, artifact_id: int) -> Graph:
@@ -157,14 +157,14 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
     prev = -1
     open_call: tuple[int, str, int] | None = None  # (op_id, name, end) of the call being cut
     for a, b in zip(points, points[1:], strict=False):
-        c = call_at.get(a)
-        if c is not None and (open_call is None or a >= open_call[2]):
-            open_call = (c[0], c[2], c[4])
+        at = call_at.get(a)
+        if at is not None and (open_call is None or a >= open_call[2]):
+            open_call = (at[0], at[2], at[4])
         else:
-            c = None
+            at = None
         if open_call is not None and a < open_call[2]:
             op_id, cname = open_call[0], open_call[1]
-            role = role_of(cname) if c is not None else None
+            role = role_of(cname) if at is not None else None
             if role == "async_memcpy":  # the call (launch point), then its return
                 n = g.add(CALL, lane, cname, 0, a, op_ref=op_id)
                 launch_node[op_id] = n
@@ -174,7 +174,7 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
                 pageable[op_id] = n = g.add(CALL, lane, cname + " (return)", b - a, a)
             else:
                 n = g.add(CALL, lane, cname, b - a, a, op_ref=op_id)
-                if c is not None:
+                if at is not None:
                     launch_node[op_id] = n
                     if role in ("sync", "sync_memcpy"):
                         blocking.append((n, a, b))

@@ -135,7 +135,7 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
 
 def run(paths: list[Path], specs: list[str], store: Store | None = None) -> WhatIf:
     store, aid = load(paths, store)
-    path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchone()[0]
+    path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
         raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
@@ -173,7 +173,7 @@ def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.
 def _roofline(store: Store) -> dict[str, tuple[float, str]]:
     """Achieved fraction of the roofline ceiling (the nearer of the FLOP/s and DRAM-bandwidth
     ceilings) per ncu-profiled kernel name, when the store holds ncu rows."""
-    if not store.sql("SELECT count(*) FROM profiled_kernels").fetchone()[0]:
+    if not store.sql("SELECT count(*) FROM profiled_kernels").fetchall()[0][0]:
         return {}
     from types import SimpleNamespace
 

@@ -6,13 +6,15 @@ downstream re-applies the filter, so the GPU view, CPU view and metrics share on
 
 from __future__ import annotations
 
+from typing import Any
+
 from crossview.errors import UsageError
 from crossview.scope import samples as sample_scope
 from crossview.scope.filter import Filter, ResolvedFilter
 from crossview.store.store import Store
 
 
-def _choices(store: Store, sql: str) -> list[object]:
+def _choices(store: Store, sql: str) -> list[Any]:  # DuckDB values, untyped
     return [r[0] for r in store.sql(sql).fetchall()]
 
 

@@ -85,7 +85,7 @@ class OpRoofline:
     shapes_recorded: bool
     note: str  # what the view could not do, once ("re-capture with record_shapes=True")
     devices: list[str]  # GPU names the ceilings are for
-    agreement: list[dict[str, object]] = field(default_factory=list)  # analytic vs ncu
+    agreement: list[dict[str, Any]] = field(default_factory=list)  # analytic vs ncu
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
@@ -191,11 +191,11 @@ def compute(store: Store) -> OpRoofline:
         acc.add(int(calls), int(nk), int(ns))
         keyed[(name, dims, types, conc, art, dev)] = acc
     for *k, kname, ns in by_kernel:
-        if (acc := keyed.get(tuple(k))) is not None:
-            acc.knames[kname] = acc.knames.get(kname, 0) + int(ns)
+        if (hit := keyed.get(tuple(k))) is not None:
+            hit.knames[kname] = hit.knames.get(kname, 0) + int(ns)
     for *k, parent, ns in by_parent:
-        if (acc := keyed.get(tuple(k))) is not None:
-            acc.parents[parent] = acc.parents.get(parent, 0) + int(ns)
+        if (hit := keyed.get(tuple(k))) is not None:
+            hit.parents[parent] = hit.parents.get(parent, 0) + int(ns)
     for name, ns in unmodeled_ops:
         why = ("no op to charge" if name.startswith("(")
                else "no model for this op (knowledge/op_models.yaml)")

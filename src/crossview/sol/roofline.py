@@ -94,7 +94,7 @@ def compute(store: Store, resolved: ResolvedFilter, limits: Thresholds) -> list[
     groups: dict[str, list[tuple[object, ...]]] = {}
     for row in launches:
         groups.setdefault(str(row[0]), []).append(row)
-    ids = [int(r[1]) for r in launches]  # type: ignore[call-overload]
+    ids = [int(r[1]) for r in launches]
     metrics: dict[int, list[tuple[str, str, float | None, str, str]]] = {}
     for kid, sec, met, val, unit, path in store.sql(
         "SELECT m.kernel_id, m.section, m.metric, m.value, m.unit, a.path FROM kernel_metrics m"

@@ -41,8 +41,8 @@ def pipe_pct(inp: KernelInputs) -> tuple[float | None, str]:
     seen = [(m, v) for m, v in inp.matching(pat) if v is not None]
     if not seen:
         return None, ""
-    m, v = max(seen, key=lambda mv: mv[1].value)  # type: ignore[union-attr]
-    return v.value, v.cite()  # type: ignore[union-attr]
+    m, v = max(seen, key=lambda mv: mv[1].value)
+    return v.value, v.cite()
 
 
 def classify(name: str, tensor_cores: bool | None, tensor_how: str, inp: KernelInputs,
@@ -57,6 +57,7 @@ def classify(name: str, tensor_cores: bool | None, tensor_how: str, inp: KernelI
         return TensorClass("cuda-core", pct, pct_how, None, None,
                            f"CUDA cores: {tensor_how}", True)
     counted = [k for k in flops if k.endswith(TENSOR_KEYS_SUFFIX) and flops[k] > 0]
+    key: str | None
     if counted:
         key = max(counted, key=lambda k: flops[k])
         peak = spec.peak_flops(key) if spec else None

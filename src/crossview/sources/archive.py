@@ -79,9 +79,9 @@ def _members(path: Path, skipped: list[str] | None = None
                 if skipped is not None and not m.isdir():
                     skipped.append(m.name)
                 continue
-            f = t.extractfile(m)
-            if f is not None:
-                yield m.name, f
+            member = t.extractfile(m)
+            if member is not None:
+                yield m.name, member
 
 
 def _budget(dest: Path, archive: Path) -> int:

@@ -28,7 +28,7 @@ from crossview.knowledge.loader import load_yaml
 @cache
 def limit(name: str) -> int | float:
     """A budget from knowledge/input_limits.yaml."""
-    return load_yaml("input_limits.yaml")[name]  # type: ignore[no-any-return]
+    return load_yaml("input_limits.yaml")[name]
 
 
 # The roots an MCP tool call may read (None: no restriction, the CLI). A context variable:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,8 @@ class Store:
             f"INSERT INTO artifacts ({', '.join(cols)}) VALUES ({marks})", [row[c] for c in cols]
         )
 
-    def sql(self, query: str, params: list[Any] | None = None) -> duckdb.DuckDBPyConnection:
+    def sql(self, query: str, params: Sequence[object] | Mapping[str, object] | None = None
+            ) -> duckdb.DuckDBPyConnection:
         return self.con.execute(query, params or [])
 
     def close(self) -> None:

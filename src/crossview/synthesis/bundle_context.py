@@ -249,8 +249,8 @@ def _same(a: Any, b: Any) -> bool:
 def apply(b: Bundle, found: list[Found]) -> None:
     """Fill unknown Context / extra fields from `found` (first wins), citing the file."""
     ctx = b.context
-    for f in ctx.known():
-        b.context_sources.setdefault(f, "bundle.yaml")
+    for name in ctx.known():
+        b.context_sources.setdefault(name, "bundle.yaml")
     for k in b.extra:
         b.context_sources.setdefault(f"extra.{k}", "bundle.yaml")
     for f in found:

@@ -5,6 +5,7 @@ kernel rows without `source_refs` in bundle.yaml are kept but marked non-actiona
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from crossview.core.finding import Finding
 from crossview.core.measurement import Measurement
@@ -69,7 +70,8 @@ class Lever:
         """A VERDICT row's measured change (A/B median delta with its CI) next to the
         prediction and its error; None when no gated A/B measured it (issue 17)."""
         ab = self.ab or {}
-        m, p = ab.get("measured"), ab.get("predicted") or {}
+        m, predicted = ab.get("measured"), ab.get("predicted")
+        p: dict[str, Any] = predicted if isinstance(predicted, dict) else {}
         if self.confidence not in ("VERDICT", "tried-null") or not isinstance(m, dict):
             return None
         lo, hi = m["ci_pct"]
@@ -132,7 +134,7 @@ def _rubric(inv: Inventory, j: KernelJoin) -> dict[str, dict[str, str]]:
 
 
 def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> list[Lever]:
-    out = []
+    out: list[Lever] = []
     for j in rec.joins:
         t = j.trace
         if t is None or j.ncu.at_roofline or t.share.value < min_share or j.ratio is None:
@@ -243,7 +245,7 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
         if "replay_same_as" in f.details:
             continue  # its lever is the row of the finding it names
         rp = f.details.get("replay")  # replay/findings.py: the replayed median step
-        if rp is not None and f.fix and rp["measured_step_ns"] > rp["predicted_step_ns"]:
+        if isinstance(rp, dict) and f.fix and rp["measured_step_ns"] > rp["predicted_step_ns"]:
             arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
                            if inv.entry(e.artifact) is not None})
             if arts:

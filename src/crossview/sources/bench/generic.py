@@ -99,7 +99,8 @@ def _read_jsonl(data: bytes, t: TrialRows, bad: list[tuple[int, str]]) -> None:
     shared: dict[str, Any] = {}
     for lineno, obj in json_objects(data, bad):
         if obj.get("format") == FORMAT:
-            shared = obj.get("context") if isinstance(obj.get("context"), dict) else {}
+            given = obj.get("context")
+            shared = given if isinstance(given, dict) else {}
             continue
         metrics = obj.get("metrics")
         trial = obj.get("trial", 0)
@@ -108,7 +109,8 @@ def _read_jsonl(data: bytes, t: TrialRows, bad: list[tuple[int, str]]) -> None:
             continue
         arm = str(obj.get("arm") or "default")
         ctx = Context(bench=str(shared.get("bench") or "generic JSONL"))
-        own = obj.get("context") if isinstance(obj.get("context"), dict) else {}
+        given = obj.get("context")
+        own = given if isinstance(given, dict) else {}
         for k, v in {**shared, **own}.items():
             apply(ctx, k, v, metadata=True)
         t.contexts[(arm, trial)] = ctx

@@ -32,7 +32,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
     rows = MetricRows()
     bad: list[tuple[int, str]] = []
     tags: list[str] | None = None
-    tick, seen = 0, set()
+    tick, seen = 0, set[tuple[str, int]]()
     for lineno, raw in enumerate(text.splitlines(), 1):
         parts = raw.split()
         if not parts:

@@ -52,7 +52,8 @@ def read(path: Path, store: Store) -> ArtifactReport:
         if not isinstance(ts, int) or not isinstance(gpu, int):
             bad.append((lineno, "sample lacks integer ts_ns and gpu"))
             continue
-        extra = obj.get("labels") if isinstance(obj.get("labels"), dict) else {}
+        given = obj.get("labels")
+        extra = given if isinstance(given, dict) else {}
         labels = {k: str(v) for k, v in extra.items()}
         if host:
             labels.setdefault("hostname", host)

@@ -134,11 +134,12 @@ def parse_sample(text: str) -> tuple[str, dict[str, str], float, int | None]:
         b = _BLOCK.match(text, i)
         block = b.group(0) if b else None
         cached = _BLOCK_CACHE.get(block) if block is not None else None
-        if cached is not None:
+        if cached is not None and b is not None:
             labels, i = cached, b.end()
         else:
             labels, i = _labels(text, i)  # exact parse, with a precise error when malformed
-            if block is not None and i == b.end() and len(_BLOCK_CACHE) < 100_000:
+            if b is not None and block is not None and i == b.end() \
+                    and len(_BLOCK_CACHE) < 100_000:
                 _BLOCK_CACHE[block] = labels
     rest = text[i:].split()
     if not rest or len(rest) > 2 or (i < len(text) and text[i] not in " \t"):
@@ -215,9 +216,10 @@ def family_of(name: str, types: dict[str, str]) -> tuple[str, str]:
     for suffix in ("_bucket", "_sum", "_count", "_created", "_total"):
         if name.endswith(suffix):
             base = name[: -len(suffix)]
-            t = types.get(base)
-            if t is None:
+            family_type = types.get(base)
+            if family_type is None:
                 continue
+            t = family_type
             if suffix == "_total" and t == "counter":
                 return base, "counter"
             if suffix == "_created":

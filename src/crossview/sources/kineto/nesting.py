@@ -47,7 +47,7 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
     s_key = base + (start - t0)
     e_key = np.sort((base + (start - t0) + dur)[pos])
     closed = np.searchsorted(e_key, s_key, side="right")
-    pos_before = np.cumsum(pos) - pos  # positive events strictly before i
+    pos_before: npt.NDArray[np.int64] = np.cumsum(pos) - pos  # positive events strictly before i
     depth = np.maximum(pos_before - closed, 0).astype(np.int64)
 
     parent = np.full(n, -1, dtype=np.int64)

@@ -48,6 +48,7 @@ def write(store: Store, path: Path, kind: str, records: Sequence[KernelRecord],
     rules: dict[str, list[object]] = {c: [] for c in (
         "artifact_id", "kernel_id", "section", "rule", "type", "title", "message",
         "speedup_type", "speedup_pct")}
+    v: object  # one column's value: text, a number or None
     for i, (r, fam) in enumerate(zip(records, families, strict=True)):
         kid = base + i
         for c, v in (("artifact_id", artifact_id), ("kernel_id", kid), ("ncu_id", r.ncu_id),

@@ -34,7 +34,7 @@ def sniff(head: bytes, path: Path) -> bool:
 
 def _module() -> Any:
     try:
-        import ncu_report  # type: ignore[import-not-found]
+        import ncu_report
     except ImportError:
         return None
     return ncu_report

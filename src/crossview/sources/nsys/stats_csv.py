@@ -135,7 +135,8 @@ def read(path: Path, store: Store) -> ArtifactReport:
         "category": pa.array(data["category"], pa.string()),
         **{c: pa.array(data[c], pa.float64())
            for c in ("time_pct", "total", "avg", "med", "min", "max", "stddev")},
-        "count": pa.array([None if x is None else int(x) for x in data["count"]], pa.int64()),
+        "count": pa.array([int(x) if isinstance(x, float) else None for x in data["count"]],
+                          pa.int64()),
         "unit": pa.array([unit] * len(data["name"]), pa.string()),
     }))
     notes = [NOTE, f"report {report}: {len(data['name']):,} rows"]

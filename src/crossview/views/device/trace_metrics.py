@@ -9,6 +9,7 @@ shorter than `kernel_wait_max_ns`, other otherwise. `idle_by_stream` is HTA's pe
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TypedDict
 
 from crossview.knowledge import api_roles
 from crossview.knowledge.thresholds import Thresholds
@@ -190,7 +191,15 @@ def compute(store: Store, limits: Thresholds) -> Metrics:
     )
 
 
-def _sampled(store: Store, has_host: bool) -> dict[str, object]:
+class _Sampled(TypedDict):
+    cpu_samples: int
+    cpu_sampled_ns: int
+    gpu_samples: int
+    gpu_sampled_ns: int
+    summary_only: bool
+
+
+def _sampled(store: Store, has_host: bool) -> _Sampled:
     n, t = sampled_totals(store)
     gpu_rows = store.sql("SELECT count(*) FROM f_gpu").fetchall()[0][0]
     summaries = store.sql(

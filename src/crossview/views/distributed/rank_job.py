@@ -53,8 +53,8 @@ def analyze_ranks(store: Store, artifacts: list[str], rejected: list[Rejected],
     if job is None:
         return None
     by_rank = {r.rank: r for r in job.ranks}
-    for s in job.stragglers:
-        c = straggler_cause.explain(store, by_rank[s.rank].artifact_id, s.windows,
+    for st in job.stragglers:
+        c = straggler_cause.explain(store, by_rank[st.rank].artifact_id, st.windows,
                                     limits.straggler_gpu_busy_share)
-        s.cause_kind, s.cause = c.kind, c.text
+        st.cause_kind, st.cause = c.kind, c.text
     return job

@@ -8,6 +8,7 @@ store (like views/distributed/ranks.py), so it can run where that rank's store l
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,7 @@ class Cause:
     top_host: list[tuple[str, int]]  # (host op, ~self ns inside the windows)
 
 
-def _clipped(store: Store, sql: str, params: dict[str, object], ws: np.ndarray,
+def _clipped(store: Store, sql: str, params: Mapping[str, object], ws: np.ndarray,
              we: np.ndarray, weight: bool) -> list[tuple[str, int]]:
     r = store.sql(sql, params).fetchnumpy()
     if len(r["s"]) == 0:

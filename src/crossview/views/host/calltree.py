@@ -49,13 +49,15 @@ class TreeNode:
             return d
 
         top = one(self)
-        top["children"] = root_kids = []
+        root_kids: list[object] = []
+        top["children"] = root_kids
         todo: list[tuple[TreeNode, list[object]]] = [(self, root_kids)]
         while todo:
             n, kids = todo.pop()
             for c in n.children:
                 d = one(c)
-                d["children"] = sub = []
+                sub: list[object] = []
+                d["children"] = sub
                 kids.append(d)
                 todo.append((c, sub))
         return top
