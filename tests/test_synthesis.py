@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from crossview.synthesis import synthesize
 from conftest import SHARED_DATA, run_cli
+from crossview.synthesis import synthesize
 from crossview.synthesis.bundle import load
 from crossview.synthesis.inventory import take
 

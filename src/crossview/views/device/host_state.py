@@ -131,11 +131,11 @@ def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
         idx = np.nonzero((depth == d) & (pidx >= 0))[0]
         if len(idx) == 0:
             continue
-        p = pidx[idx]
-        take = eff[p] < eff[idx]  # the ancestor's cause ranks higher
-        eff[idx] = np.where(take, eff[p], eff[idx])
-        src[idx] = np.where(take, src[p], src[idx])
-        call[idx] = np.where(is_py[idx], name_ix[idx], call[p])
+        up = pidx[idx]
+        take = eff[up] < eff[idx]  # the ancestor's cause ranks higher
+        eff[idx] = np.where(take, eff[up], eff[idx])
+        src[idx] = np.where(take, src[up], src[idx])
+        call[idx] = np.where(is_py[idx], name_ix[idx], call[up])
     # the frame a cause names: the matching op (matched), the innermost op (innermost), or
     # the python frame that called it (calling; the op itself when none is recorded)
     m = mode[np.minimum(eff, none)]

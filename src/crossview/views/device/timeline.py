@@ -7,7 +7,6 @@ exposed (not overlapped by compute), per device.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
