@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable
@@ -91,8 +92,12 @@ class Runner:
         self.wire = self._start()
 
     def _start(self) -> Wire:
-        return Wire([self.root], stderr=self.log, as_cap=AS_CAP,
-                    env={"CROSSVIEW_MEMORY_LIMIT": "500MB"})
+        try:
+            return Wire([self.root], stderr=self.log, as_cap=AS_CAP,
+                        env={"CROSSVIEW_MEMORY_LIMIT": "500MB"})
+        except RuntimeError:  # once more: a slow start on a loaded machine
+            return Wire([self.root], stderr=self.log, as_cap=AS_CAP,
+                        env={"CROSSVIEW_MEMORY_LIMIT": "500MB"})
 
     def close(self) -> None:
         self.wire.close()
@@ -185,7 +190,8 @@ def _count(totals: Counter[str], label: str, res: dict[str, list[str]],
 
 
 def run(cases: list[Case], tools: list[str], timeout: float = 60,
-        echo: Callable[[str], None] | None = None) -> tuple[Counter[str], int]:
+        echo: Callable[[str], None] | None = None, progress: bool = False
+        ) -> tuple[Counter[str], int]:
     """(count per outcome kind, calls made) over the escape probes and the cases."""
     r = Runner(timeout)
     totals: Counter[str] = Counter()
@@ -193,6 +199,8 @@ def run(cases: list[Case], tools: list[str], timeout: float = 60,
         res, calls = r.probe_escapes()
         _count(totals, "(escape probe)", res, echo)
         for c in cases:
+            if progress:
+                print(f"… {c.name}", file=sys.stderr, flush=True)
             res, n = r.run_case(c, tools)
             _count(totals, c.name, res, echo)
             calls += n

@@ -42,8 +42,10 @@ class Wire:
         self.next_id = 0
         _, r = self.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                         "clientInfo": {"name": "hostile", "version": "1"}},
-                         timeout=60)
-        assert r and "result" in r, r
+                         timeout=180)  # a loaded machine: start-up takes a while
+        if not (r and "result" in r):
+            self.close()
+            raise RuntimeError(f"the MCP server did not start: {r}")
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def _pump(self) -> None:

@@ -157,7 +157,7 @@ def main() -> int:
         from tests.hostile import mcp_run
 
         found, calls = mcp_run.run(cases, a.tools.split(","), a.timeout,
-                                   echo=lambda line: print(line, flush=True))
+                                   echo=lambda line: print(line, flush=True), progress=True)
         print(f"\n{calls} MCP calls over {len(cases)} cases + escape probes: " + ", ".join(
             f"{k} {found[k]}" for k in mcp_run.KINDS))
         return 1 if sum(found.values()) else 0
