@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from tests.hostile.corpus import CASES, GOOD_KINETO, Case
+from .corpus import CASES, GOOD_KINETO, Case
 
 REPO = Path(__file__).resolve().parents[2]
 AS_CAP = 6 << 30
@@ -154,7 +154,7 @@ def main() -> int:
     only = set(filter(None, a.only.split(",")))
     cases = [c for c in CASES if (a.big or not c.big) and (not only or c.name in only)]
     if a.mcp:
-        from tests.hostile import mcp_run
+        from . import mcp_run
 
         found, calls = mcp_run.run(cases, a.tools.split(","), a.timeout,
                                    echo=lambda line: print(line, flush=True), progress=True)
