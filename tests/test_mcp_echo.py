@@ -100,3 +100,21 @@ def test_escapes_are_never_written_raw(wire: Wire) -> None:
     assert r["result"]["isError"]
     assert "\x1b" not in text and "\n" not in text
     assert "\\x1b[31m\\ncrossview: error: forged" in text
+
+
+def test_unparseable_line_is_answered_not_dropped(wire: Wire) -> None:
+    """The SDK drops a line it cannot parse without an answer (the client would wait for
+    ever): a non-UTF-8 file name sent as lone surrogate escapes, or broken JSON, is answered
+    with one sentence and the request's id."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {
+        "name": "analyze", "arguments": {"paths": [os.fsdecode(b"cap\xff.json")]}}})
+    wire.send(line.encode())
+    _, r = wire.recv()
+    assert r["id"] == 11 and r["error"]["code"] == -32600
+    assert r["error"]["message"] == ("request refused: not a valid JSON-RPC message (Invalid "
+                                     "JSON: lone leading surrogate in hex escape at line 1 "
+                                     "column 117)")
+    wire.send(b'{"jsonrpc": "2.0", "id": 12, "method": "tools/list"')
+    _, r = wire.recv()
+    assert r["id"] == 12 and r["error"]["message"].startswith("request refused: not a valid")
+    _alive(wire, 13)

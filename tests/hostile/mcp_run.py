@@ -150,6 +150,10 @@ class Runner:
             shutil.copyfile(GOOD_KINETO, good)
             pair = [str(d)] if bad.is_dir() or bad.name == "bundle.yaml" else [str(bad),
                                                                                 str(good)]
+            try:
+                str(bad).encode("utf-8")
+            except UnicodeEncodeError:  # a non-UTF-8 name cannot be sent in JSON: walk its
+                pair = [str(d)]  # folder (the server refuses the raw name in one sentence)
             res: dict[str, list[str]] = {}
             calls = 0
             for tool in tools:

@@ -248,7 +248,7 @@ def _short(content: dict[str, str]) -> dict[str, Any]:
     and the file count, so a bundle of many files does not bloat every result."""
     h = hashlib.sha256()
     for f, digest in content.items():
-        h.update(f"{f}\0{digest}\n".encode())
+        h.update(f"{f}\0{digest}\n".encode("utf-8", "surrogateescape"))  # non-UTF-8 names
     return {"files": len(content), "content_sha256": h.hexdigest()[:16]}
 
 

@@ -3,7 +3,8 @@
 The SDK's stdio reader reads a line of any length into memory and hands it to the JSON
 parser. Here a line longer than input_limits.yaml `mcp_max_message_bytes` (the SDK's own
 HTTP body limit is 4 MiB) is never held: it is skipped in chunks and answered with one
-JSON-RPC error sentence (its id, when one is found near the start of the line; else null).
+JSON-RPC error sentence (its id, when one is found near the start of the line; else null),
+and so is a line the SDK cannot parse (it would drop it unanswered: the client would wait).
 Everything else is the SDK's transport: stdin is read from a private duplicate of fd 0, and
 fd 0 points at the null device while serving, as the SDK does, so children read EOF.
 """
@@ -18,8 +19,10 @@ from typing import IO, Any
 import anyio
 import anyio.to_thread
 from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
+from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError, jsonrpc_message_adapter
+from pydantic import ValidationError
 
+from crossview.mcp.echo import bounded
 from crossview.sources import guard
 
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"[A-Za-z0-9_.:-]{1,64}")')
@@ -57,11 +60,22 @@ class BoundedLines:
             line, size = await anyio.to_thread.run_sync(self._line, abandon_on_cancel=True)
             if not line:
                 raise StopAsyncIteration
-            if size <= self.limit:
-                return line.decode("utf-8", errors="replace")
-            await self._refuse(line)
+            if size > self.limit:
+                await self._refuse(line, too_long(self.limit))
+                continue
+            text = line.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue
+            try:  # the SDK drops a message it cannot parse without an answer: the client
+                jsonrpc_message_adapter.validate_json(text, by_name=False)  # would wait
+            except ValidationError as e:
+                why = e.errors()[0]["msg"] if e.errors() else "cannot be parsed"
+                await self._refuse(line[:4096], bounded(
+                    f"request refused: not a valid JSON-RPC message ({why})"))
+                continue
+            return text
 
-    async def _refuse(self, head: bytes) -> None:
+    async def _refuse(self, head: bytes, message: str) -> None:
         if self.errors is None:
             return
         m = _ID.search(head)
@@ -69,7 +83,7 @@ class BoundedLines:
         if m:
             rid = int(m[1]) if m[1][:1] != b'"' else m[1][1:-1].decode()
         err = JSONRPCError(jsonrpc="2.0", id=rid,
-                           error=ErrorData(code=INVALID_REQUEST, message=too_long(self.limit)))
+                           error=ErrorData(code=INVALID_REQUEST, message=message))
         await self.errors.send(SessionMessage(err))
 
 
