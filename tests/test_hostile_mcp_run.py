@@ -16,7 +16,7 @@ from hostile import mcp_run  # noqa: E402
 from hostile.corpus import CASES, GOOD_KINETO  # noqa: E402
 
 FAST = ("k_deep_args", "k_hugeint_devprops", "nsys_start_text", "fifo", "bad_name",
-        "tar_symlink", "yaml_bomb")
+        "tar_symlink", "nonutf8_name_ok", "yaml_bomb")
 
 
 @pytest.mark.skipif(not GOOD_KINETO.is_file(), reason="../shared/data absent")
@@ -26,4 +26,4 @@ def test_fast_subset_through_the_mcp_tools() -> None:
     lines: list[str] = []
     found, calls = mcp_run.run(cases, list(mcp_run.TOOLS), timeout=120, echo=lines.append)
     assert sum(found.values()) == 0, "\n".join(lines)
-    assert calls == 10 + 6 * len(mcp_run.TOOLS) + 1  # probes; yaml_bomb: inventory only
+    assert calls == 10 + 7 * len(mcp_run.TOOLS) + 1  # probes; yaml_bomb: inventory only
