@@ -26,6 +26,7 @@ N = 100_000
 
 class Wire:
     def __init__(self, root: Path, err: Path) -> None:
+        self.err = err
         env = {**os.environ, "PYTHONPATH": str(SRC)}
         self.p = subprocess.Popen([sys.executable, "-m", "crossview", "mcp", "--root", str(root)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -118,3 +119,12 @@ def test_unparseable_line_is_answered_not_dropped(wire: Wire) -> None:
     _, r = wire.recv()
     assert r["id"] == 12 and r["error"]["message"].startswith("request refused: not a valid")
     _alive(wire, 13)
+
+
+def test_long_notification_dropped_with_a_short_log_line(wire: Wire) -> None:
+    """A notification gets no answer; an unknown 1 MB method name is dropped with one short
+    log line (the SDK logged it whole: 4.4 MB of stderr, seconds of formatting)."""
+    before = wire.err.stat().st_size
+    wire.send({"jsonrpc": "2.0", "method": "n" * 1_000_000})
+    _alive(wire, 14)
+    assert wire.err.stat().st_size - before < 2000

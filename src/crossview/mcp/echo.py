@@ -68,6 +68,8 @@ class BoundedEcho:
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         sent = _sent(ctx.method, ctx.params)
+        if getattr(ctx, "request_id", None) is None:  # a notification: nothing to answer,
+            return await self._notification(ctx, call_next, sent)  # nothing logged whole
         if len(ctx.method) > int(guard.limit("error_quote_chars")):
             raise MCPError(METHOD_NOT_FOUND, bounded(f"Method not found: {ctx.method}", sent))
         try:
@@ -81,3 +83,14 @@ class BoundedEcho:
             log.warning("%s failed: %s", bounded(ctx.method, sent), why)
             code = 0 if isinstance(e, ValueError) else INTERNAL_ERROR  # 0: the SDK's own
             raise MCPError(code, why) from None
+
+    async def _notification(self, ctx: Any, call_next: Any, sent: list[str]) -> Any:
+        if len(ctx.method) > int(guard.limit("error_quote_chars")):
+            log.warning("notification dropped: unknown method %s", bounded(ctx.method, sent))
+            return None
+        try:
+            return await call_next(ctx)
+        except Exception as e:  # the SDK would log the client's method and value whole
+            log.warning("notification %s failed: %s", bounded(ctx.method, sent),
+                        bounded(str(e) or type(e).__name__, sent))
+            return None
