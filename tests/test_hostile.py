@@ -219,3 +219,22 @@ def test_lake_after_a_crash_torn_line_part_and_orphans(tmp_path: Path) -> None:
     assert not part.exists() and not orphan.exists()
     lines = (lake / manifest.MANIFEST).read_text().splitlines()
     assert len(lines) == n_lines + 1 and all(ln.endswith("}") for ln in lines)
+
+
+def test_own_outputs_are_not_listed_in_an_inventory(tmp_path: Path) -> None:
+    """A user-named export (recorded in .crossview-outputs), a marked default-named one and
+    the sidecar itself are crossview's, not the bundle's: not read, not in other_files; a
+    file of the user's that crossview does not read still is."""
+    import json
+
+    (tmp_path / GOOD_KINETO.name).write_bytes(GOOD_KINETO.read_bytes())
+    (tmp_path / "notes.md").write_text("what was run\n")
+    assert _cli("export", "--to", "perfetto", "-o", str(tmp_path / "timeline.json"),
+                str(tmp_path)).returncode == 0
+    (tmp_path / "trace.crossview.perfetto.json").write_text("{}")
+    assert (tmp_path / ".crossview-outputs").read_text() == "timeline.json\n"
+    proc = _cli("inventory", "--format", "json", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    inv = json.loads(proc.stdout)
+    assert inv["other_files"] == ["notes.md"]
+    assert [a["path"] for a in inv["artifacts"]] == [GOOD_KINETO.name]

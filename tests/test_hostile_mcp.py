@@ -162,3 +162,27 @@ def test_calls_are_bounded_and_memory_errors_are_results() -> None:
 
     assert anyio.run(go) == ["ok"] * 12
     assert peak[0] == cap
+
+
+def test_a_refused_path_beside_a_good_one_is_reported_not_fatal(tmp_path: Path) -> None:
+    """As the CLI: a given path outside the roots (a link to /dev/zero) or missing is one
+    refused artifact with its sentence; the good capture beside it is still analyzed
+    (425 kernels). Every path refused: the call is, naming each."""
+    if not TRACE.is_file():
+        pytest.skip("../shared/data absent")
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copyfile(TRACE, root / TRACE.name)
+    (root / "zero.pt.trace.json").symlink_to("/dev/zero")
+    server = build([root])
+    bad = [str(root / "zero.pt.trace.json"), str(root / "gone.json")]
+    err, text = _call(server, "analyze", {"paths": [*bad, str(root / TRACE.name)]})
+    assert not err, text
+    doc = json.loads(text)
+    assert doc["paths"] == [*bad, str(root / TRACE.name)]
+    assert [(r["path"], r["problems"]) for r in doc["rejected"]] == [
+        (bad[0], [f"outside the allowed roots ({root.resolve()}); symlinks are resolved"]),
+        (bad[1], ["no such file or folder"])]
+    assert '"kernel_count":425' in text.replace(" ", "")
+    err, text = _call(server, "analyze", {"paths": bad})
+    assert err and "outside the allowed roots" in text and "no such file" in text

@@ -2,6 +2,8 @@
 
     PYTHONPATH=src .venv/bin/python -m tests.hostile.run [--big] [--cmd analyze,inventory]
                                                          [--only NAME,...] [--timeout 60]
+    PYTHONPATH=src .venv/bin/python -m tests.hostile.run --mcp [--tools analyze,...]
+                                     (the same corpus through the MCP tools: mcp_run.py)
 
 Each case: its bad input beside a good capture (the small MI300X Kineto trace), one process
 per command under a wall-clock timeout and an address-space cap. Outcomes counted:
@@ -27,7 +29,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from tests.hostile.corpus import CASES, GOOD_KINETO, Case
+from .corpus import CASES, GOOD_KINETO, Case
 
 REPO = Path(__file__).resolve().parents[2]
 AS_CAP = 6 << 30
@@ -84,7 +86,8 @@ def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str,
     if not good_ok:
         found.append("good_lost")
     esc = bad.name.encode("utf-8", "backslashreplace").decode("utf-8")  # as crossview shows
-    bad_arts = [a for a in arts if Path(a.get("path", "")).name in (bad.name, esc)
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in esc)  # guard.show
+    bad_arts = [a for a in arts if Path(a.get("path", "")).name in (bad.name, esc, shown)
                 or bad.is_dir() and bad.name in a.get("path", "")]
     flagged = _mentioned(bad, err) or any(
         a.get("status") not in (None, "ok") or a.get("valid") is False for a in bad_arts)
@@ -144,9 +147,20 @@ def main() -> int:
                     help="any of analyze,inventory,report,export,kernels,ingest,synthesize,diff")
     ap.add_argument("--only", default="")
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--mcp", action="store_true", help="through one MCP stdio server's tools")
+    ap.add_argument("--tools", default="analyze,inventory,kernels,query,hot_traces",
+                    help="with --mcp: the tools called on each case")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     cases = [c for c in CASES if (a.big or not c.big) and (not only or c.name in only)]
+    if a.mcp:
+        from . import mcp_run
+
+        found, calls = mcp_run.run(cases, a.tools.split(","), a.timeout,
+                                   echo=lambda line: print(line, flush=True), progress=True)
+        print(f"\n{calls} MCP calls over {len(cases)} cases + escape probes: " + ", ".join(
+            f"{k} {found[k]}" for k in mcp_run.KINDS))
+        return 1 if sum(found.values()) else 0
     totals: Counter[str] = Counter()
     runs = 0
     for c in cases:

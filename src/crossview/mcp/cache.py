@@ -143,19 +143,20 @@ class AnalysisCache:
         return out
 
     def get(self, paths: list[str], flt: FilterArg | None, gpu: str | None = None) -> Entry:
-        real = self.roots.check_all(paths)
+        asked = paths
+        paths, real, refused = self.roots.check_each(paths)  # refused: reported, not read
         f = (flt or FilterArg()).to_filter()
         try:
             content = self.hashes.content(real)
         except OSError as err:
             raise Refused(f"{', '.join(paths)}: cannot read: {err}") from None
-        okey = (tuple(map(str, real)), gpu)
+        okey = (tuple(map(str, real)), tuple(refused), gpu)
         key = (*okey, f)
         with self._lock:
             hit = self._entries.get(key)
             if hit is not None and hit.opened is not None and hit.opened.content == content:
                 self._entries.move_to_end(key)
-                return hit.used({"state": "cached", **_short(content)}, paths)
+                return hit.used({"state": "cached", **_short(content)}, asked)
             opened = self._opened.get(okey)
         why = None
         if opened is not None and opened.content != content:
@@ -167,6 +168,8 @@ class AnalysisCache:
             # read through the path as given (checked above: its real path is under a root),
             # so artifact paths in results match what the caller and the CLI spell
             opened = self._open(real, self._spelled(paths, real), content)
+            opened.reports += [ArtifactReport(shown, "unknown", "refused", [why])
+                               for shown, why in refused]
             state = "re-read" if why else "read"
             with self._lock:
                 self._opened[okey] = opened
@@ -194,7 +197,7 @@ class AnalysisCache:
             while len(self._entries) > self.size:
                 _, gone = self._entries.popitem(last=False)
                 self._release(gone)
-        return entry.used(read, paths)
+        return entry.used(read, asked)
 
     def _open(self, real: list[Path], spelled: list[Path], content: dict[str, str]) -> Opened:
         lakes = [p for p in real if is_lake(p)]
@@ -246,7 +249,7 @@ def _short(content: dict[str, str]) -> dict[str, Any]:
     and the file count, so a bundle of many files does not bloat every result."""
     h = hashlib.sha256()
     for f, digest in content.items():
-        h.update(f"{f}\0{digest}\n".encode())
+        h.update(f"{f}\0{digest}\n".encode("utf-8", "surrogateescape"))  # non-UTF-8 names
     return {"files": len(content), "content_sha256": h.hexdigest()[:16]}
 
 

@@ -7,5 +7,20 @@ from typing import Any
 import msgspec
 
 
+def _utf8(obj: Any) -> Any:
+    """`obj` with every string made encodable: a non-UTF-8 file name (held as surrogate
+    escapes) is shown with backslash escapes, as the CLI shows it (issue 18)."""
+    if isinstance(obj, str):
+        return obj.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(obj, dict):
+        return {_utf8(k): _utf8(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_utf8(v) for v in obj]
+    return obj
+
+
 def dumps(obj: Any) -> str:
-    return msgspec.json.encode(obj, enc_hook=str).decode()
+    try:
+        return msgspec.json.encode(obj, enc_hook=str).decode()
+    except UnicodeEncodeError:  # rare: walk the document only then
+        return msgspec.json.encode(_utf8(obj), enc_hook=str).decode()

@@ -67,6 +67,30 @@ class Roots:
             raise Refused("paths: give at least one capture file or folder")
         return [self.check(p) for p in paths]
 
+    def check_each(self, paths: list[str]
+                   ) -> tuple[list[str], list[Path], list[tuple[str, str]]]:
+        """(the paths that pass as given, their real paths, (path shown, problem) per refused
+        path): a refused path is reported beside the others, as the CLI reports a bad file,
+        unless every path is refused (then the call is, with every sentence)."""
+        if not paths:
+            raise Refused("paths: give at least one capture file or folder")
+        given: list[str] = []
+        real: list[Path] = []
+        refused: list[tuple[str, str]] = []
+        for p in paths:
+            try:
+                real.append(self.check(p))
+                given.append(p)
+            except Refused as e:
+                from crossview.sources import guard
+
+                quoted, why = short(p), str(e)  # the path itself, escaped, when usable
+                shown = guard.show(p) if len(p) <= 4096 and "\0" not in p else quoted
+                refused.append((shown, why.removeprefix(f"{quoted}: ")))
+        if not real:
+            raise Refused("; ".join(f"{shown}: {why}" for shown, why in refused))
+        return given, real, refused
+
 
 # Statements that write, attach or reconfigure: refused even before DuckDB parses the text
 # (the parser check below is the real gate; this one gives the clearer message).

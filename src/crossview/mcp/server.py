@@ -8,6 +8,7 @@ from typing import Any
 
 from crossview.mcp import guarded, resources
 from crossview.mcp.cache import AnalysisCache
+from crossview.mcp.echo import BoundedEcho
 from crossview.mcp.safety import Roots
 from crossview.mcp.tools_ops import OpTools
 from crossview.mcp.tools_synthesis import SynthesisTools
@@ -39,6 +40,7 @@ def build(roots: list[Path]) -> Any:
 
     views, other = ViewTools(cache), OtherTools(cache)
     server = Server("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
+    server.middleware.append(BoundedEcho())  # errors quote a short prefix of what was sent
     ro = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     fn: Callable[..., str]  # tools of different signatures, all returning JSON text
     for fn in (views.topentities, views.gpu_metrics, views.hot_traces, views.flamegraph,
@@ -79,4 +81,8 @@ def run(roots: list[Path], http: bool, host: str, port: int, token: str | None) 
 
         serve(server, host, port, token)
     else:
-        server.run("stdio")
+        import anyio
+
+        from crossview.mcp import stdio_bounded
+
+        anyio.run(stdio_bounded.serve, server)  # one message at most mcp_max_message_bytes

@@ -14,7 +14,7 @@ import yaml
 
 from crossview.core.context import UNKNOWN, Context
 from crossview.errors import InputError
-from crossview.sources import guard, yaml_safe
+from crossview.sources import guard, outputs, yaml_safe
 from crossview.sources.registry import discover
 
 BUNDLE_FILE = "bundle.yaml"
@@ -212,7 +212,7 @@ def load(root: Path) -> Bundle:
     seen = {f.resolve() for f in files}
     files += sorted(f for f in root.rglob("*") if f.is_file() and f.stat().st_size == 0
                     and f.resolve() not in seen and out_dir not in f.resolve().parents
-                    and f.name != BUNDLE_FILE)
+                    and f.name != BUNDLE_FILE and not outputs.is_own_output(f))
     return Bundle(root, context, extra, _mapping(yml, data, "capture"),
                   _facts(yml, _mapping(yml, data, "artifacts"), warnings),
                   _refs(yml, data.get("source_refs")), sorted(files), warnings,

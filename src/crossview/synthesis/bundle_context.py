@@ -22,6 +22,7 @@ import yaml
 from crossview.core.context import UNKNOWN, Context
 from crossview.core.scalars import scalar_of
 from crossview.knowledge.loader import load_yaml
+from crossview.sources import outputs
 from crossview.store.store import Store
 from crossview.synthesis.bundle import OUTPUT_DIR, Bundle
 
@@ -85,7 +86,7 @@ def read_commands(b: Bundle) -> list[Command]:
     out: list[Command] = []
     out_dir = (b.root / OUTPUT_DIR).resolve()
     files = sorted(f for f in b.root.rglob("*") if f.is_file()
-                   and out_dir not in f.resolve().parents)
+                   and out_dir not in f.resolve().parents and not outputs.is_own_output(f))
     for spec in _table()["command_files"]:
         for f in files:
             if not fnmatch.fnmatch(f.name, spec["glob"]):

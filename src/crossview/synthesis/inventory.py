@@ -14,6 +14,7 @@ from crossview.knowledge import synthesis as kb
 from crossview.knowledge.thresholds import defaults
 from crossview.scope.filter import Filter
 from crossview.scope.resolve import resolve
+from crossview.sources import guard, outputs
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
@@ -255,7 +256,9 @@ def take(bundle: Bundle, gpu: str | None = None) -> Inventory:
         entries.append(e)
     entries.sort(key=lambda x: x.path)
     read = {e.path for e in entries}
-    others = sorted(p for p in (bundle.rel(f) for f in bundle.root.rglob("*") if f.is_file())
+    # crossview's own outputs (marked, or listed in .crossview-outputs) are not "other files"
+    others = sorted(p for p in (bundle.rel(f) for f in guard.walk(bundle.root)
+                                if f.is_file() and not outputs.is_own_output(f))
                     if p not in read and p != "bundle.yaml" and not p.startswith("findings/"))
     views, findings = None, []
     if any(e.valid for e in entries):
