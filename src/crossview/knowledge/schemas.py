@@ -515,6 +515,8 @@ class InputLimits(Rec):
     max_csv_field_bytes: int
     mcp_max_concurrent_calls: int
     error_quote_chars: int
+    mcp_max_message_bytes: int
+    mcp_max_error_chars: int
     python_recursion_limit: int
     max_yaml_nodes: int
     max_compression_ratio: Num
