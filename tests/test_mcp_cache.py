@@ -114,8 +114,12 @@ def test_lake_is_opened_once_without_a_parse(root: Path, tmp_path_factory: pytes
     assert json.loads(views.hot_traces([str(lake)]))["tree"]["total_ns"] == 10_674_517
     assert _q(other, [str(lake)])["store"]["state"] == "cached" and cache.reads == 1
     other_file = tmp_path_factory.mktemp("x")
-    with pytest.raises(Refused, match="outside the allowed roots"):
-        _q(other, [str(lake), str(other_file)])
+    # a path outside the roots beside the lake is refused on its own (issue 18: nothing else
+    # lost); the lake still answers
+    r = _q(other, [str(lake), str(other_file)])
+    assert r["rows"] == [[425, 10_674_517]]
+    assert [x["path"] for x in r["rejected"]] == [str(other_file)]
+    assert "outside the allowed roots" in r["rejected"][0]["problems"][0]
     shutil.copyfile(H100, root / "h100.json.gz")
     with pytest.raises(Refused, match="a perf-lake is one input"):
         _q(other, [str(lake), str(root / "h100.json.gz")])

@@ -10,7 +10,8 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from crossview.cli.app import parse_window
+from crossview.cli.app import error_line, parse_window
+from crossview.errors import UsageError
 from crossview.scope.filter import Filter
 
 DeviceOpt = Annotated[int | None, typer.Option(help="Only this GPU (device id).")]
@@ -69,7 +70,12 @@ def with_filter(fn: Callable[..., R]) -> Callable[..., R]:
     @functools.wraps(fn)
     def command(**kwargs: object) -> R:
         opts = {n: kwargs.pop(n, None) for n in names}
-        return fn(flt=make_filter(**opts), **kwargs)  # type: ignore[arg-type]
+        try:
+            flt = make_filter(**opts)  # type: ignore[arg-type]
+        except UsageError as e:  # a malformed --window: one error line, exit 2
+            error_line(str(e))
+            raise typer.Exit(2) from None
+        return fn(flt=flt, **kwargs)
 
     command.__signature__ = sig.replace(  # type: ignore[attr-defined]
         parameters=params, return_annotation=inspect.Signature.empty)
