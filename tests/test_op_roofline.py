@@ -261,3 +261,16 @@ def test_op_roofline_chart_draws_in_chromium(tmp_path: Path) -> None:
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     assert not errors, errors
+
+
+@needs_data
+def test_memory_bound_fix_fits_a_training_capture() -> None:
+    # workers0 is ResNet-50 training: its near-ceiling memory-bound ops include
+    # aten::cudnn_batch_norm_backward (read off the recap by hand), so the fix names training
+    # levers (mixed precision for activations + gradients, channels_last for a conv net) and
+    # not decode-GEMM weight quantization, which only fits inference
+    v100 = KINETO / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
+    f = next(x for x in _analysis(v100).findings if x.pattern == "memory-bandwidth-bound")
+    assert "_backward" in f.observation
+    assert "channels_last" in f.fix and "GradScaler" in f.fix
+    assert "decode" not in f.fix and "INT4" not in f.fix

@@ -29,6 +29,8 @@ def detect(v: Views) -> list[Finding]:
     share = sum(g.share for g in near)
     if not near or share < lim["memory_min_share"]:
         return []
+    # a backward pass in scope: the bytes are activations and gradients, not decode weights
+    training = any(m in g.op for g in r.groups for m in lim["training_op_markers"])
     lines = [f"`{g.op}` {g.shape} {g.dtype}: {duration(g.time_ns)} ({100 * g.share:.1f}%), "
              f"{bandwidth(g.bytes_per_s)} = "
              f"{100 * g.bytes_per_s / (g.peak_bytes_per_s or 1):.1f}% of DRAM bandwidth"
@@ -40,7 +42,8 @@ def detect(v: Views) -> list[Finding]:
               f"{100 * share:.1f}% of kernel time)",
         observation="; ".join(lines) + ". Bytes are the minimal traffic of the recorded "
                     "shapes (analytic, rigor L2).",
-        fix=fix_for("memory-bandwidth-bound-analytic", None, near[0].op), share=share,
+        fix=fix_for("memory-bandwidth-bound-analytic", "training" if training else None,
+                    near[0].op), share=share,
         evidence=[Evidence(v.evidence_path, "recorded input shapes × kernel time vs "
                            "sol_ceilings.yaml DRAM bandwidth")],
         expected_effect="Time falls with the bytes moved: halving the bytes (16-bit "
@@ -52,5 +55,5 @@ def detect(v: Views) -> list[Finding]:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
     thresholds=("op_roofline.yaml:memory_near_pct", "op_roofline.yaml:memory_min_share",
-                "op_roofline.yaml:memory_red_share"),
+                "op_roofline.yaml:memory_red_share", "op_roofline.yaml:training_op_markers"),
     fix_keys=("memory-bandwidth-bound-analytic",))

@@ -367,6 +367,7 @@ class OpRoofline(Rec):
     memory_min_share: Num
     memory_near_pct: Num
     memory_red_share: Num
+    training_op_markers: list[str]
     ncu_agree_ratio_min: Num
     ncu_agree_ratio_max: Num
     attention_chain_min_share: Num
