@@ -91,13 +91,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
             " AND h.start_ns >= a.start_ns AND h.start_ns + h.dur_ns <= a.start_ns + a.dur_ns)"
         )
     host_sql = "SELECT h.* FROM host_ops h WHERE " + " AND ".join(host_where)
-    # a view when the slice needs no parameters (no copy), else a materialized table
-    store.sql("DROP VIEW IF EXISTS f_host")
-    store.sql("DROP TABLE IF EXISTS f_host")
-    if params:
-        store.sql(f"CREATE TEMP TABLE f_host AS {host_sql}", params)
-    else:
-        store.sql(f"CREATE TEMP VIEW f_host AS {host_sql}")
+    store.scoped_relation("f_host", host_sql, params)
     # f_samples: sampled stacks, same filter (notes: untimed stack files a window leaves out)
     notes.extend(sample_scope.resolve_samples(store, ids, flt))
     host_scoped = flt.pid is not None or flt.tid is not None or flt.annotation is not None
@@ -106,9 +100,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         gpu_where.append("g.launch_op_id IN (SELECT op_id FROM f_host)")
         notes.append("GPU ops limited to those launched from the selected host slice")
     gpu_sql = "SELECT g.* FROM gpu_ops g WHERE " + " AND ".join(gpu_where)
-    store.sql("DROP VIEW IF EXISTS f_gpu")
-    store.sql("DROP TABLE IF EXISTS f_gpu")
-    store.sql(f"CREATE TEMP VIEW f_gpu AS {gpu_sql}")
+    store.scoped_relation("f_gpu", gpu_sql)
     devs = store.sql(
         "SELECT DISTINCT f.artifact_id, f.device, coalesce(d.name, '') FROM f_gpu f"
         " LEFT JOIN devices d USING (artifact_id, device) WHERE f.kind = 'kernel' ORDER BY 1, 2"

@@ -42,12 +42,7 @@ def resolve_samples(store: Store, ids: Sequence[int], flt: Filter) -> list[str]:
             " AND a.artifact_id = s.artifact_id AND a.pid = s.pid AND a.tid = s.tid"
             " AND s.ts_ns >= a.start_ns AND s.ts_ns < a.start_ns + a.dur_ns)")
     sql = "SELECT s.* FROM samples s WHERE " + " AND ".join(where)
-    store.sql("DROP VIEW IF EXISTS f_samples")
-    store.sql("DROP TABLE IF EXISTS f_samples")
-    if params:
-        store.sql(f"CREATE TEMP TABLE f_samples AS {sql}", params)
-    else:
-        store.sql(f"CREATE TEMP VIEW f_samples AS {sql}")
+    store.scoped_relation("f_samples", sql, params)
     if flt.window_ns is None and flt.annotation is None:
         return []
     untimed = store.sql(f"SELECT coalesce(sum(count), 0) FROM samples WHERE artifact_id IN"

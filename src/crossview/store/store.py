@@ -135,6 +135,17 @@ class Store:
             ) -> duckdb.DuckDBPyConnection:
         return self.con.execute(query, params or [])
 
+    def scoped_relation(self, name: str, query: str,
+                        params: Mapping[str, object] | None = None) -> None:
+        """(Re)define a filtered slice (f_host, f_samples…): a view when it needs no
+        parameters (no copy), else a temp table materialized with them."""
+        self.sql(f"DROP VIEW IF EXISTS {name}")
+        self.sql(f"DROP TABLE IF EXISTS {name}")
+        if params:
+            self.sql(f"CREATE TEMP TABLE {name} AS {query}", params)
+        else:
+            self.sql(f"CREATE TEMP VIEW {name} AS {query}")
+
     def close(self) -> None:
         self.con.close()
 
