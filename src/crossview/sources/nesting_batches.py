@@ -13,6 +13,7 @@ the next batch is read, so numpy never holds more than one batch. `insert_host_o
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -54,15 +55,18 @@ def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Pat
 
 
 def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, tid_sql: str,
-                    canon: I64, labels: str | None = None, batch_rows: int | None = None
-                    ) -> None:
+                    canon: I64, labels: str | None = None, batch_rows: int | None = None,
+                    kind_sql: str = "h.kind", name_sql: str = "h.name",
+                    params: dict[str, Any] | None = None) -> None:
     """host_ops ← `_host` POSITIONAL JOIN `_nestres`; drops `_nestres`. `pid_sql`/`tid_sql`
-    are expressions over `_host` alias h; `canon` maps provisional → final node ids.
+    (and `kind_sql`/`name_sql`) are expressions over `_host` alias h, with `params` as their
+    query parameters (Kineto: list lookups by thread and label id, which keep row order where a
+    join would not); `canon` maps provisional → final node ids.
     `labels`: a table (label, kind, name) the names come from, by `_host.label`, when `_host`
     carries no strings (nsys). `batch_rows`: insert that many rows at a time, each batch
     compressed (`store.compact`) before the next, so a compressed store never holds more than
     one batch's names uncompressed."""
-    kind, name, join = "h.kind", "h.name", ""
+    kind, name, join = kind_sql, name_sql, ""
     if labels:
         kind, name, join = "l.kind", "l.name", f" JOIN {labels} l ON l.label = h.label"
     n = int(store.con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
@@ -79,7 +83,7 @@ def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, 
                    $canon[r.node_id + 1], r.self_ns
             FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nestres r{join}{where}
             """,
-            {"canon": canon.tolist()},
+            {**(params or {}), "canon": canon.tolist()},
         )
         if step < n:
             store.compact()

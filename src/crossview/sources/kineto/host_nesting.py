@@ -1,5 +1,8 @@
 """Host-event nesting in bounded memory: `_host` → host_ops and frames, one batch at a time.
 
+`_host` carries integers only (host_table.py); host_ops takes its strings from the thread and
+label lists, and legacy call stacks are read from `ev` by each event's `er`.
+
 Each batch (host_chunks: about `kineto_nest_batch_rows` rows, cut where no event is open) is
 nested in numpy, its call paths interned (node_table), and its results appended to the DuckDB
 table `_nestres` before the next batch is read, so numpy never holds more than one batch.
@@ -12,27 +15,30 @@ from __future__ import annotations
 from crossview.knowledge.thresholds import defaults
 from crossview.sources.kineto.frames import CallStackPrefixes, append_frames
 from crossview.sources.kineto.host_chunks import Chunk
+from crossview.sources.kineto.host_table import HostTable
 from crossview.sources.kineto.nesting import Nesting, intern_paths
 from crossview.sources.kineto.node_table import I64, NodeTable
 from crossview.sources.nesting_batches import insert_host_ops, nest_batches
 from crossview.store.store import Store
 
-_STACKS_SQL = (
-    "SELECT rowid - $a, call_stack FROM _host WHERE rowid >= $a AND rowid < $b"
-    " AND call_stack IS NOT NULL AND call_stack <> ''"
+# the legacy call stacks of host events, by row of `_host` (made only when some exist)
+_STACKS_TABLE_SQL = (
+    "CREATE OR REPLACE TEMP TABLE _stacks AS SELECT h.rowid AS hr, e.call_stack FROM _host h"
+    " JOIN (SELECT rowid AS er, args.\"Call stack\" AS call_stack FROM ev"
+    " WHERE args.\"Call stack\" <> '') e USING (er) ORDER BY hr"
 )
+_STACKS_SQL = "SELECT hr - $a, call_stack FROM _stacks WHERE hr >= $a AND hr < $b ORDER BY hr"
 
 
-def nest_host(store: Store, artifact_id: int, op_base: int, n: int,
-              batch_rows: int | None = None) -> None:
-    """Fill host_ops (and frames) from `_host` (n rows). `batch_rows` overrides the
-    threshold (tests force tiny batches)."""
+def nest_host(store: Store, artifact_id: int, op_base: int, host: HostTable,
+              has_stacks: bool, batch_rows: int | None = None) -> None:
+    """Fill host_ops (and frames) from `_host`. `has_stacks`: some host event carries a
+    legacy "Call stack". `batch_rows` overrides the threshold (tests force tiny batches)."""
     con = store.con
     batch = batch_rows or defaults().kineto_nest_batch_rows
-    label_rows = con.execute("SELECT kind, name FROM _labels ORDER BY label").fetchall()
-    has_stacks = con.execute(
-        "SELECT count(*) FROM _host WHERE call_stack IS NOT NULL AND call_stack <> ''"
-    ).fetchall()[0][0] > 0
+    label_rows = list(host.labels)
+    if has_stacks:
+        con.execute(_STACKS_TABLE_SQL)
     prefixes = CallStackPrefixes(len(label_rows), store)
     nodes = NodeTable()
 
@@ -45,7 +51,9 @@ def nest_host(store: Store, artifact_id: int, op_base: int, n: int,
         prov = nodes.merge(nested.depth, node, node_parent, node_label)
         return prov[node] if len(node) else node
 
-    nest_batches(store, op_base, n, batch, paths)
+    nest_batches(store, op_base, host.n, batch, paths)
+    if has_stacks:
+        con.execute("DROP TABLE _stacks")
     label_rows.extend(prefixes.out["labels"])
     # prefix nodes were reserved while batches ran; the interned nodes follow them
     first_node = store.reserve_nodes(0)
@@ -53,4 +61,6 @@ def nest_host(store: Store, artifact_id: int, op_base: int, n: int,
     store.reserve_nodes(len(numbered.node_parent))
     append_frames(store, prefixes.out, numbered.node_parent, numbered.node_label, label_rows,
                   first_node)
-    insert_host_ops(store, artifact_id, op_base, "h.pid", "h.tid", numbered.canon)
+    insert_host_ops(store, artifact_id, op_base, "$pids[h.thread + 1]", "$tids[h.thread + 1]",
+                    numbered.canon, kind_sql="$kinds[h.label + 1]",
+                    name_sql="$names[h.label + 1]", params=host.name_params())

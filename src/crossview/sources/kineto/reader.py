@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from crossview.knowledge import api_roles
 from crossview.sources import tempdirs
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.kineto import categories as C
-from crossview.sources.kineto import clock, staging
+from crossview.sources.kineto import clock, host_table, staging
 from crossview.sources.kineto.flows import link_by_flows
 from crossview.sources.kineto.host_nesting import nest_host
 from crossview.store.store import Store, cursor_of
@@ -107,12 +108,13 @@ def read(path: Path, store: Store) -> ArtifactReport:
     try:
         progress.current().phase("parsing JSON")
         meta, problems = _parse_events(path, con, tmpdir, threads)
-        damaged = _drop_bad_times(con)  # counted, reported skips: never "GPU idle 100%"
+        scan = _scan(con)  # counted, reported skips: never "GPU idle 100%"
+        damaged = scan.problems
         problems += damaged
         # temp files can be hundreds of MB: free them while ingest runs
         cleanup = threading.Thread(target=shutil.rmtree, args=(tmpdir, True))
         cleanup.start()
-        n_events, base_us = con.execute("SELECT count(*), floor(min(ts)) FROM ev").fetchall()[0]
+        n_events, base_us = scan.events, scan.base_us
         if n_events == 0:
             con.execute("DROP TABLE ev")
             raise InputError(
@@ -120,12 +122,9 @@ def read(path: Path, store: Store) -> ArtifactReport:
                 "nothing (was the schedule's active window reached?)", "empty",
             )
         artifact_id = store.new_artifact_id()
-        need_flows = con.execute(
-            f"SELECT count(*) FROM ev WHERE cat IN {C.GPU_CATS} AND args.correlation IS NULL"
-        ).fetchall()[0][0] > 0
         progress.current().phase(f"nesting and linking {int(n_events):,} events")
         try:
-            _ingest(store, artifact_id, float(base_us))
+            _ingest(store, artifact_id, float(base_us), scan)
         except (duckdb.Error, OverflowError, ValueError) as e:
             # hostile values (a timestamp of 1e300, …) that survive parsing but not the
             # conversion to integer ns
@@ -134,7 +133,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
             raise InputError(path, "events cannot be normalized (timestamps or durations out "
                              f"of range?): {str(e).splitlines()[0]}") from None
         con.execute("DROP TABLE ev")
-        if need_flows:
+        if scan.need_flows:
             link_by_flows(store, artifact_id, path, float(base_us))
     finally:
         if cleanup is not None:
@@ -171,32 +170,54 @@ def read(path: Path, store: Store) -> ArtifactReport:
 _TS_MAX_US = float(2**62) / 1000.0
 
 
-def _drop_bad_times(con: duckdb.DuckDBPyConnection) -> list[str]:
+@dataclass(frozen=True)
+class Scan:
+    """What one pass over `ev` learns before ingest (counts over the events kept)."""
+    problems: list[str]
+    rows: int  # rows `ev` was made with: its rowids stay below this
+    events: int
+    base_us: float  # floor of the earliest ts kept (NaN when none is)
+    need_flows: bool  # some GPU op has no correlation id
+    has_stacks: bool  # some host event carries a legacy "Call stack"
+    has_args: bool  # some host event carries recorded inputs
+
+
+def _scan(con: duckdb.DuckDBPyConnection) -> Scan:
     """Events whose time cannot be true are taken out and counted, so the numbers computed
     from the rest stay right and the artifact says it was read in part: a `ts` missing,
     non-numeric, non-finite or out of range; a GPU event whose `dur` is missing, negative or
-    non-finite. GPU events all of zero duration leave nothing to measure: said too."""
+    non-finite. GPU events all of zero duration leave nothing to measure: said too. One
+    aggregate pass also counts what ingest needs to know about the events kept."""
     ok_ts = f"(ts IS NOT NULL AND isfinite(ts) AND abs(ts) < {_TS_MAX_US!r})"
     bad_dur = "(dur IS NULL OR NOT isfinite(dur) OR dur < 0)"
-    bad_ts, bad_gpu, gpu, zero = con.execute(
-        f"SELECT count(*) FILTER (WHERE NOT {ok_ts}),"
-        f" count(*) FILTER (WHERE {ok_ts} AND cat IN {C.GPU_CATS} AND {bad_dur}),"
-        f" count(*) FILTER (WHERE {ok_ts} AND cat IN {C.GPU_CATS}),"
-        f" count(*) FILTER (WHERE {ok_ts} AND cat IN {C.GPU_CATS} AND dur = 0) FROM ev"
+    gpu, host = f"cat IN {C.GPU_CATS}", f"cat IN {C.HOST_CATS}"
+    drop = f"(NOT {ok_ts} OR ({gpu} AND {bad_dur}))"
+    keep = f"{drop} IS NOT TRUE"
+    (rows, bad_ts, bad_gpu, n_gpu, zero, events, base_us, no_corr, stacks, args
+     ) = con.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE NOT {ok_ts}),"
+        f" count(*) FILTER (WHERE {ok_ts} AND {gpu} AND {bad_dur}),"
+        f" count(*) FILTER (WHERE {ok_ts} AND {gpu}),"
+        f" count(*) FILTER (WHERE {ok_ts} AND {gpu} AND dur = 0),"
+        f" count(*) FILTER (WHERE {keep}), floor(min(ts) FILTER (WHERE {keep})),"
+        f" count(*) FILTER (WHERE {keep} AND {gpu} AND args.correlation IS NULL),"
+        f" count(*) FILTER (WHERE {keep} AND {host} AND args.\"Call stack\" <> ''),"
+        f" count(*) FILTER (WHERE {keep} AND {host} AND ({host_table.ARGS_SQL})) FROM ev"
     ).fetchall()[0]
     out: list[str] = []
     if bad_ts:
         out.append(f"partial: {bad_ts:,} event(s) with a missing, non-numeric or out-of-range "
                    "`ts` were skipped")
     if bad_gpu:
-        out.append(f"partial: {bad_gpu:,} of {gpu:,} GPU event(s) with a missing, negative or "
-                   "non-finite `dur` were skipped (GPU busy time counts only the rest)")
-    if zero and zero == gpu - bad_gpu:
+        out.append(f"partial: {bad_gpu:,} of {n_gpu:,} GPU event(s) with a missing, negative "
+                   "or non-finite `dur` were skipped (GPU busy time counts only the rest)")
+    if zero and zero == n_gpu - bad_gpu:
         out.append(f"partial: all {zero:,} usable GPU event(s) have `dur` 0: no GPU time can "
                    "be measured from this trace")
     if bad_ts or bad_gpu:
-        con.execute(f"DELETE FROM ev WHERE NOT {ok_ts} OR (cat IN {C.GPU_CATS} AND {bad_dur})")
-    return out
+        con.execute(f"DELETE FROM ev WHERE {drop}")
+    return Scan(out, int(rows), int(events), float("nan") if base_us is None else base_us,
+                no_corr > 0, stacks > 0, args > 0)
 
 
 def _devices(store: Store, artifact_id: int, top: staging.TraceMeta) -> list[str]:
@@ -226,16 +247,16 @@ def _int(v: int | None, bound: int) -> int | None:
     return v if v is not None and -bound <= v < bound else None
 
 
-def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
+def _ingest(store: Store, artifact_id: int, base_us: float, scan: Scan) -> None:
     """ev → host_ops, frames, gpu_ops. The GPU insert runs on a second DuckDB connection
     while numpy nests the host events (DuckDB drops the GIL), overlapping the two; the
     nesting goes batch by batch (host_nesting.py) so its memory is bounded."""
     con = store.con
     ns = f"CAST({int(base_us)} AS BIGINT) * 1000 + CAST(round((ts - {base_us!r}) * 1000) AS BIGINT)"
     dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
-    n = _host_table(con, ns, dur)
-    op_base = store.reserve_ops(max(n, 1))
-    gpu_base = store.reserve_ops(con.execute("SELECT count(*) FROM ev").fetchall()[0][0] + 1)
+    host = host_table.build(con, ns, dur)
+    op_base = store.reserve_ops(max(host.n, 1))
+    gpu_base = store.reserve_ops(scan.rows + 1)  # gpu op id = gpu_base + its rowid in ev
     errors: list[BaseException] = []
 
     def gpu() -> None:
@@ -247,74 +268,15 @@ def _ingest(store: Store, artifact_id: int, base_us: float) -> None:
     worker = threading.Thread(target=gpu)
     worker.start()
     try:
-        nest_host(store, artifact_id, op_base, n)
+        nest_host(store, artifact_id, op_base, host, scan.has_stacks)
     finally:
         worker.join()
     if errors:
         raise errors[0]
-    _insert_host_args(con, artifact_id, op_base)
+    if scan.has_args:
+        host_table.insert_args(con, artifact_id, op_base)
     for t in ("_host", "_labels", "_threads"):
         con.execute(f"DROP TABLE {t}")
-
-
-def _host_table(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> int:
-    """Host events, sorted (thread, start, longest first; label and correlation break ties so
-    the order, hence nesting and ids, is the same on every run), with thread and label ids.
-    Strings stay in DuckDB; only integer columns go to numpy. Returns the row count."""
-    host = f"""
-        SELECT coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
-               {C.HOST_KIND_SQL} AS kind, coalesce(name, '') AS name,
-               {ns} AS start_ns, {dur} AS dur_ns,
-               TRY_CAST(args.correlation AS BIGINT) AS correlation,
-               args."Call stack" AS call_stack,
-               args."Input Dims" AS input_dims, args."Input type" AS input_types,
-               args."Concrete Inputs" AS concrete_inputs,
-               TRY_CAST(args."In msg nelems" AS BIGINT) AS in_nelems,
-               TRY_CAST(args."Out msg nelems" AS BIGINT) AS out_nelems,
-               TRY_CAST(args."Group size" AS INTEGER) AS group_size, args.dtype AS dtype
-        FROM ev WHERE cat IN {C.HOST_CATS}
-    """
-    # small dictionaries first, so the big sort is on integers, not strings
-    con.execute(
-        "CREATE OR REPLACE TABLE _threads AS SELECT pid, tid,"
-        " CAST(row_number() OVER (ORDER BY pid, tid) - 1 AS BIGINT) AS thread"
-        f" FROM (SELECT DISTINCT coalesce(pid, '') AS pid, coalesce(tid, '') AS tid"
-        f" FROM ev WHERE cat IN {C.HOST_CATS})"
-    )
-    con.execute(
-        "CREATE OR REPLACE TABLE _labels AS SELECT kind, name,"
-        " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
-        f" FROM (SELECT DISTINCT {C.HOST_KIND_SQL} AS kind, coalesce(name, '') AS name"
-        f" FROM ev WHERE cat IN {C.HOST_CATS})"
-    )
-    con.execute(
-        f"""
-        CREATE OR REPLACE TABLE _host AS
-        SELECT t.thread, l.label, h.*
-        FROM ({host}) h JOIN _threads t USING (pid, tid) JOIN _labels l USING (kind, name)
-        ORDER BY t.thread, h.start_ns, h.dur_ns DESC, l.label, h.correlation NULLS LAST
-        """
-    )
-    return int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
-
-
-_ANY_ARG = ("input_dims IS NOT NULL OR input_types IS NOT NULL OR in_nelems IS NOT NULL"
-            " OR group_size IS NOT NULL OR dtype IS NOT NULL")
-
-
-def _insert_host_args(con: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int) -> None:
-    """op_args ← the recorded inputs of host events, as read (op id = op_base + its row in
-    _host, as host_ops numbers them)."""
-    con.execute(
-        f"""
-        INSERT INTO op_args (artifact_id, op_id, on_gpu, input_dims, input_types,
-            concrete_inputs, in_nelems, out_nelems, group_size, dtype)
-        SELECT $a, {op_base} + rowid, false, input_dims, input_types, concrete_inputs,
-               in_nelems, out_nelems, group_size, dtype
-        FROM _host WHERE {_ANY_ARG}
-        """,
-        {"a": artifact_id},
-    )
 
 
 def _insert_gpu_args(cur: duckdb.DuckDBPyConnection, artifact_id: int, gpu_base: int) -> None:
@@ -349,11 +311,11 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
             start_ns, dur_ns, correlation, launch_op_id, via_graph, bytes, copy_kind, mem_kinds,
             grid, block, regs, collective, process_group, coll_seq)
         WITH launch AS (
-            SELECT correlation, {op_base} + min(rowid) AS op_id,
-                   bool_or(name IN (SELECT unnest($graph))) AS graph
-            FROM _host
-            WHERE kind = 'runtime' AND correlation IS NOT NULL
-            GROUP BY correlation
+            SELECT h.correlation, {op_base} + min(h.rowid) AS op_id,
+                   bool_or(l.name IN (SELECT unnest($graph))) AS graph
+            FROM _host h JOIN _labels l USING (label)
+            WHERE l.kind = 'runtime' AND h.correlation IS NOT NULL
+            GROUP BY h.correlation
         ), g AS (
             SELECT {gpu_base} + rowid AS gpu_op_id, *,
                    TRY_CAST(args.correlation AS BIGINT) AS corr

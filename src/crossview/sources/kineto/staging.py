@@ -6,9 +6,11 @@
 2. Cut the array at event boundaries into one part per DuckDB thread, so parts parse in
    parallel. A cut is a guess (`}, {`); a wrong guess makes a part invalid JSON, the strict
    parse fails, and the caller re-stages exactly, in one piece.
-3. Feed the parts: from a plain file through named pipes (no copy on disk; pages of the input
-   mapping are released as they are written), from gunzipped bytes through temp files (the
-   bytes are freed before DuckDB parses). Either way peak memory stays near DuckDB's own.
+3. Feed the parts: through temp files, copied inside the kernel from the plain file that holds
+   the bytes (the input, or the gunzipped copy) with `copy_file_range` (no page of the input
+   mapped in this process, one thread per part), else written from the mapping (its pages
+   released as they are written); or through named pipes (`stream`). Either way peak memory
+   stays near DuckDB's own.
 """
 
 from __future__ import annotations
@@ -213,6 +215,67 @@ def _write(f: Any, data: bytes | mmap.mmap, span: Span, k: int, n: int, release:
     f.write(tail)
 
 
+def _copy_part(src: int, fd: int, span: Span, k: int, n: int) -> None:
+    """Part k of n → the open file `fd`, copied by the kernel from descriptor `src` (OSError
+    when the file systems or the kernel cannot: the caller writes from the mapping instead)."""
+    head, tail = _part(k, n)
+    os.write(fd, head)
+    at, end = span
+    while at < end:
+        done = os.copy_file_range(src, fd, end - at, at)
+        if done <= 0:
+            raise OSError("copy_file_range copied nothing")
+        at += done
+    os.write(fd, tail)
+
+
+def _copy_parts(source: Path, tmpdir: str, ranges: list[Span]) -> list[str] | None:
+    """The parts as temp files copied in the kernel, in parallel; None where that fails."""
+    if not hasattr(os, "copy_file_range"):
+        return None
+    errors: list[OSError] = []
+
+    def one(k: int) -> None:
+        try:
+            _copy_part(src, fds[k], ranges[k], k, len(ranges))
+        except OSError as e:
+            errors.append(e)
+
+    try:
+        src = os.open(source, os.O_RDONLY)
+    except OSError:
+        return None
+    fds: list[int] = []
+    files: list[str] = []
+    try:
+        for _ in ranges:
+            fd, p = tempfile.mkstemp(suffix=".json", prefix="events-", dir=tmpdir)
+            fds.append(fd)
+            files.append(p)
+        threads = [threading.Thread(target=one, args=(k,)) for k in range(1, len(ranges))]
+        for t in threads:
+            t.start()
+        one(0)
+        for t in threads:
+            t.join()
+    finally:
+        os.close(src)
+        for fd in fds:
+            os.close(fd)
+    if errors:
+        for f in files:
+            with contextlib.suppress(OSError):
+                os.unlink(f)
+        return None
+    return files
+
+
+def plain_source(path: Path, tmpdir: str) -> Path:
+    """The plain file whose bytes `load(path, tmpdir)` maps: the input, or its gunzipped copy."""
+    with open(path, "rb") as f:
+        return path if f.read(2) != b"\x1f\x8b" else Path(tmpdir) / "gunzipped.json"
+
+
 def _feed_pipe(path: str, data: mmap.mmap, span: Span, k: int, n: int) -> None:
     try:
         with open(path, "wb", buffering=0) as f:
@@ -244,6 +307,12 @@ def stage(path: Path, tmpdir: str, parts: int, exact: bool, stream: bool = True)
             files.append(p)
             threads.append(t)
         return Staged(meta, files, found is not None, threads, data)
+    if isinstance(data, mmap.mmap):
+        copied = _copy_parts(plain_source(path, tmpdir), tmpdir, ranges)
+        if copied is not None:
+            staged = Staged(meta, copied, found is not None, [], data)
+            staged.finish()
+            return staged
     for k, r in enumerate(ranges):
         fd, p = tempfile.mkstemp(suffix=".json", prefix="events-", dir=tmpdir)
         with os.fdopen(fd, "wb") as f:

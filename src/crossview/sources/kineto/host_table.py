@@ -1,0 +1,99 @@
+"""Host events of the parsed table `ev` as `_host`: integers only, sorted for the nesting.
+
+`_host` holds one row per host event: thread and label ids, start and duration in ns, the
+correlation id and `er`, the event's rowid in `ev` (its strings and recorded inputs stay in
+`ev` and are fetched by it only where some exist). Sorted (thread, start, longest first; label
+and correlation break ties, so the order, hence nesting and op ids, is the same on every run).
+Sorting integers instead of the events' strings is what keeps this step cheap
+(docs/decisions/0560-kineto-integer-host-table.md). Thread ids number the distinct (pid, tid)
+in order, label ids the distinct (kind, name), as `_threads` and `_labels` list them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from crossview.sources.kineto import categories as C
+
+_HOST = f"cat IN {C.HOST_CATS}"
+# the host events' distinct (pid, tid, cat, name): a few thousand rows at most in a real trace
+_KEYS_SQL = (
+    "CREATE OR REPLACE TEMP TABLE _keys AS SELECT DISTINCT coalesce(pid, '') AS pid,"
+    f" coalesce(tid, '') AS tid, cat, coalesce(name, '') AS name FROM ev WHERE {_HOST}"
+)
+_THREADS_SQL = (
+    "CREATE OR REPLACE TABLE _threads AS SELECT pid, tid,"
+    " CAST(row_number() OVER (ORDER BY pid, tid) - 1 AS BIGINT) AS thread"
+    " FROM (SELECT DISTINCT pid, tid FROM _keys)"
+)
+_LABELS_SQL = (
+    "CREATE OR REPLACE TABLE _labels AS SELECT kind, name,"
+    " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
+    f" FROM (SELECT DISTINCT {C.HOST_KIND_SQL} AS kind, name FROM _keys)"
+)
+_KEYMAP_SQL = (
+    "CREATE OR REPLACE TEMP TABLE _keymap AS SELECT k.pid, k.tid, k.cat, k.name, t.thread,"
+    " l.label FROM _keys k JOIN _threads t USING (pid, tid)"
+    f" JOIN _labels l ON l.kind = {C.HOST_KIND_SQL.replace('cat', 'k.cat')} AND l.name = k.name"
+)
+# a host event with recorded inputs (record_shapes=True, collective sizes) to keep
+ARGS_SQL = ('args."Input Dims" IS NOT NULL OR args."Input type" IS NOT NULL'
+            ' OR TRY_CAST(args."In msg nelems" AS BIGINT) IS NOT NULL'
+            ' OR TRY_CAST(args."Group size" AS INTEGER) IS NOT NULL OR args.dtype IS NOT NULL')
+
+
+@dataclass(frozen=True)
+class HostTable:
+    n: int  # rows of `_host`
+    threads: list[tuple[str, str]]  # (pid, tid) by thread id
+    labels: list[tuple[str, str]]  # (kind, name) by label id
+
+    def name_params(self) -> dict[str, Any]:
+        """List parameters that turn thread and label ids back into strings ($pids[thread+1])."""
+        return {"pids": [p for p, _ in self.threads], "tids": [t for _, t in self.threads],
+                "kinds": [k for k, _ in self.labels], "names": [nm for _, nm in self.labels]}
+
+
+def build(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> HostTable:
+    """`_host`, `_threads` and `_labels` from `ev`; `ns`/`dur` turn ts/dur into integer ns."""
+    for sql in (_KEYS_SQL, _THREADS_SQL, _LABELS_SQL, _KEYMAP_SQL):
+        con.execute(sql)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TABLE _host AS
+        SELECT m.thread, m.label, {ns} AS start_ns, {dur} AS dur_ns,
+               TRY_CAST(e.args.correlation AS BIGINT) AS correlation, e.rowid AS er
+        FROM ev e JOIN _keymap m ON m.pid = coalesce(e.pid, '') AND m.tid = coalesce(e.tid, '')
+             AND m.cat = e.cat AND m.name = coalesce(e.name, '')
+        WHERE e.{_HOST}
+        ORDER BY m.thread, start_ns, dur_ns DESC, m.label, correlation NULLS LAST
+        """
+    )
+    con.execute("DROP TABLE _keys")
+    con.execute("DROP TABLE _keymap")
+    n = int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
+    threads = con.execute("SELECT pid, tid FROM _threads ORDER BY thread").fetchall()
+    labels = con.execute("SELECT kind, name FROM _labels ORDER BY label").fetchall()
+    return HostTable(n, threads, labels)
+
+
+def insert_args(con: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int) -> None:
+    """op_args ← the recorded inputs of host events, as read (op id = op_base + its row in
+    `_host`, as host_ops numbers them), in op id order."""
+    con.execute(
+        f"""
+        INSERT INTO op_args (artifact_id, op_id, on_gpu, input_dims, input_types,
+            concrete_inputs, in_nelems, out_nelems, group_size, dtype)
+        SELECT $a, {op_base} + h.rowid, false, e.args."Input Dims", e.args."Input type",
+               e.args."Concrete Inputs", TRY_CAST(e.args."In msg nelems" AS BIGINT),
+               TRY_CAST(e.args."Out msg nelems" AS BIGINT),
+               TRY_CAST(e.args."Group size" AS INTEGER), e.args.dtype
+        FROM _host h JOIN (SELECT rowid AS er, args FROM ev WHERE {_HOST} AND ({ARGS_SQL})) e
+             USING (er)
+        ORDER BY h.rowid
+        """,
+        {"a": artifact_id},
+    )
