@@ -59,6 +59,18 @@ HOST_CATS = _in(HOST_KINDS)
 COPY_CATS = _in(k for k, v in GPU_KINDS.items() if v != "kernel")
 GPU_CATS = _in(GPU_KINDS)
 HOST_KIND_SQL = _case(HOST_KINDS)
+# `ev.side`, computed once at parse time so later scans filter on a small integer instead of
+# comparing `cat` strings (each such scan of 0.9 M events: ~25 ms → ~3 ms). A CASE, not
+# `cat IN (…)`: DuckDB plans a long IN list as a join, which would not keep the file's order
+HOST_SIDE, GPU_SIDE = 1, 2
+SIDE_SQL = (
+    "CAST(CASE cat "
+    + " ".join(f"WHEN '{k}' THEN {HOST_SIDE}" for k in HOST_KINDS)
+    + " " + " ".join(f"WHEN '{k}' THEN {GPU_SIDE}" for k in GPU_KINDS)
+    + " ELSE 0 END AS UTINYINT)"
+)
+IS_HOST = f"side = {HOST_SIDE}"
+IS_GPU = f"side = {GPU_SIDE}"
 GPU_KIND_SQL = _case(GPU_KINDS)
 # Modern traces put device/stream in args; legacy ones use pid = device, tid = "stream N".
 DEVICE_SQL = "coalesce(TRY_CAST(args.device AS INTEGER), TRY_CAST(pid AS INTEGER))"

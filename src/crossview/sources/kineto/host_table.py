@@ -18,7 +18,7 @@ import duckdb
 
 from crossview.sources.kineto import categories as C
 
-_HOST = f"cat IN {C.HOST_CATS}"
+_HOST = C.IS_HOST
 # the host events' distinct (pid, tid, cat, name): a few thousand rows at most in a real trace
 _KEYS_SQL = (
     "CREATE OR REPLACE TEMP TABLE _keys AS SELECT DISTINCT coalesce(pid, '') AS pid,"
@@ -69,7 +69,7 @@ def build(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> HostTable:
         FROM ev e JOIN _keymap m ON m.pid = coalesce(e.pid, '') AND m.tid = coalesce(e.tid, '')
              AND m.cat = e.cat AND m.name = coalesce(e.name, '')
         WHERE e.{_HOST}
-        ORDER BY m.thread, start_ns, dur_ns DESC, m.label, correlation NULLS LAST
+        ORDER BY m.thread, start_ns, dur_ns DESC, m.label, correlation NULLS LAST, er
         """
     )
     con.execute("DROP TABLE _keys")

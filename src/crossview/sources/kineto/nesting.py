@@ -45,7 +45,8 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
     big = int((start + dur).max()) - t0 + 2
     base = thread.astype(np.int64) * big
     s_key = base + (start - t0)
-    e_key = np.sort((base + (start - t0) + dur)[pos])
+    # stable: timsort, fast on these nearly sorted ends (0.7 M events: 4 ms vs 33 ms)
+    e_key = np.sort((base + (start - t0) + dur)[pos], kind="stable")
     closed = np.searchsorted(e_key, s_key, side="right")
     pos_before: npt.NDArray[np.int64] = np.cumsum(pos) - pos  # positive events strictly before i
     depth = np.maximum(pos_before - closed, 0).astype(np.int64)
@@ -119,6 +120,18 @@ def _sorted(thread: I64, start: I64, dur: I64) -> bool:
     return bool(ok.all())
 
 
+def _unique_inverse(key: I64, bound: int) -> tuple[I64, I64]:
+    """`np.unique(key, return_inverse=True)` for keys in [0, bound): by a table over the key
+    range when that is not much larger than the keys (no sort), else by np.unique."""
+    if len(key) and bound <= 4 * len(key) + 4096:
+        seen = np.zeros(bound, dtype=bool)
+        seen[key] = True
+        rank = np.cumsum(seen, dtype=np.int64) - 1
+        return np.flatnonzero(seen), rank[key]
+    uniq, inv = np.unique(key, return_inverse=True)
+    return uniq, inv.reshape(-1)
+
+
 def intern_paths(
     depth: npt.NDArray[np.int32],
     parent: I64,
@@ -150,7 +163,7 @@ def intern_paths(
         else:
             pnode = node[parent[sel]]
         key = (pnode + 1) * n_labels + label[sel]
-        uniq, inv = np.unique(key, return_inverse=True)
+        uniq, inv = _unique_inverse(key, (int(pnode.max()) + 2) * n_labels)
         node[sel] = next_id + inv
         node_parent.append(uniq // n_labels - 1)
         node_label.append(uniq % n_labels)

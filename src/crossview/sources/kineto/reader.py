@@ -44,7 +44,7 @@ def sniff(head: bytes, path: Path) -> bool:
 
 _EVENTS_SQL = (
     # a regular (not TEMP) table: the GPU insert reads it from a second connection
-    "CREATE OR REPLACE TABLE ev AS SELECT * FROM read_json("
+    f"CREATE OR REPLACE TABLE ev AS SELECT *, {C.SIDE_SQL} AS side FROM read_json("
     f"$files, format='array', columns={C.COLUMNS}, maximum_object_size=16777216"
     "__EXTRA__) WHERE ph = 'X'"
 )
@@ -168,6 +168,10 @@ def read(path: Path, store: Store) -> ArtifactReport:
 # |ts| in µs past which ts × 1000 ns leaves int64 headroom (2^62 ns ≈ 146 years): a time
 # that far out is damage, not a clock (Kineto writes µs since the epoch or since boot)
 _TS_MAX_US = float(2**62) / 1000.0
+# any event field op_args may keep (which host events keep one is decided at the insert)
+_ARGS_PRESENT = ('(args."Input Dims" IS NOT NULL OR args."Input type" IS NOT NULL'
+                 ' OR args."In msg nelems" IS NOT NULL OR args."Group size" IS NOT NULL'
+                 " OR args.dtype IS NOT NULL)")
 
 
 @dataclass(frozen=True)
@@ -178,8 +182,8 @@ class Scan:
     events: int
     base_us: float  # floor of the earliest ts kept (NaN when none is)
     need_flows: bool  # some GPU op has no correlation id
-    has_stacks: bool  # some host event carries a legacy "Call stack"
-    has_args: bool  # some host event carries recorded inputs
+    has_stacks: bool  # some event carries a legacy "Call stack" (host ones read it)
+    has_args: bool  # some event carries a recorded input (host ones keep them)
 
 
 def _scan(con: duckdb.DuckDBPyConnection) -> Scan:
@@ -190,19 +194,20 @@ def _scan(con: duckdb.DuckDBPyConnection) -> Scan:
     aggregate pass also counts what ingest needs to know about the events kept."""
     ok_ts = f"(ts IS NOT NULL AND isfinite(ts) AND abs(ts) < {_TS_MAX_US!r})"
     bad_dur = "(dur IS NULL OR NOT isfinite(dur) OR dur < 0)"
-    gpu, host = f"cat IN {C.GPU_CATS}", f"cat IN {C.HOST_CATS}"
-    drop = f"(NOT {ok_ts} OR ({gpu} AND {bad_dur}))"
-    keep = f"{drop} IS NOT TRUE"
+    gpu = C.IS_GPU
+    # flags computed once per row (g: never NULL, so `keep` is exactly "not deleted" below)
+    flags = (f"SELECT ts, dur, {ok_ts} AS ok, {gpu} AS g, {bad_dur} AS bd,"
+             " args.correlation IS NULL AS no_corr, args.\"Call stack\" AS stack,"
+             f" {_ARGS_PRESENT} AS has_args FROM ev")
+    keep = "(ok AND NOT (g AND bd))"
     (rows, bad_ts, bad_gpu, n_gpu, zero, events, base_us, no_corr, stacks, args
      ) = con.execute(
-        f"SELECT count(*), count(*) FILTER (WHERE NOT {ok_ts}),"
-        f" count(*) FILTER (WHERE {ok_ts} AND {gpu} AND {bad_dur}),"
-        f" count(*) FILTER (WHERE {ok_ts} AND {gpu}),"
-        f" count(*) FILTER (WHERE {ok_ts} AND {gpu} AND dur = 0),"
+        "SELECT count(*), count(*) FILTER (WHERE NOT ok),"
+        " count(*) FILTER (WHERE ok AND g AND bd), count(*) FILTER (WHERE ok AND g),"
+        " count(*) FILTER (WHERE ok AND g AND dur = 0),"
         f" count(*) FILTER (WHERE {keep}), floor(min(ts) FILTER (WHERE {keep})),"
-        f" count(*) FILTER (WHERE {keep} AND {gpu} AND args.correlation IS NULL),"
-        f" count(*) FILTER (WHERE {keep} AND {host} AND args.\"Call stack\" <> ''),"
-        f" count(*) FILTER (WHERE {keep} AND {host} AND ({host_table.ARGS_SQL})) FROM ev"
+        f" count(*) FILTER (WHERE {keep} AND g AND no_corr),"
+        f" count(stack), count(*) FILTER (WHERE has_args) FROM ({flags})"
     ).fetchall()[0]
     out: list[str] = []
     if bad_ts:
@@ -215,7 +220,7 @@ def _scan(con: duckdb.DuckDBPyConnection) -> Scan:
         out.append(f"partial: all {zero:,} usable GPU event(s) have `dur` 0: no GPU time can "
                    "be measured from this trace")
     if bad_ts or bad_gpu:
-        con.execute(f"DELETE FROM ev WHERE {drop}")
+        con.execute(f"DELETE FROM ev WHERE NOT {ok_ts} OR ({gpu} AND {bad_dur})")
     return Scan(out, int(rows), int(events), float("nan") if base_us is None else base_us,
                 no_corr > 0, stacks > 0, args > 0)
 
@@ -288,7 +293,7 @@ def _insert_gpu_args(cur: duckdb.DuckDBPyConnection, artifact_id: int, gpu_base:
         SELECT $a, {gpu_base} + rowid, true, TRY_CAST(args."In msg nelems" AS BIGINT),
                TRY_CAST(args."Out msg nelems" AS BIGINT),
                TRY_CAST(args."Group size" AS INTEGER), args.dtype
-        FROM ev WHERE cat IN {C.GPU_CATS} AND (args."In msg nelems" IS NOT NULL
+        FROM ev WHERE {C.IS_GPU} AND (args."In msg nelems" IS NOT NULL
             OR args."Group size" IS NOT NULL OR args.dtype IS NOT NULL)
         """,
         {"a": artifact_id},
@@ -300,7 +305,7 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
     """GPU ops in one SQL pass: kernel families from the (few) distinct names; ids from
     rowid; the launching call by correlation (op id = op_base + its row in _host)."""
     names = [r[0] for r in cur.execute(
-        f"SELECT DISTINCT coalesce(name, '') FROM ev WHERE cat IN {C.GPU_CATS}"
+        f"SELECT DISTINCT coalesce(name, '') FROM ev WHERE {C.IS_GPU}"
     ).fetchall()]
     fam = pa.table({"fname": pa.array(names, pa.string()),
                     "family": pa.array(kernel_families.classify_many(names), pa.string())})
@@ -319,7 +324,7 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
         ), g AS (
             SELECT {gpu_base} + rowid AS gpu_op_id, *,
                    TRY_CAST(args.correlation AS BIGINT) AS corr
-            FROM ev WHERE cat IN {C.GPU_CATS}
+            FROM ev WHERE {C.IS_GPU}
         )
         SELECT $a, g.gpu_op_id, {C.DEVICE_SQL}, {C.STREAM_SQL}, {C.GPU_KIND_SQL},
                coalesce(g.name, ''),
