@@ -1,0 +1,108 @@
+"""The Kineto reader's fast ingest path (issue 20): staged parts copied in the kernel, the
+parsed table `ev` in file order with its `side` flag, the integer `_host` table, and the
+table-based interning, each checked against an independent computation.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import SHARED_DATA, shared_file
+from crossview.sources.kineto import categories as C
+from crossview.sources.kineto import reader, staging
+from crossview.sources.kineto.nesting import _unique_inverse
+from crossview.store.store import Store
+
+# 1.4 MB gzip, 25.8 MB of JSON: large enough to be split in two parts (staging cuts ≥ 8 MiB)
+TRACE = SHARED_DATA / "kineto" / "hta_a100_16rank_training_graphs.json.gz"
+
+
+def _parts(path: Path, tmp: Path, copy: bool, monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    if not copy:
+        monkeypatch.setattr(staging, "_copy_parts", lambda *a: None)
+    staged = staging.stage(path, str(tmp), 2, exact=False, stream=False)
+    monkeypatch.undo()
+    return [Path(f).read_bytes() for f in staged.files]
+
+
+def test_copied_parts_equal_written_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    path = shared_file(TRACE)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    copied = _parts(path, tmp_path / "a", True, monkeypatch)
+    written = _parts(path, tmp_path / "b", False, monkeypatch)
+    assert len(copied) == 2
+    assert copied == written
+    # each part is a JSON array of whole events; together, every event of the trace
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    assert sum(len(json.loads(p)) for p in copied) == len(events)
+
+
+def test_copied_parts_from_a_plain_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                        ) -> None:
+    plain = tmp_path / "trace.json"
+    plain.write_bytes(gzip.decompress(shared_file(TRACE).read_bytes()))
+    assert staging.plain_source(plain, str(tmp_path)) == plain
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert (_parts(plain, tmp_path / "a", True, monkeypatch)
+            == _parts(plain, tmp_path / "b", False, monkeypatch))
+
+
+def test_ev_is_in_file_order_with_its_side(tmp_path: Path) -> None:
+    """Two parts parsed in parallel still give `ev` in the file's order (gpu op ids are
+    rowids), and `side` says host / GPU exactly as the category lists do."""
+    path = shared_file(TRACE)
+    store = Store(threads=2)
+    reader._parse_events(path, store.con, str(tmp_path), 2)
+    got = store.sql("SELECT ts, name, cat, side FROM ev ORDER BY rowid").fetchall()
+    events = [e for e in json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+              if e.get("ph") == "X"]
+    assert len(got) == len(events) == 67217
+    assert [(t, n) for t, n, _, _ in got] == [(float(e["ts"]), e["name"]) for e in events]
+    side = {**dict.fromkeys(C.HOST_KINDS, C.HOST_SIDE), **dict.fromkeys(C.GPU_KINDS, C.GPU_SIDE)}
+    assert [s for *_, s in got] == [side.get(e.get("cat"), 0) for e in events]
+
+
+def test_host_table_order_and_ids(tmp_path: Path) -> None:
+    """`_host`: one row per host event, sorted (thread, start, longest first, label,
+    correlation, file order), thread and label ids dense ranks of (pid, tid) and (kind, name)."""
+    path = shared_file(TRACE)
+    store = Store(threads=2)
+    con = store.con
+    reader._parse_events(path, con, str(tmp_path), 2)
+    scan = reader._scan(con)
+    base = scan.base_us
+    ns = f"CAST({int(base)} AS BIGINT) * 1000 + CAST(round((ts - {base!r}) * 1000) AS BIGINT)"
+    dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
+    host = reader.host_table.build(con, ns, dur)
+    rows = con.execute("SELECT thread, label, start_ns, dur_ns, correlation, er FROM _host"
+                       " ORDER BY rowid").fetchall()
+    ev = con.execute(f"SELECT rowid, coalesce(pid, ''), coalesce(tid, ''), {C.HOST_KIND_SQL},"
+                     f" coalesce(name, ''), {ns}, {dur} FROM ev WHERE {C.IS_HOST}").fetchall()
+    assert host.n == len(rows) == len(ev)
+    threads = sorted({(p, t) for _, p, t, *_ in ev})
+    labels = sorted({(k, nm) for _, _, _, k, nm, *_ in ev})
+    assert host.threads == threads and host.labels == labels
+    by_er = {r[0]: r for r in ev}
+    for th, lab, start, d, _, er in rows:
+        _, p, t, k, nm, s0, d0 = by_er[er]
+        assert (threads[th], labels[lab], start, d) == ((p, t), (k, nm), s0, d0)
+    keys = [(th, start, -d, lab, corr is None, corr or 0, er)
+            for th, lab, start, d, corr, er in rows]
+    assert keys == sorted(keys)
+
+
+@pytest.mark.parametrize("bound", [50, 10**9])  # the table branch, then np.unique's
+def test_unique_inverse_equals_numpy(bound: int) -> None:
+    key = np.random.default_rng(7).integers(0, min(bound, 10**6), 4000).astype(np.int64)
+    uniq, inv = _unique_inverse(key, bound)
+    ref_u, ref_i = np.unique(key, return_inverse=True)
+    assert np.array_equal(uniq, ref_u) and np.array_equal(inv, ref_i.reshape(-1))
+    assert np.array_equal(uniq[inv], key)
