@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from crossview.knowledge.steps_rules import StepRules, rules
 from crossview.store.store import Store
@@ -227,71 +228,96 @@ def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None) ->
         m = r.profiler_step.match(name) if source == "profiler-step" else None
         steps.append(Step(a, paths.get(a, str(a)), per_art[a],
                           int(m.group(1)) if m else per_art[a], name, s, e))
-    _extend_to_gpu_tail(store, gpu, steps)
-    _gpu_facts(store, gpu, steps)
+    k = _Kernels(store, gpu)
+    if len(k):
+        _extend_to_gpu_tail(k, steps)
+        _gpu_facts(k, steps)
     _flag_walls(steps, r)
     return StepSet(source, steps)
 
 
-def _extend_to_gpu_tail(store: Store, gpu: str, steps: list[Step]) -> None:
+class _Kernels:
+    """Every kernel of the step relation, fetched once (one scan and one join to its launch
+    call) for the tail extension and the per-step facts: numpy columns; `fam` indexes the
+    sorted family names `families` (a NULL family is named "None")."""
+
+    def __init__(self, store: Store, gpu: str) -> None:
+        self.families = sorted(str(f) for (f,) in store.sql(
+            f"SELECT DISTINCT coalesce(family, 'None') FROM {gpu} WHERE kind = 'kernel'"
+        ).fetchall())
+        k = store.sql(
+            "SELECT g.artifact_id, g.device, f.code, g.start_ns, g.start_ns + g.dur_ns,"
+            " h.op_id IS NOT NULL, coalesce(h.start_ns, 0)"
+            f" FROM {gpu} g JOIN (SELECT unnest($f) AS family, generate_subscripts($f, 1) - 1"
+            " AS code) f ON f.family = coalesce(g.family, 'None') LEFT JOIN host_ops h"
+            " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
+            " WHERE g.kind = 'kernel'", {"f": self.families},
+        ).fetchnumpy()
+        art, dev, fam, s, e, launched, ls = k.values()
+        self.art, self.dev, self.fam = _ints(art), _ints(dev), _ints(fam)
+        self.s, self.e, self.ls = _ints(s), _ints(e), _ints(ls)
+        self.launched = np.asarray(launched, dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.s)
+
+
+def _ints(col: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    return np.asarray(col, dtype=np.int64)
+
+
+def _extend_to_gpu_tail(k: _Kernels, steps: list[Step]) -> None:
     """A step ends when its host range ends or when the last kernel launched inside it
     finishes, whichever is later, but never after the next step starts (steps stay
     disjoint). vLLM's `execute_model` returns before its graph replay runs on the GPU."""
-    k = store.sql(
-        f"SELECT g.artifact_id, h.start_ns AS ls, g.start_ns + g.dur_ns AS e FROM {gpu} g"
-        " JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
-        " WHERE g.kind = 'kernel'"
-    ).fetchnumpy()
-    if len(k["artifact_id"]) == 0:
-        return
-    art = np.asarray(k["artifact_id"], dtype=np.int64)
-    ls = np.asarray(k["ls"], dtype=np.int64)
-    ke = np.asarray(k["e"], dtype=np.int64)
-    for i, x in enumerate(steps):
-        sel = (art == x.artifact_id) & (ls >= x.start_ns) & (ls < x.end_ns)
-        if not sel.any():
-            continue
-        end = max(x.end_ns, int(ke[sel].max()))
-        nxt = steps[i + 1] if i + 1 < len(steps) else None
-        if nxt is not None and nxt.artifact_id == x.artifact_id:
-            end = min(end, nxt.start_ns)
-        x.end_ns = end
+    for a in dict.fromkeys(x.artifact_id for x in steps):
+        sel = k.launched & (k.art == a)
+        o = np.argsort(k.ls[sel], kind="stable")
+        ls, ke = k.ls[sel][o], k.e[sel][o]
+        for i, x in enumerate(steps):
+            if x.artifact_id != a:
+                continue
+            lo, hi = np.searchsorted(ls, [x.start_ns, x.end_ns], side="left")
+            if hi <= lo:
+                continue
+            end = max(x.end_ns, int(ke[lo:hi].max()))
+            nxt = steps[i + 1] if i + 1 < len(steps) else None
+            if nxt is not None and nxt.artifact_id == x.artifact_id:
+                end = min(end, nxt.start_ns)
+            x.end_ns = end
 
 
-def _gpu_facts(store: Store, gpu: str, steps: list[Step]) -> None:
-    """Per step: kernel union (mean over the artifact's devices) and kernel time by family."""
-    k = store.sql(
-        f"SELECT artifact_id, device, family, start_ns, start_ns + dur_ns AS e FROM {gpu}"
-        " WHERE kind = 'kernel' ORDER BY artifact_id, device, start_ns"
-    ).fetchnumpy()
-    if len(k["artifact_id"]) == 0:
-        return
-    art = np.asarray(k["artifact_id"], dtype=np.int64)
-    dev = np.asarray(k["device"], dtype=np.int64)
-    fam = np.asarray(k["family"], dtype=object)
-    s = np.asarray(k["start_ns"], dtype=np.int64)
-    e = np.asarray(k["e"], dtype=np.int64)
+def _gpu_facts(k: _Kernels, steps: list[Step]) -> None:
+    """Per step: kernel union (mean over the artifact's devices) and kernel time by family
+    (each kernel clipped to the step)."""
     for a in {x.artifact_id for x in steps}:
         mine = [x for x in steps if x.artifact_id == a]
         ws = np.array([x.start_ns for x in mine], dtype=np.int64)
         we = np.array([x.end_ns for x in mine], dtype=np.int64)
-        sel_a = art == a
-        devices = np.unique(dev[sel_a])
+        sel_a = k.art == a
+        dev = k.dev[sel_a]
+        devices = timeline.uniq(dev)
         busy = np.zeros(len(mine), dtype=np.int64)
+        s_a, e_a = k.s[sel_a], k.e[sel_a]
         for d in devices:
-            sel = sel_a & (dev == d)
-            us, ue = timeline.merge(s[sel], e[sel])
+            sel = dev == d
+            us, ue = timeline.merge(s_a[sel], e_a[sel])
             busy += timeline.overlap(ws, we, us, ue)
         for x, b in zip(mine, busy, strict=True):
             x.gpu_busy_ns = int(b // max(len(devices), 1))
-        # kernel time by family, each kernel clipped to each step
-        for f in np.unique(fam[sel_a].astype(str)):
-            sel = sel_a & (fam.astype(str) == f)
-            ks, ke = s[sel], e[sel]
-            for x in mine:
-                t = int((np.minimum(ke, x.end_ns) - np.maximum(ks, x.start_ns)).clip(0).sum())
-                if t:
-                    x.kernel_ns_by_family[str(f)] = t
+        # kernels by start; those overlapping [ws, we) start before we and sit at or after
+        # the first whose running end max passes ws
+        o = np.argsort(s_a, kind="stable")
+        ks, ke, fam = s_a[o], e_a[o], k.fam[sel_a][o]
+        first = np.searchsorted(np.maximum.accumulate(ke), ws, side="right")
+        stop = np.searchsorted(ks, we, side="left")
+        for x, lo, hi in zip(mine, first, stop, strict=True):
+            t = np.zeros(len(k.families), dtype=np.int64)
+            if hi > lo:
+                clip = (np.minimum(ke[lo:hi], x.end_ns) - np.maximum(ks[lo:hi], x.start_ns))
+                np.add.at(t, fam[lo:hi], clip.clip(0))
+            for f in np.nonzero(t)[0]:
+                x.kernel_ns_by_family[k.families[f]] = int(t[f])
 
 
 def _flag_walls(steps: list[Step], r: StepRules) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TypedDict
 
+import numpy as np
+
 from crossview.knowledge import api_roles
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.samples import sampled_totals
@@ -113,25 +115,58 @@ class Metrics:
         return asdict(self)
 
 
-_GAPS_SQL = """
-WITH k AS (
-    SELECT g.artifact_id, g.device, g.stream, g.start_ns AS s, g.start_ns + g.dur_ns AS e,
-           h.start_ns AS launch_ns
-    FROM f_gpu g LEFT JOIN host_ops h ON h.op_id = g.launch_op_id
-    WHERE g.kind = 'kernel'
-), w AS (
-    SELECT *, max(e) OVER (PARTITION BY {part} ORDER BY s, e
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-    FROM k
-)
-SELECT {part}, count(*) AS n, sum(e - s) AS t, min(s) AS first, max(e) AS last,
-    sum(CASE WHEN s > prev_end AND launch_ns > prev_end THEN s - prev_end ELSE 0 END) AS hw,
-    sum(CASE WHEN s > prev_end AND NOT coalesce(launch_ns > prev_end, false)
-             AND s - prev_end < {kw} THEN s - prev_end ELSE 0 END) AS kw,
-    sum(CASE WHEN s > prev_end AND NOT coalesce(launch_ns > prev_end, false)
-             AND s - prev_end >= {kw} THEN s - prev_end ELSE 0 END) AS other
-FROM w GROUP BY ALL ORDER BY ALL
+_NULL = 1 << 62  # a NULL device / stream in the gap arrays (sorts last, as SQL's NULLS LAST)
+
+_KERNELS_SQL = f"""
+SELECT g.artifact_id, coalesce(g.device::BIGINT, {_NULL}), coalesce(g.stream, {_NULL}),
+       g.start_ns, g.start_ns + g.dur_ns, h.start_ns IS NOT NULL, coalesce(h.start_ns, 0)
+FROM f_gpu g LEFT JOIN host_ops h ON h.op_id = g.launch_op_id
+WHERE g.kind = 'kernel'
 """
+
+Gap = tuple[int, int | None, int | None, int, int, int, int, int, int, int]
+
+
+def _gaps(store: Store, kw: int) -> tuple[list[Gap], list[Gap]]:
+    """Idle gaps per device and per stream, in one scan of the kernels: rows (artifact_id,
+    device, stream (None per device), kernels, kernel ns, first ns, last ns, host wait ns,
+    kernel wait ns, other ns), ordered by their keys. A gap opens before a kernel that starts
+    after every earlier kernel of its partition (ordered by start, end) has ended."""
+    k = list(store.sql(_KERNELS_SQL).fetchnumpy().values())
+    art, dev, stream, s, e, launched, ls = (np.asarray(c) for c in k)
+    if len(s) == 0:
+        return [], []
+    by_device = np.lexsort((e, s, dev, art))
+    by_stream = np.lexsort((e, s, stream, dev, art))
+    return (_partition_gaps((art, dev), None, s, e, launched, ls, by_device, kw),
+            _partition_gaps((art, dev), stream, s, e, launched, ls, by_stream, kw))
+
+
+def _partition_gaps(keys: tuple[np.ndarray, np.ndarray], stream: np.ndarray | None,
+                    s: np.ndarray, e: np.ndarray, launched: np.ndarray, ls: np.ndarray,
+                    order: np.ndarray, kw: int) -> list[Gap]:
+    a, d = keys[0][order], keys[1][order]
+    st = stream[order] if stream is not None else np.zeros(len(order), dtype=np.int64)
+    s, e, launched, ls = s[order], e[order], launched[order], ls[order]
+    new = np.r_[True, (a[1:] != a[:-1]) | (d[1:] != d[:-1]) | (st[1:] != st[:-1])]
+    bounds = np.r_[np.nonzero(new)[0], len(s)]
+    rows: list[Gap] = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        ps, pe = s[lo:hi], e[lo:hi]
+        prev_end = np.maximum.accumulate(pe)[:-1]  # before each kernel but the first
+        gap = ps[1:] - prev_end
+        opened = gap > 0
+        host = opened & launched[lo + 1:hi] & (ls[lo + 1:hi] > prev_end)
+        rest = opened & ~host
+        rows.append((int(a[lo]), _key(d[lo]), _key(st[lo]) if stream is not None else None,
+                     hi - lo, int((pe - ps).sum()), int(ps.min()), int(pe.max()),
+                     int(gap[host].sum()), int(gap[rest & (gap < kw)].sum()),
+                     int(gap[rest & (gap >= kw)].sum())))
+    return rows
+
+
+def _key(v: np.int64) -> int | None:
+    return None if int(v) == _NULL else int(v)
 
 
 def compute(store: Store, limits: Thresholds) -> Metrics:
@@ -140,9 +175,8 @@ def compute(store: Store, limits: Thresholds) -> Metrics:
         "SELECT artifact_id, device, coalesce(name, '') FROM devices").fetchall()}
     kw = int(limits.kernel_wait_max_ns)
     devices: list[DeviceMetrics] = []
-    for a, d, n, t, first, last, hw, kwt, oth in store.sql(
-        _GAPS_SQL.format(part="artifact_id, device", kw=kw)
-    ).fetchall():
+    per_device, per_stream = _gaps(store, kw)
+    for a, d, _, n, t, first, last, hw, kwt, oth in per_device:
         span = int(last - first)
         idle = Idle(int(hw), int(kwt), int(oth))
         busy = span - idle.total_ns
@@ -156,9 +190,7 @@ def compute(store: Store, limits: Thresholds) -> Metrics:
     streams = [
         StreamIdle(paths[a], int(d) if d is not None else -1,
                    int(s) if s is not None else -1, int(n), Idle(int(hw), int(kwt), int(oth)))
-        for a, d, s, n, _t, _f, _l, hw, kwt, oth in store.sql(
-            _GAPS_SQL.format(part="artifact_id, device, stream", kw=kw)
-        ).fetchall()
+        for a, d, s, n, _t, _f, _l, hw, kwt, oth in per_stream
     ]
     span = sum(x.kernel_span_ns for x in devices)
     busy = sum(x.kernel_busy_ns for x in devices)
