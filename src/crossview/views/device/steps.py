@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-import numpy.typing as npt
 
 from crossview.knowledge.steps_rules import StepRules, rules
 from crossview.store.store import Store
 from crossview.views.device import timeline
+from crossview.views.device.kernel_rows import KernelRows
 
 Flag = str  # warmup | jit | outlier
 
@@ -203,9 +203,11 @@ def _tables(whole: Sequence[int] | Literal["all"] | None) -> tuple[str, str]:
             f"(SELECT * FROM gpu_ops WHERE artifact_id IN ({ids}))")
 
 
-def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None) -> StepSet:
+def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None,
+           kernels: KernelRows | None = None) -> StepSet:
     """Find the steps: in the filter's scope (f_host / f_gpu) by default; with `whole`, over
-    the whole capture (filter ignored) of every artifact ("all") or of these artifact ids."""
+    the whole capture (filter ignored) of every artifact ("all") or of these artifact ids.
+    `kernels`: f_gpu's kernels when the caller has them (the filter's scope only)."""
     host, gpu = _tables(whole)
     r = rules()
     raw = _profiler_steps(store, host, r)
@@ -228,7 +230,7 @@ def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None) ->
         m = r.profiler_step.match(name) if source == "profiler-step" else None
         steps.append(Step(a, paths.get(a, str(a)), per_art[a],
                           int(m.group(1)) if m else per_art[a], name, s, e))
-    k = _Kernels(store, gpu)
+    k = kernels if kernels is not None and whole is None else KernelRows(store, gpu)
     if len(k):
         _extend_to_gpu_tail(k, steps)
         _gpu_facts(k, steps)
@@ -236,37 +238,7 @@ def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None) ->
     return StepSet(source, steps)
 
 
-class _Kernels:
-    """Every kernel of the step relation, fetched once (one scan and one join to its launch
-    call) for the tail extension and the per-step facts: numpy columns; `fam` indexes the
-    sorted family names `families` (a NULL family is named "None")."""
-
-    def __init__(self, store: Store, gpu: str) -> None:
-        self.families = sorted(str(f) for (f,) in store.sql(
-            f"SELECT DISTINCT coalesce(family, 'None') FROM {gpu} WHERE kind = 'kernel'"
-        ).fetchall())
-        k = store.sql(
-            "SELECT g.artifact_id, g.device, f.code, g.start_ns, g.start_ns + g.dur_ns,"
-            " h.op_id IS NOT NULL, coalesce(h.start_ns, 0)"
-            f" FROM {gpu} g JOIN (SELECT unnest($f) AS family, generate_subscripts($f, 1) - 1"
-            " AS code) f ON f.family = coalesce(g.family, 'None') LEFT JOIN host_ops h"
-            " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
-            " WHERE g.kind = 'kernel'", {"f": self.families},
-        ).fetchnumpy()
-        art, dev, fam, s, e, launched, ls = k.values()
-        self.art, self.dev, self.fam = _ints(art), _ints(dev), _ints(fam)
-        self.s, self.e, self.ls = _ints(s), _ints(e), _ints(ls)
-        self.launched = np.asarray(launched, dtype=bool)
-
-    def __len__(self) -> int:
-        return len(self.s)
-
-
-def _ints(col: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    return np.asarray(col, dtype=np.int64)
-
-
-def _extend_to_gpu_tail(k: _Kernels, steps: list[Step]) -> None:
+def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
     """A step ends when its host range ends or when the last kernel launched inside it
     finishes, whichever is later, but never after the next step starts (steps stay
     disjoint). vLLM's `execute_model` returns before its graph replay runs on the GPU."""
@@ -287,7 +259,7 @@ def _extend_to_gpu_tail(k: _Kernels, steps: list[Step]) -> None:
             x.end_ns = end
 
 
-def _gpu_facts(k: _Kernels, steps: list[Step]) -> None:
+def _gpu_facts(k: KernelRows, steps: list[Step]) -> None:
     """Per step: kernel union (mean over the artifact's devices) and kernel time by family
     (each kernel clipped to the step)."""
     for a in {x.artifact_id for x in steps}:

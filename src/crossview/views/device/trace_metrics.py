@@ -17,6 +17,7 @@ from crossview.knowledge import api_roles
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.samples import sampled_totals
 from crossview.store.store import Store
+from crossview.views.device.kernel_rows import KernelRows, key
 
 
 @dataclass
@@ -115,39 +116,25 @@ class Metrics:
         return asdict(self)
 
 
-_NULL = 1 << 62  # a NULL device / stream in the gap arrays (sorts last, as SQL's NULLS LAST)
-
-_KERNELS_SQL = f"""
-SELECT g.artifact_id, coalesce(g.device::BIGINT, {_NULL}), coalesce(g.stream, {_NULL}),
-       g.start_ns, g.start_ns + g.dur_ns, h.start_ns IS NOT NULL, coalesce(h.start_ns, 0)
-FROM f_gpu g LEFT JOIN host_ops h ON h.op_id = g.launch_op_id
-WHERE g.kind = 'kernel'
-"""
-
 Gap = tuple[int, int | None, int | None, int, int, int, int, int, int, int]
 
 
-def _gaps(store: Store, kw: int) -> tuple[list[Gap], list[Gap]]:
-    """Idle gaps per device and per stream, in one scan of the kernels: rows (artifact_id,
-    device, stream (None per device), kernels, kernel ns, first ns, last ns, host wait ns,
-    kernel wait ns, other ns), ordered by their keys. A gap opens before a kernel that starts
-    after every earlier kernel of its partition (ordered by start, end) has ended."""
-    k = list(store.sql(_KERNELS_SQL).fetchnumpy().values())
-    art, dev, stream, s, e, launched, ls = (np.asarray(c) for c in k)
-    if len(s) == 0:
+def _gaps(k: KernelRows, kw: int) -> tuple[list[Gap], list[Gap]]:
+    """Idle gaps per device and per stream: rows (artifact_id, device, stream (None per
+    device), kernels, kernel ns, first ns, last ns, host wait ns, kernel wait ns, other ns),
+    ordered by their keys. A gap opens before a kernel that starts after every earlier kernel
+    of its partition (ordered by start, end) has ended."""
+    if len(k) == 0:
         return [], []
-    by_device = np.lexsort((e, s, dev, art))
-    by_stream = np.lexsort((e, s, stream, dev, art))
-    return (_partition_gaps((art, dev), None, s, e, launched, ls, by_device, kw),
-            _partition_gaps((art, dev), stream, s, e, launched, ls, by_stream, kw))
+    by_device = np.lexsort((k.e, k.s, k.dev, k.art))
+    by_stream = np.lexsort((k.e, k.s, k.stream, k.dev, k.art))
+    return _partition_gaps(k, False, by_device, kw), _partition_gaps(k, True, by_stream, kw)
 
 
-def _partition_gaps(keys: tuple[np.ndarray, np.ndarray], stream: np.ndarray | None,
-                    s: np.ndarray, e: np.ndarray, launched: np.ndarray, ls: np.ndarray,
-                    order: np.ndarray, kw: int) -> list[Gap]:
-    a, d = keys[0][order], keys[1][order]
-    st = stream[order] if stream is not None else np.zeros(len(order), dtype=np.int64)
-    s, e, launched, ls = s[order], e[order], launched[order], ls[order]
+def _partition_gaps(k: KernelRows, per_stream: bool, order: np.ndarray, kw: int) -> list[Gap]:
+    a, d = k.art[order], k.dev[order]
+    st = k.stream[order] if per_stream else np.zeros(len(order), dtype=np.int64)
+    s, e, launched, ls = k.s[order], k.e[order], k.launched[order], k.ls[order]
     new = np.r_[True, (a[1:] != a[:-1]) | (d[1:] != d[:-1]) | (st[1:] != st[:-1])]
     bounds = np.r_[np.nonzero(new)[0], len(s)]
     rows: list[Gap] = []
@@ -158,24 +145,21 @@ def _partition_gaps(keys: tuple[np.ndarray, np.ndarray], stream: np.ndarray | No
         opened = gap > 0
         host = opened & launched[lo + 1:hi] & (ls[lo + 1:hi] > prev_end)
         rest = opened & ~host
-        rows.append((int(a[lo]), _key(d[lo]), _key(st[lo]) if stream is not None else None,
-                     hi - lo, int((pe - ps).sum()), int(ps.min()), int(pe.max()),
+        rows.append((int(a[lo]), key(d[lo]), key(st[lo]) if per_stream else None,
+                     int(hi - lo), int((pe - ps).sum()), int(ps.min()), int(pe.max()),
                      int(gap[host].sum()), int(gap[rest & (gap < kw)].sum()),
                      int(gap[rest & (gap >= kw)].sum())))
     return rows
 
 
-def _key(v: np.int64) -> int | None:
-    return None if int(v) == _NULL else int(v)
-
-
-def compute(store: Store, limits: Thresholds) -> Metrics:
+def compute(store: Store, limits: Thresholds, kernels: KernelRows | None = None) -> Metrics:
+    """`kernels`: f_gpu's kernels when the caller has them (else read here)."""
     paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
     names = {(a, d): n for a, d, n in store.sql(
         "SELECT artifact_id, device, coalesce(name, '') FROM devices").fetchall()}
     kw = int(limits.kernel_wait_max_ns)
     devices: list[DeviceMetrics] = []
-    per_device, per_stream = _gaps(store, kw)
+    per_device, per_stream = _gaps(kernels if kernels is not None else KernelRows(store), kw)
     for a, d, _, n, t, first, last, hw, kwt, oth in per_device:
         span = int(last - first)
         idle = Idle(int(hw), int(kwt), int(oth))

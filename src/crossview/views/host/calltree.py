@@ -122,6 +122,7 @@ def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
     ).fetchall()
     root = TreeNode("", "root")
     index: dict[tuple[int, ...], TreeNode] = {}
+    leaves: dict[tuple[int, str], TreeNode] = {}  # (id of the parent, kernel name)
     missing: TreeNode | None = None
     for node, kname, fam, t, c in rows:
         t, c = int(t), int(c)
@@ -148,10 +149,9 @@ def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
                 child.time_ns += t
                 child.count += c
                 parent = child
-        leaf = next((ch for ch in parent.children if ch.kind == "kernel" and ch.frame == kname),
-                    None)
+        leaf = leaves.get((id(parent), kname))  # a dict: a frame may launch 1000s of names
         if leaf is None:
-            leaf = TreeNode(kname, "kernel", family=fam)
+            leaf = leaves[(id(parent), kname)] = TreeNode(kname, "kernel", family=fam)
             parent.children.append(leaf)
         leaf.time_ns += t
         leaf.count += c
