@@ -161,3 +161,22 @@ def test_gpu_view_leaves_match_a_direct_group_by(name: str) -> None:
         todo.extend(n.children)
     assert sorted(leaves) == ref
     assert v.gpu.total_ns == sum(t for t, _, _ in ref) > 0
+
+
+@pytest.mark.parametrize("name", [p.name for p in CAPTURES if p.suffix == ".sqlite"] + NAMES[2:])
+def test_first_launching_thread_probe_matches_the_join(name: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """steps' whole-capture start: the thread-by-thread EXISTS probe gives what one join over
+    every thread gives (the nsys exports are one-unit captures), and so does the fallback
+    after `_PROBES` probes."""
+    from crossview.views.device import steps
+
+    v = _views(name)
+    ref = steps._launching_thread_starts(v.store, "f_host", "f_gpu")
+    assert ref or not v.metrics.devices  # a capture with kernels has a launching thread
+    assert steps._first_launching_thread_start(v.store, "f_host", "f_gpu") == ref
+    monkeypatch.setattr(steps, "_PROBES", 0)
+    assert steps._first_launching_thread_start(v.store, "f_host", "f_gpu") == ref
+    if v.steps.source == "capture":  # the step starts at the first launching thread's op
+        for st in v.steps.steps:
+            assert st.start_ns <= ref.get(st.artifact_id, st.start_ns)

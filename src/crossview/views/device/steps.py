@@ -176,20 +176,54 @@ def _repeated_annotation(store: Store, host: str, r: StepRules
     return "", []
 
 
+_PROBES = 8  # threads checked one by one for a launch before one query over all of them
+
+
 def _one_unit(store: Store, host: str, gpu: str) -> list[tuple[int, str, int, int]]:
     """The whole capture of each artifact with kernels: from the first host op on a
     kernel-launching thread (or the first kernel) to the last kernel's end."""
-    rows = store.sql(
-        f"WITH k AS (SELECT artifact_id, min(start_ns) AS ks, max(start_ns + dur_ns) AS ke"
-        f" FROM {gpu} WHERE kind = 'kernel' GROUP BY 1),"
-        f" t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM {gpu} g JOIN host_ops h"
-        "   ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id),"
-        f" hs AS (SELECT f.artifact_id, min(f.start_ns) AS hs FROM {host} f"
-        "   JOIN t USING (artifact_id, pid, tid) GROUP BY 1)"
-        " SELECT k.artifact_id, least(k.ks, coalesce(hs.hs, k.ks)), k.ke FROM k"
-        " LEFT JOIN hs USING (artifact_id) ORDER BY 1"
-    ).fetchall()
-    return [(int(a), "(whole capture)", int(s), int(e)) for a, s, e in rows]
+    kernels = store.sql(
+        f"SELECT artifact_id, min(start_ns), max(start_ns + dur_ns) FROM {gpu}"
+        " WHERE kind = 'kernel' GROUP BY 1 ORDER BY 1").fetchall()
+    if not kernels:
+        return []
+    first = _first_launching_thread_start(store, host, gpu)
+    return [(int(a), "(whole capture)", min(int(ks), first.get(int(a), int(ks))), int(ke))
+            for a, ks, ke in kernels]
+
+
+def _first_launching_thread_start(store: Store, host: str, gpu: str) -> dict[int, int]:
+    """Per artifact, the first host op's start on a thread that launched a GPU op. Threads
+    are tried in the order of their first op, each by one EXISTS probe (the first usually
+    launches: a probe of one thread's ops, not a join of every op); past `_PROBES` probes,
+    one query over all threads."""
+    threads = store.sql(
+        f"SELECT artifact_id, pid, tid, min(start_ns) FROM {host}"
+        " WHERE pid IS NOT NULL AND tid IS NOT NULL GROUP BY ALL ORDER BY 1, 4").fetchall()
+    out: dict[int, int] = {}
+    probes = 0
+    for a, pid, tid, s in threads:
+        if a in out:
+            continue
+        if probes == _PROBES:
+            return _launching_thread_starts(store, host, gpu)
+        probes += 1
+        if store.sql(
+            f"SELECT EXISTS (SELECT 1 FROM {gpu} g JOIN host_ops h"
+            " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
+            " WHERE h.artifact_id = $a AND h.pid = $p AND h.tid = $t)",
+            {"a": a, "p": pid, "t": tid},
+        ).fetchall()[0][0]:
+            out[int(a)] = int(s)
+    return out
+
+
+def _launching_thread_starts(store: Store, host: str, gpu: str) -> dict[int, int]:
+    return {int(a): int(s) for a, s in store.sql(
+        f"WITH t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM {gpu} g JOIN host_ops h"
+        "   ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id)"
+        f" SELECT f.artifact_id, min(f.start_ns) FROM {host} f JOIN t USING (artifact_id, pid,"
+        " tid) GROUP BY 1").fetchall()}
 
 
 def _tables(whole: Sequence[int] | Literal["all"] | None) -> tuple[str, str]:
