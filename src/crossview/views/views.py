@@ -16,6 +16,7 @@ from crossview.views.counters import device_counters as gpu_metrics
 from crossview.views.device import busy_lanes, gpu_activity, timeline
 from crossview.views.device import trace_metrics as metrics
 from crossview.views.device.account import Account
+from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.device.steps import StepSet
 from crossview.views.distributed import comm_bandwidth, crossrank, rank_job
 from crossview.views.host import calltree, sampled
@@ -76,7 +77,12 @@ class Views:
         # inputs no reader could take (set by analysis.analyze): a rejected rank file is a
         # missing rank in the cross-rank analysis
         self.rejected: list[rank_job.Rejected] = []
-        self.metrics = metrics.compute(store, limits)
+        # f_gpu's kernels, read once (one scan, one join to the launch calls) for the idle
+        # metrics and the steps; the steps are found now so the columns are not kept
+        kernels = KernelRows(store)
+        self.metrics = metrics.compute(store, limits, kernels)
+        self._steps = self._find_steps(kernels) if resolved.requested.step is None else None
+        del kernels
         self._frames = calltree.frames_of(store)
         self.gpu = calltree.gpu_view(store, self._frames)  # traced kernels
         if not self.gpu.roots and sampled.gpu_present(store):  # else sampled GPU stacks (L1)
@@ -179,12 +185,17 @@ class Views:
     @cached_property
     def steps(self) -> StepSet:
         """The repeated unit of work and its steady state (views/device/steps.py)."""
+        if self._steps is not None:
+            return self._steps
+        return self._find_steps(None)
+
+    def _find_steps(self, kernels: KernelRows | None) -> StepSet:
         from crossview.scope import steps as step_scope
         from crossview.views.device import steps
 
         spec = self.filter.requested.step
         if spec is None:
-            return steps.detect(self.store)
+            return steps.detect(self.store, kernels=kernels)
         # `--step`: the steps as numbered over the whole capture, then the selected ones
         ids = [int(a) for (a,) in self.store.sql(
             "SELECT artifact_id FROM artifacts WHERE path IN (SELECT unnest($p))",

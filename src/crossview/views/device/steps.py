@@ -20,6 +20,7 @@ import numpy as np
 from crossview.knowledge.steps_rules import StepRules, rules
 from crossview.store.store import Store
 from crossview.views.device import timeline
+from crossview.views.device.kernel_rows import KernelRows
 
 Flag = str  # warmup | jit | outlier
 
@@ -175,20 +176,54 @@ def _repeated_annotation(store: Store, host: str, r: StepRules
     return "", []
 
 
+_PROBES = 8  # threads checked one by one for a launch before one query over all of them
+
+
 def _one_unit(store: Store, host: str, gpu: str) -> list[tuple[int, str, int, int]]:
     """The whole capture of each artifact with kernels: from the first host op on a
     kernel-launching thread (or the first kernel) to the last kernel's end."""
-    rows = store.sql(
-        f"WITH k AS (SELECT artifact_id, min(start_ns) AS ks, max(start_ns + dur_ns) AS ke"
-        f" FROM {gpu} WHERE kind = 'kernel' GROUP BY 1),"
-        f" t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM {gpu} g JOIN host_ops h"
-        "   ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id),"
-        f" hs AS (SELECT f.artifact_id, min(f.start_ns) AS hs FROM {host} f"
-        "   JOIN t USING (artifact_id, pid, tid) GROUP BY 1)"
-        " SELECT k.artifact_id, least(k.ks, coalesce(hs.hs, k.ks)), k.ke FROM k"
-        " LEFT JOIN hs USING (artifact_id) ORDER BY 1"
-    ).fetchall()
-    return [(int(a), "(whole capture)", int(s), int(e)) for a, s, e in rows]
+    kernels = store.sql(
+        f"SELECT artifact_id, min(start_ns), max(start_ns + dur_ns) FROM {gpu}"
+        " WHERE kind = 'kernel' GROUP BY 1 ORDER BY 1").fetchall()
+    if not kernels:
+        return []
+    first = _first_launching_thread_start(store, host, gpu)
+    return [(int(a), "(whole capture)", min(int(ks), first.get(int(a), int(ks))), int(ke))
+            for a, ks, ke in kernels]
+
+
+def _first_launching_thread_start(store: Store, host: str, gpu: str) -> dict[int, int]:
+    """Per artifact, the first host op's start on a thread that launched a GPU op. Threads
+    are tried in the order of their first op, each by one EXISTS probe (the first usually
+    launches: a probe of one thread's ops, not a join of every op); past `_PROBES` probes,
+    one query over all threads."""
+    threads = store.sql(
+        f"SELECT artifact_id, pid, tid, min(start_ns) FROM {host}"
+        " WHERE pid IS NOT NULL AND tid IS NOT NULL GROUP BY ALL ORDER BY 1, 4").fetchall()
+    out: dict[int, int] = {}
+    probes = 0
+    for a, pid, tid, s in threads:
+        if a in out:
+            continue
+        if probes == _PROBES:
+            return _launching_thread_starts(store, host, gpu)
+        probes += 1
+        if store.sql(
+            f"SELECT EXISTS (SELECT 1 FROM {gpu} g JOIN host_ops h"
+            " ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
+            " WHERE h.artifact_id = $a AND h.pid = $p AND h.tid = $t)",
+            {"a": a, "p": pid, "t": tid},
+        ).fetchall()[0][0]:
+            out[int(a)] = int(s)
+    return out
+
+
+def _launching_thread_starts(store: Store, host: str, gpu: str) -> dict[int, int]:
+    return {int(a): int(s) for a, s in store.sql(
+        f"WITH t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM {gpu} g JOIN host_ops h"
+        "   ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id)"
+        f" SELECT f.artifact_id, min(f.start_ns) FROM {host} f JOIN t USING (artifact_id, pid,"
+        " tid) GROUP BY 1").fetchall()}
 
 
 def _tables(whole: Sequence[int] | Literal["all"] | None) -> tuple[str, str]:
@@ -202,9 +237,11 @@ def _tables(whole: Sequence[int] | Literal["all"] | None) -> tuple[str, str]:
             f"(SELECT * FROM gpu_ops WHERE artifact_id IN ({ids}))")
 
 
-def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None) -> StepSet:
+def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None,
+           kernels: KernelRows | None = None) -> StepSet:
     """Find the steps: in the filter's scope (f_host / f_gpu) by default; with `whole`, over
-    the whole capture (filter ignored) of every artifact ("all") or of these artifact ids."""
+    the whole capture (filter ignored) of every artifact ("all") or of these artifact ids.
+    `kernels`: f_gpu's kernels when the caller has them (the filter's scope only)."""
     host, gpu = _tables(whole)
     r = rules()
     raw = _profiler_steps(store, host, r)
@@ -227,71 +264,66 @@ def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None) ->
         m = r.profiler_step.match(name) if source == "profiler-step" else None
         steps.append(Step(a, paths.get(a, str(a)), per_art[a],
                           int(m.group(1)) if m else per_art[a], name, s, e))
-    _extend_to_gpu_tail(store, gpu, steps)
-    _gpu_facts(store, gpu, steps)
+    k = kernels if kernels is not None and whole is None else KernelRows(store, gpu)
+    if len(k):
+        _extend_to_gpu_tail(k, steps)
+        _gpu_facts(k, steps)
     _flag_walls(steps, r)
     return StepSet(source, steps)
 
 
-def _extend_to_gpu_tail(store: Store, gpu: str, steps: list[Step]) -> None:
+def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
     """A step ends when its host range ends or when the last kernel launched inside it
     finishes, whichever is later, but never after the next step starts (steps stay
     disjoint). vLLM's `execute_model` returns before its graph replay runs on the GPU."""
-    k = store.sql(
-        f"SELECT g.artifact_id, h.start_ns AS ls, g.start_ns + g.dur_ns AS e FROM {gpu} g"
-        " JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id"
-        " WHERE g.kind = 'kernel'"
-    ).fetchnumpy()
-    if len(k["artifact_id"]) == 0:
-        return
-    art = np.asarray(k["artifact_id"], dtype=np.int64)
-    ls = np.asarray(k["ls"], dtype=np.int64)
-    ke = np.asarray(k["e"], dtype=np.int64)
-    for i, x in enumerate(steps):
-        sel = (art == x.artifact_id) & (ls >= x.start_ns) & (ls < x.end_ns)
-        if not sel.any():
-            continue
-        end = max(x.end_ns, int(ke[sel].max()))
-        nxt = steps[i + 1] if i + 1 < len(steps) else None
-        if nxt is not None and nxt.artifact_id == x.artifact_id:
-            end = min(end, nxt.start_ns)
-        x.end_ns = end
+    for a in dict.fromkeys(x.artifact_id for x in steps):
+        sel = k.launched & (k.art == a)
+        o = np.argsort(k.ls[sel], kind="stable")
+        ls, ke = k.ls[sel][o], k.e[sel][o]
+        for i, x in enumerate(steps):
+            if x.artifact_id != a:
+                continue
+            lo, hi = np.searchsorted(ls, [x.start_ns, x.end_ns], side="left")
+            if hi <= lo:
+                continue
+            end = max(x.end_ns, int(ke[lo:hi].max()))
+            nxt = steps[i + 1] if i + 1 < len(steps) else None
+            if nxt is not None and nxt.artifact_id == x.artifact_id:
+                end = min(end, nxt.start_ns)
+            x.end_ns = end
 
 
-def _gpu_facts(store: Store, gpu: str, steps: list[Step]) -> None:
-    """Per step: kernel union (mean over the artifact's devices) and kernel time by family."""
-    k = store.sql(
-        f"SELECT artifact_id, device, family, start_ns, start_ns + dur_ns AS e FROM {gpu}"
-        " WHERE kind = 'kernel' ORDER BY artifact_id, device, start_ns"
-    ).fetchnumpy()
-    if len(k["artifact_id"]) == 0:
-        return
-    art = np.asarray(k["artifact_id"], dtype=np.int64)
-    dev = np.asarray(k["device"], dtype=np.int64)
-    fam = np.asarray(k["family"], dtype=object)
-    s = np.asarray(k["start_ns"], dtype=np.int64)
-    e = np.asarray(k["e"], dtype=np.int64)
+def _gpu_facts(k: KernelRows, steps: list[Step]) -> None:
+    """Per step: kernel union (mean over the artifact's devices) and kernel time by family
+    (each kernel clipped to the step)."""
     for a in {x.artifact_id for x in steps}:
         mine = [x for x in steps if x.artifact_id == a]
         ws = np.array([x.start_ns for x in mine], dtype=np.int64)
         we = np.array([x.end_ns for x in mine], dtype=np.int64)
-        sel_a = art == a
-        devices = np.unique(dev[sel_a])
+        sel_a = k.art == a
+        dev = k.dev[sel_a]
+        devices = timeline.uniq(dev)
         busy = np.zeros(len(mine), dtype=np.int64)
+        s_a, e_a = k.s[sel_a], k.e[sel_a]
         for d in devices:
-            sel = sel_a & (dev == d)
-            us, ue = timeline.merge(s[sel], e[sel])
+            sel = dev == d
+            us, ue = timeline.merge(s_a[sel], e_a[sel])
             busy += timeline.overlap(ws, we, us, ue)
         for x, b in zip(mine, busy, strict=True):
             x.gpu_busy_ns = int(b // max(len(devices), 1))
-        # kernel time by family, each kernel clipped to each step
-        for f in np.unique(fam[sel_a].astype(str)):
-            sel = sel_a & (fam.astype(str) == f)
-            ks, ke = s[sel], e[sel]
-            for x in mine:
-                t = int((np.minimum(ke, x.end_ns) - np.maximum(ks, x.start_ns)).clip(0).sum())
-                if t:
-                    x.kernel_ns_by_family[str(f)] = t
+        # kernels by start; those overlapping [ws, we) start before we and sit at or after
+        # the first whose running end max passes ws
+        o = np.argsort(s_a, kind="stable")
+        ks, ke, fam = s_a[o], e_a[o], k.fam[sel_a][o]
+        first = np.searchsorted(np.maximum.accumulate(ke), ws, side="right")
+        stop = np.searchsorted(ks, we, side="left")
+        for x, lo, hi in zip(mine, first, stop, strict=True):
+            t = np.zeros(len(k.families), dtype=np.int64)
+            if hi > lo:
+                clip = (np.minimum(ke[lo:hi], x.end_ns) - np.maximum(ks[lo:hi], x.start_ns))
+                np.add.at(t, fam[lo:hi], clip.clip(0))
+            for f in np.nonzero(t)[0]:
+                x.kernel_ns_by_family[k.families[f]] = int(t[f])
 
 
 def _flag_walls(steps: list[Step], r: StepRules) -> None:

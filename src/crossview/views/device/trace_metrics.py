@@ -11,10 +11,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TypedDict
 
+import numpy as np
+
 from crossview.knowledge import api_roles
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.samples import sampled_totals
 from crossview.store.store import Store
+from crossview.views.device.kernel_rows import KernelRows, key
 
 
 @dataclass
@@ -113,36 +116,51 @@ class Metrics:
         return asdict(self)
 
 
-_GAPS_SQL = """
-WITH k AS (
-    SELECT g.artifact_id, g.device, g.stream, g.start_ns AS s, g.start_ns + g.dur_ns AS e,
-           h.start_ns AS launch_ns
-    FROM f_gpu g LEFT JOIN host_ops h ON h.op_id = g.launch_op_id
-    WHERE g.kind = 'kernel'
-), w AS (
-    SELECT *, max(e) OVER (PARTITION BY {part} ORDER BY s, e
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-    FROM k
-)
-SELECT {part}, count(*) AS n, sum(e - s) AS t, min(s) AS first, max(e) AS last,
-    sum(CASE WHEN s > prev_end AND launch_ns > prev_end THEN s - prev_end ELSE 0 END) AS hw,
-    sum(CASE WHEN s > prev_end AND NOT coalesce(launch_ns > prev_end, false)
-             AND s - prev_end < {kw} THEN s - prev_end ELSE 0 END) AS kw,
-    sum(CASE WHEN s > prev_end AND NOT coalesce(launch_ns > prev_end, false)
-             AND s - prev_end >= {kw} THEN s - prev_end ELSE 0 END) AS other
-FROM w GROUP BY ALL ORDER BY ALL
-"""
+Gap = tuple[int, int | None, int | None, int, int, int, int, int, int, int]
 
 
-def compute(store: Store, limits: Thresholds) -> Metrics:
+def _gaps(k: KernelRows, kw: int) -> tuple[list[Gap], list[Gap]]:
+    """Idle gaps per device and per stream: rows (artifact_id, device, stream (None per
+    device), kernels, kernel ns, first ns, last ns, host wait ns, kernel wait ns, other ns),
+    ordered by their keys. A gap opens before a kernel that starts after every earlier kernel
+    of its partition (ordered by start, end) has ended."""
+    if len(k) == 0:
+        return [], []
+    by_device = np.lexsort((k.e, k.s, k.dev, k.art))
+    by_stream = np.lexsort((k.e, k.s, k.stream, k.dev, k.art))
+    return _partition_gaps(k, False, by_device, kw), _partition_gaps(k, True, by_stream, kw)
+
+
+def _partition_gaps(k: KernelRows, per_stream: bool, order: np.ndarray, kw: int) -> list[Gap]:
+    a, d = k.art[order], k.dev[order]
+    st = k.stream[order] if per_stream else np.zeros(len(order), dtype=np.int64)
+    s, e, launched, ls = k.s[order], k.e[order], k.launched[order], k.ls[order]
+    new = np.r_[True, (a[1:] != a[:-1]) | (d[1:] != d[:-1]) | (st[1:] != st[:-1])]
+    bounds = np.r_[np.nonzero(new)[0], len(s)]
+    rows: list[Gap] = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        ps, pe = s[lo:hi], e[lo:hi]
+        prev_end = np.maximum.accumulate(pe)[:-1]  # before each kernel but the first
+        gap = ps[1:] - prev_end
+        opened = gap > 0
+        host = opened & launched[lo + 1:hi] & (ls[lo + 1:hi] > prev_end)
+        rest = opened & ~host
+        rows.append((int(a[lo]), key(d[lo]), key(st[lo]) if per_stream else None,
+                     int(hi - lo), int((pe - ps).sum()), int(ps.min()), int(pe.max()),
+                     int(gap[host].sum()), int(gap[rest & (gap < kw)].sum()),
+                     int(gap[rest & (gap >= kw)].sum())))
+    return rows
+
+
+def compute(store: Store, limits: Thresholds, kernels: KernelRows | None = None) -> Metrics:
+    """`kernels`: f_gpu's kernels when the caller has them (else read here)."""
     paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
     names = {(a, d): n for a, d, n in store.sql(
         "SELECT artifact_id, device, coalesce(name, '') FROM devices").fetchall()}
     kw = int(limits.kernel_wait_max_ns)
     devices: list[DeviceMetrics] = []
-    for a, d, n, t, first, last, hw, kwt, oth in store.sql(
-        _GAPS_SQL.format(part="artifact_id, device", kw=kw)
-    ).fetchall():
+    per_device, per_stream = _gaps(kernels if kernels is not None else KernelRows(store), kw)
+    for a, d, _, n, t, first, last, hw, kwt, oth in per_device:
         span = int(last - first)
         idle = Idle(int(hw), int(kwt), int(oth))
         busy = span - idle.total_ns
@@ -156,9 +174,7 @@ def compute(store: Store, limits: Thresholds) -> Metrics:
     streams = [
         StreamIdle(paths[a], int(d) if d is not None else -1,
                    int(s) if s is not None else -1, int(n), Idle(int(hw), int(kwt), int(oth)))
-        for a, d, s, n, _t, _f, _l, hw, kwt, oth in store.sql(
-            _GAPS_SQL.format(part="artifact_id, device, stream", kw=kw)
-        ).fetchall()
+        for a, d, s, n, _t, _f, _l, hw, kwt, oth in per_stream
     ]
     span = sum(x.kernel_span_ns for x in devices)
     busy = sum(x.kernel_busy_ns for x in devices)

@@ -110,13 +110,19 @@ def _sort(nodes: list[TreeNode]) -> None:
 
 def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
     frames = frames or _Frames(store)
+    # kernel names as ids before the join to the launch calls: grouped on the (compressed)
+    # name column directly, then on integers (1 M nsys kernels: 2.2 → 0.3 s)
     rows = store.sql(
-        "SELECT h.node_id, g.name, any_value(g.family), sum(g.dur_ns), count(*)"
-        " FROM f_gpu g LEFT JOIN host_ops h ON h.op_id = g.launch_op_id"
-        " WHERE g.kind = 'kernel' GROUP BY ALL"
+        "WITH n AS (SELECT name, any_value(family) AS family, row_number() OVER () AS nid"
+        "  FROM f_gpu WHERE kind = 'kernel' GROUP BY name),"
+        " a AS (SELECT h.node_id, n.nid, sum(g.dur_ns) AS t, count(*) AS c FROM f_gpu g"
+        "  JOIN n ON n.name IS NOT DISTINCT FROM g.name"
+        "  LEFT JOIN host_ops h ON h.op_id = g.launch_op_id WHERE g.kind = 'kernel' GROUP BY ALL)"
+        " SELECT a.node_id, n.name, n.family, a.t, a.c FROM a JOIN n USING (nid)"
     ).fetchall()
     root = TreeNode("", "root")
     index: dict[tuple[int, ...], TreeNode] = {}
+    leaves: dict[tuple[int, str], TreeNode] = {}  # (id of the parent, kernel name)
     missing: TreeNode | None = None
     for node, kname, fam, t, c in rows:
         t, c = int(t), int(c)
@@ -143,10 +149,9 @@ def gpu_view(store: Store, frames: _Frames | None = None) -> CallTree:
                 child.time_ns += t
                 child.count += c
                 parent = child
-        leaf = next((ch for ch in parent.children if ch.kind == "kernel" and ch.frame == kname),
-                    None)
+        leaf = leaves.get((id(parent), kname))  # a dict: a frame may launch 1000s of names
         if leaf is None:
-            leaf = TreeNode(kname, "kernel", family=fam)
+            leaf = leaves[(id(parent), kname)] = TreeNode(kname, "kernel", family=fam)
             parent.children.append(leaf)
         leaf.time_ns += t
         leaf.count += c
