@@ -168,40 +168,59 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
             ) -> tuple[DeviceAccount, Pieces]:
     rules = causes.rules()
     ids = [c.id for c in rules.causes]
+    # kernel families as codes into their sorted names (no per-row Python string)
+    p = {"a": a, "d": d}
+    where = "FROM f_gpu WHERE kind = 'kernel' AND artifact_id = $a AND device = $d"
+    fams = sorted(str(f) for (f,) in store.sql(
+        f"SELECT DISTINCT coalesce(family, 'None') {where}", p).fetchall())
     k = store.sql(
-        "SELECT start_ns, start_ns + dur_ns AS e, family FROM f_gpu WHERE kind = 'kernel'"
-        " AND artifact_id = $a AND device = $d", {"a": a, "d": d},
-    ).fetchnumpy()
+        "SELECT start_ns, start_ns + dur_ns AS e,"
+        f" list_position($f, coalesce(family, 'None'))::INTEGER - 1 AS fam {where}",
+        {**p, "f": fams}).fetchnumpy()
     s = np.asarray(k["start_ns"], dtype=np.int64)
     e = np.asarray(k["e"], dtype=np.int64)
-    fam = np.asarray(k["family"], dtype=object).astype(str)
+    fam = np.asarray(k["fam"], dtype=np.int32)
+    del k
     us, ue = timeline.merge(s, e)
     ws = np.array([x.start_ns for x in steps], dtype=np.int64)
     we = np.array([x.end_ns for x in steps], dtype=np.int64)
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
     hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
-    launches = launch_queue.kernel_launches(store, a, d)
-    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, launches)
     busy = timeline.overlap(ws, we, us, ue)
-    comm = fam == "comm"
+    comm = fam == (fams.index("comm") if "comm" in fams else -1)
     ns_, ne_ = timeline.merge(s[~comm], e[~comm])
     noncomm = timeline.overlap(ws, we, ns_, ne_)
     fam_w: dict[str, I64] = {}
-    for f in np.unique(fam[~comm]):
+    for f in np.nonzero(np.bincount(fam[~comm], minlength=len(fams)))[0]:  # names in order
         fs, fe = timeline.merge(s[fam == f], e[fam == f])
-        fam_w[str(f)] = timeline.overlap(ws, we, fs, fe)
-    by_cause = {c: timeline.overlap(ws, we, pcs.s[pcs.cause == i], pcs.e[pcs.cause == i])
-                for i, c in enumerate(ids)}
+        fam_w[fams[f]] = timeline.overlap(ws, we, fs, fe)
+    del s, e, fam, comm, ns_, ne_  # the kernel rows are done with before the pieces
+    launches = launch_queue.kernel_launches(store, a, d)
     ls, depth = launch_queue.depth_at_launches(launches)
+    first_end = launch_queue.first_launch_end(launches)
+    del launches
+    # launches per step and those finding the queue empty: prefix counts over the sorted
+    # launch times (no pass over every launch per step)
+    lo_l = np.searchsorted(ls, ws)
+    hi_l = np.maximum(np.searchsorted(ls, we), lo_l)
+    empty = np.r_[0, np.cumsum(depth == 0)]
+    n_launch, n_empty = hi_l - lo_l, empty[hi_l] - empty[lo_l]
+    del ls, depth, empty
+    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, first_end)
+    # pieces grouped by cause (stable: each group keeps start order), one slice per cause
+    o = np.argsort(pcs.cause.astype(np.int16), kind="stable")
+    cut = np.searchsorted(pcs.cause[o], np.arange(len(ids) + 1))
+    by_cause = {c: timeline.overlap(ws, we, pcs.s[o[cut[i]:cut[i + 1]]],
+                                    pcs.e[o[cut[i]:cut[i + 1]]]) for i, c in enumerate(ids)}
+    del o
     rows: list[StepAccount] = []
     for i, x in enumerate(steps):
-        sel = (ls >= x.start_ns) & (ls < x.end_ns)
         rows.append(StepAccount(
             path, d, x.number, x.wall_ns, int(busy[i]),
             _largest_remainder(int(noncomm[i]), {f: int(w[i]) for f, w in fam_w.items()}),
             int(busy[i] - noncomm[i]), int(x.wall_ns - busy[i]),
             {c: int(v[i]) for c, v in by_cause.items() if v[i]},
-            _top_gaps(pcs, gs, ge, x, ids), int(sel.sum()), int((depth[sel] == 0).sum())))
+            _top_gaps(pcs, gs, ge, x, ids), int(n_launch[i]), int(n_empty[i])))
     inside = int(timeline.overlap(np.array([int(us[0])]), np.array([int(ue[-1])]),
                                   *timeline.merge(ws, we))[0]) if len(us) else 0
     outside = (int(ue[-1]) - int(us[0]) - inside) if len(us) else 0
@@ -224,16 +243,25 @@ def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]
         sel = slice(int(np.searchsorted(p.e, cs[g], "right")), int(np.searchsorted(p.s, ce[g])))
         ln = np.minimum(p.e[sel], ce[g]) - np.maximum(p.s[sel], cs[g])
         by_cause = np.bincount(p.cause[sel], weights=ln, minlength=len(ids))
-        calls: dict[tuple[int, int], int] = defaultdict(int)
-        for f, c, n in zip(p.frame[sel].tolist(), p.calling[sel].tolist(), ln.tolist(),
-                           strict=True):
-            if f >= 0:
-                calls[(int(f), int(c))] += int(n)
-        top = sorted(calls.items(), key=lambda kv: -kv[1])[: rules.gap_calls]
         out.append(Gap(int(cs[g]), int(dur[g]), ids[int(by_cause.argmax())],
                        [GapCall(p.names[f], p.names[c] if c >= 0 and c != f else None, n)
-                        for (f, c), n in top]))
+                        for f, c, n in _gap_calls(p, sel, ln, rules.gap_calls)]))
     return out
+
+
+def _gap_calls(p: Pieces, sel: slice, ln: I64, top: int) -> list[tuple[int, int, int]]:
+    """The (frame, calling frame, ns) with the most time among a gap's pieces, most first
+    (ties: first met first)."""
+    f, c = p.frame[sel].astype(np.int64), p.calling[sel].astype(np.int64)
+    has = f >= 0
+    if not has.any():
+        return []
+    f, c, ln = f[has], c[has], ln[has]
+    key = f * (len(p.names) + 1) + (c + 1)
+    uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    tot = np.bincount(inv, weights=ln).astype(np.int64)  # exact: ns sums far below 2**53
+    o = np.lexsort((first, -tot))[:top]
+    return [(int(f[first[i]]), int(c[first[i]]), int(tot[i])) for i in o]
 
 
 # -- over the steady state -------------------------------------------------------------------
@@ -326,10 +354,10 @@ def _top_frames(pieces: list[tuple[Pieces, list[Step]]], keys: set[tuple[str, in
         ln = timeline.overlap(p.s, p.e, ws, we)
         sel = (ln > 0) & (p.frame >= 0)
         # (cause, frame) pairs summed with numpy, then named
-        key = p.cause[sel] * (len(p.names) + 1) + p.frame[sel]
-        uk, inv = np.unique(key, return_inverse=True)
-        tot = np.bincount(inv, weights=ln[sel])
-        for k, n in zip(uk, tot, strict=True):
+        key = p.cause[sel].astype(np.int64) * (len(p.names) + 1) + p.frame[sel]
+        tot = np.bincount(key, weights=ln[sel])  # small key range: no sort of the pieces
+        uk = np.nonzero(np.bincount(key))[0]
+        for k, n in zip(uk, tot[uk], strict=True):
             c, f = divmod(int(k), len(p.names) + 1)
             acc[ids[c]][p.names[f]] += int(n)
     n = causes.rules().top_frames
