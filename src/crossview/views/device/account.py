@@ -31,6 +31,7 @@ from crossview.views.device.steps import Step, StepSet
 I64 = npt.NDArray[np.int64]
 BUSY_PREFIX = "kernel:"  # busy rows are "kernel:<family>"
 EXPOSED_COMM = "exposed_comm"
+_PIECES_PER_PASS = 1 << 20  # idle pieces summed per pass (memory only: the sums are exact)
 
 
 @dataclass(frozen=True)
@@ -207,12 +208,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     n_launch, n_empty = hi_l - lo_l, empty[hi_l] - empty[lo_l]
     del ls, depth, empty
     pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, first_end)
-    # pieces grouped by cause (stable: each group keeps start order), one slice per cause
-    o = np.argsort(pcs.cause.astype(np.int16), kind="stable")
-    cut = np.searchsorted(pcs.cause[o], np.arange(len(ids) + 1))
-    by_cause = {c: timeline.overlap(ws, we, pcs.s[o[cut[i]:cut[i + 1]]],
-                                    pcs.e[o[cut[i]:cut[i + 1]]]) for i, c in enumerate(ids)}
-    del o
+    by_cause = _by_cause(pcs, ws, we, ids)
     rows: list[StepAccount] = []
     for i, x in enumerate(steps):
         rows.append(StepAccount(
@@ -225,6 +221,24 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
                                   *timeline.merge(ws, we))[0]) if len(us) else 0
     outside = (int(ue[-1]) - int(us[0]) - inside) if len(us) else 0
     return DeviceAccount(path, d, rows, outside), pcs
+
+
+def _by_cause(p: Pieces, ws: I64, we: I64, ids: list[str]) -> dict[str, I64]:
+    """Per cause, its idle time inside each step: per run of pieces, the pieces grouped by
+    cause (stable: each group keeps start order), one slice per cause; the runs add up (the
+    pieces are disjoint)."""
+    out = {c: np.zeros(len(ws), dtype=np.int64) for c in ids}
+    for i in range(0, len(p.s), _PIECES_PER_PASS):
+        run = slice(i, i + _PIECES_PER_PASS)
+        cause = p.cause[run]
+        o = np.argsort(cause.astype(np.int16), kind="stable")
+        cut = np.searchsorted(cause[o], np.arange(len(ids) + 1))
+        s, e = p.s[run], p.e[run]
+        for k, c in enumerate(ids):
+            if cut[k + 1] > cut[k]:
+                at = o[cut[k]:cut[k + 1]]
+                out[c] += timeline.overlap(ws, we, s[at], e[at])
+    return out
 
 
 def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]:
@@ -351,12 +365,18 @@ def _top_frames(pieces: list[tuple[Pieces, list[Step]]], keys: set[tuple[str, in
             continue
         ws, we = timeline.merge(np.array([x.start_ns for x in sw], dtype=np.int64),
                                 np.array([x.end_ns for x in sw], dtype=np.int64))
-        ln = timeline.overlap(p.s, p.e, ws, we)
-        sel = (ln > 0) & (p.frame >= 0)
-        # (cause, frame) pairs summed with numpy, then named
-        key = p.cause[sel].astype(np.int64) * (len(p.names) + 1) + p.frame[sel]
-        tot = np.bincount(key, weights=ln[sel])  # small key range: no sort of the pieces
-        uk = np.nonzero(np.bincount(key))[0]
+        # (cause, frame) pairs summed with numpy over runs of pieces (float sums of integer
+        # ns: exact, whatever the runs), then named
+        m = len(ids) * (len(p.names) + 1)
+        tot, cnt = np.zeros(m), np.zeros(m, dtype=np.int64)
+        for i in range(0, len(p.s), _PIECES_PER_PASS):
+            run = slice(i, i + _PIECES_PER_PASS)
+            ln = timeline.overlap(p.s[run], p.e[run], ws, we)
+            sel = (ln > 0) & (p.frame[run] >= 0)
+            key = p.cause[run][sel].astype(np.int64) * (len(p.names) + 1) + p.frame[run][sel]
+            tot += np.bincount(key, weights=ln[sel], minlength=m)  # small key range: no sort
+            cnt += np.bincount(key, minlength=m)
+        uk = np.nonzero(cnt)[0]
         for k, n in zip(uk, tot[uk], strict=True):
             c, f = divmod(int(k), len(p.names) + 1)
             acc[ids[c]][p.names[f]] += int(n)

@@ -31,8 +31,8 @@ class HostOps:
 
     s: I64
     e: I64
-    depth: I64
-    th: I64  # dense thread number (threads in (pid, tid) order)
+    depth: I32
+    th: I32  # dense thread number (threads in (pid, tid) order)
     eff: I32  # cause rank the op stands for (own or inherited); `none` for no cause
     frame: I32  # index into `names` of the frame the cause names
     call: I32  # index into `names` of the nearest python frame above (-1 none)
@@ -60,7 +60,7 @@ class HostState:
     none: int
 
 
-def _paint_idx(n: int, a: I64, b: I64, depth: I64, value: I64) -> I64:
+def _paint_idx(n: int, a: I64, b: I64, depth: npt.NDArray[np.integer], value: I64) -> I64:
     """Innermost op value per segment 0..n-1, each op covering segments [a, b): paint ops
     depth by depth (ops at one depth of one thread are disjoint; where they are not, the
     segment keeps the outer op)."""
@@ -136,8 +136,8 @@ def ops(store: Store, artifact_id: int, device: int) -> HostOps:
     names = [str(nm) for _, nm, _ in pairs]
     if n == 0:
         e0 = np.zeros(0, dtype=np.int64)
-        return HostOps(e0, e0, e0, e0, e0.astype(np.int32), e0.astype(np.int32),
-                       e0.astype(np.int32), names, none)
+        e1 = np.zeros(0, dtype=np.int32)
+        return HostOps(e0, e0, e1, e1, e1, e1, e1, names, none)
     rank_of = np.array([causes.classify(str(nm), str(k)) for _, nm, k in pairs], dtype=np.int64)
     py_of = np.array([k == "python" for _, _, k in pairs], dtype=bool)
     own = rank_of[name_ix]
@@ -169,8 +169,8 @@ def ops(store: Store, artifact_id: int, device: int) -> HostOps:
     calling = np.array([m == "calling" for m in modes], dtype=bool)[at]
     frame = np.where(innermost, name_ix, name_ix[src])
     frame = np.where(calling & (call >= 0), call, frame)
-    return HostOps(s, e, depth, th, eff.astype(np.int32), frame.astype(np.int32),
-                   call.astype(np.int32), names, none)
+    return HostOps(s, e, depth.astype(np.int32), th.astype(np.int32), eff.astype(np.int32),
+                   frame.astype(np.int32), call.astype(np.int32), names, none)
 
 
 def paint(host: HostOps, cuts: I64) -> HostState:

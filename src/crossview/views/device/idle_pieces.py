@@ -11,6 +11,7 @@ on those cuts alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -87,17 +88,23 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
     parts = [_chunk(host.near(int(gs[g0]), int(ge[min(g0 + CHUNK_GAPS, len(gs)) - 1])),
                     gs[g0:g0 + CHUNK_GAPS], ge[g0:g0 + CHUNK_GAPS], cs, ce, first_end, edges)
              for g0 in range(0, len(gs), CHUNK_GAPS)]
+    names = host.names
+    del host  # before the parts are joined
     if not parts:
         e0 = np.zeros(0, dtype=np.int64)
-        return Pieces(e0, e0, *(e0.astype(np.int32) for _ in range(3)), host.names), gs, ge
-    cols = [np.concatenate([c[i] for c in parts]) if len(parts) > 1 else parts[0][i]
-            for i in range(5)]
-    return Pieces(*cols, host.names), gs, ge
+        e1 = np.zeros(0, dtype=np.int32)
+        return Pieces(e0, e0, e1, e1, e1, names), gs, ge
+    cols: list[Any] = []
+    for i in range(5):  # one column at a time, each part's column freed once copied
+        cols.append(np.concatenate([c[i] for c in parts]) if len(parts) > 1 else parts[0][i])
+        for c in parts:
+            c[i] = None
+    return Pieces(cols[0], cols[1], cols[2], cols[3], cols[4], names), gs, ge
 
 
 def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
            first_end: tuple[I64, I64], edges: tuple[int, int]
-           ) -> tuple[I64, I64, I32, I32, I32]:
+           ) -> list[Any]:
     """The pieces of a run of gaps: start, end, cause, frame, calling frame."""
     rules = causes.rules()
     rk = {c.id: i for i, c in enumerate(rules.causes)}
@@ -163,4 +170,4 @@ def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
     # no host op: before the first / after the last kernel → capture boundary
     cause = np.where(cause == none, np.where(edge, rk["capture_boundary"], rk["unexplained"]),
                      cause)
-    return ps, pe, cause.astype(np.int32), frame, calling
+    return [ps, pe, cause.astype(np.int32), frame, calling]
