@@ -39,10 +39,10 @@ def _ops(rng: np.random.Generator, n: int) -> HostOps:
     s = np.sort(rng.integers(0, 2000, n))
     ln = rng.integers(0, 120, n)
     depth = rng.integers(0, 4, n)
-    # an outer op per thread and a few ops reaching past every gap
-    s = np.r_[s, 0, 5, 1500]
-    e = np.r_[s[:n] + ln, 2600, 2400, 3000]
-    depth = np.r_[depth, 0, 0, 1]
+    # an outer op per thread, a few ops reaching past every gap, one ending before it starts
+    s = np.r_[s, 0, 5, 1500, 900]
+    e = np.r_[s[:n] + ln, 2600, 2400, 3000, 850]
+    depth = np.r_[depth, 0, 0, 1, 2]
     th = rng.integers(1, 3, len(s))
     k = len(s)
     return HostOps(s.astype(np.int64), e.astype(np.int64), depth.astype(np.int64),
@@ -71,3 +71,12 @@ def test_state_on_gap_cuts_matches_the_full_segmentation() -> None:
         assert np.array_equal(st.rank[at], rank), trial
         assert np.array_equal(st.frame[at], frame), trial
         assert np.array_equal(st.calling[at], call), trial
+        # in runs of 3 gaps, with only the ops near each run: the same pieces and states
+        got = []
+        for g0 in range(0, len(gs), 3):
+            g, e = gs[g0:g0 + 3], ge[g0:g0 + 3]
+            near = h.near(int(g[0]), int(e[-1]))
+            c, a, _ = idle_pieces._cuts(g, e, np.concatenate(
+                [idle_pieces._inside(g, e, x) for x in (near.s, near.e)]))
+            got.append(np.c_[c[a], paint(near, c).rank[a]])
+        assert np.array_equal(np.concatenate(got), np.c_[ps, rank]), trial

@@ -40,8 +40,9 @@ class HostOps:
     none: int  # = number of causes: no host op running
 
     def near(self, t0: int, t1: int) -> HostOps:
-        """The ops running at some instant of [t0, t1) (all that can paint a cut there)."""
-        m = np.nonzero((self.s < t1) & (self.e > t0))[0]
+        """The ops running at some instant of [t0, t1) (all that can paint a cut there), and
+        any op ending before it starts (a bound of its inside [t0, t1) still cuts)."""
+        m = np.nonzero(((self.s < t1) & (self.e > t0)) | (self.e < self.s))[0]
         if len(m) == len(self.s):
             return self
         return HostOps(self.s[m], self.e[m], self.depth[m], self.th[m], self.eff[m],
