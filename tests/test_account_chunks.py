@@ -33,3 +33,32 @@ def test_account_same_for_any_pass_size(path: Path, monkeypatch: pytest.MonkeyPa
     small = account.compute(v.store, v.steps)
     assert small is not None
     assert small.to_dict() == whole.to_dict()
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_launches_found_among_host_ops_equal_the_sql_join(path: Path) -> None:
+    """launch_queue.from_ops (a search among the host ops read once) gives the rows of
+    launch_queue.kernel_launches (the SQL join), as a set, on every device."""
+    import numpy as np
+
+    from crossview.views.device import host_state, launch_queue
+
+    v = analyze([path]).views
+    assert v is not None
+    devs = v.store.sql("SELECT DISTINCT artifact_id, device FROM f_gpu WHERE kind = 'kernel'"
+                       " ORDER BY ALL").fetchall()
+    for a, d in devs:
+        host = host_state.ops(v.store, a, d)
+        assert host.complete
+        k = v.store.sql("SELECT start_ns, start_ns + dur_ns AS e, coalesce(launch_op_id, -1)"
+                        " AS lop FROM f_gpu WHERE kind = 'kernel' AND artifact_id = $a"
+                        " AND device = $d", {"a": a, "d": d}).fetchnumpy()
+        got = launch_queue.from_ops(k["start_ns"], k["e"], k["lop"], host.op, host.s, host.e)
+        want = launch_queue.kernel_launches(v.store, a, d)
+        assert len(want.ks) > 0
+
+        def rows(x: launch_queue.KernelLaunches) -> np.ndarray:
+            m = np.c_[x.ks, x.ke, x.op, x.hs, x.he]
+            return m[np.lexsort(m.T[::-1])]
+
+        assert np.array_equal(rows(got), rows(want))

@@ -45,7 +45,8 @@ def _ops(rng: np.random.Generator, n: int) -> HostOps:
     depth = np.r_[depth, 0, 0, 1, 2]
     th = rng.integers(1, 3, len(s))
     k = len(s)
-    return HostOps(s.astype(np.int64), e.astype(np.int64), depth.astype(np.int64),
+    return HostOps(np.arange(k, dtype=np.int64), True, s.astype(np.int64), e.astype(np.int64),
+                   depth.astype(np.int64),
                    th.astype(np.int64), rng.integers(0, 6, k).astype(np.int32),
                    rng.integers(0, 9, k).astype(np.int32),
                    rng.integers(-1, 9, k).astype(np.int32), [f"f{i}" for i in range(9)], 6)

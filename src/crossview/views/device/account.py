@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views.device import idle_pieces, launch_queue, timeline
+from crossview.views.device import host_state, idle_pieces, launch_queue, timeline
 from crossview.views.device.idle_pieces import Pieces
 from crossview.views.device.steps import Step, StepSet
 
@@ -176,12 +176,21 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
         f"SELECT DISTINCT coalesce(family, 'None') {where}", p).fetchall())
     k = store.sql(
         "SELECT start_ns, start_ns + dur_ns AS e,"
-        f" list_position($f, coalesce(family, 'None'))::INTEGER - 1 AS fam {where}",
-        {**p, "f": fams}).fetchnumpy()
+        f" list_position($f, coalesce(family, 'None'))::INTEGER - 1 AS fam,"
+        f" coalesce(launch_op_id, -1) AS lop {where}", {**p, "f": fams}).fetchnumpy()
     s = np.asarray(k["start_ns"], dtype=np.int64)
     e = np.asarray(k["e"], dtype=np.int64)
     fam = np.asarray(k["fam"], dtype=np.int32)
+    host = host_state.ops(store, a, d)
+    # the launch calls: searched among the host ops just read when they hold every op of
+    # the artifact, else joined in SQL (a host filter leaves launch calls out of the scope)
+    launches = (launch_queue.from_ops(s, e, np.asarray(k["lop"], dtype=np.int64), host.op,
+                                      host.s, host.e)
+                if host.complete else launch_queue.kernel_launches(store, a, d))
     del k
+    ls, depth = launch_queue.depth_at_launches(launches)
+    first_end = launch_queue.first_launch_end(launches)
+    del launches
     us, ue = timeline.merge(s, e)
     ws = np.array([x.start_ns for x in steps], dtype=np.int64)
     we = np.array([x.end_ns for x in steps], dtype=np.int64)
@@ -196,10 +205,6 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
         fs, fe = timeline.merge(s[fam == f], e[fam == f])
         fam_w[fams[f]] = timeline.overlap(ws, we, fs, fe)
     del s, e, fam, comm, ns_, ne_  # the kernel rows are done with before the pieces
-    launches = launch_queue.kernel_launches(store, a, d)
-    ls, depth = launch_queue.depth_at_launches(launches)
-    first_end = launch_queue.first_launch_end(launches)
-    del launches
     # launches per step and those finding the queue empty: prefix counts over the sorted
     # launch times (no pass over every launch per step)
     lo_l = np.searchsorted(ls, ws)
@@ -207,7 +212,9 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     empty = np.r_[0, np.cumsum(depth == 0)]
     n_launch, n_empty = hi_l - lo_l, empty[hi_l] - empty[lo_l]
     del ls, depth, empty
-    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, first_end)
+    box = [host]
+    del host  # idle_pieces takes the op rows and frees them once painted
+    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, first_end, box)
     by_cause = _by_cause(pcs, ws, we, ids)
     rows: list[StepAccount] = []
     for i, x in enumerate(steps):

@@ -29,6 +29,8 @@ I32 = npt.NDArray[np.int32]
 class HostOps:
     """The ops of the launching threads (sorted by op id) with their inherited cause."""
 
+    op: I64  # op id (sorted)
+    complete: bool  # the scope holds every host op of the artifact (no host filter)
     s: I64
     e: I64
     depth: I32
@@ -45,8 +47,9 @@ class HostOps:
         m = np.nonzero(((self.s < t1) & (self.e > t0)) | (self.e < self.s))[0]
         if len(m) == len(self.s):
             return self
-        return HostOps(self.s[m], self.e[m], self.depth[m], self.th[m], self.eff[m],
-                       self.frame[m], self.call[m], self.names, self.none)
+        return HostOps(self.op[m], self.complete, self.s[m], self.e[m], self.depth[m],
+                       self.th[m], self.eff[m], self.frame[m], self.call[m], self.names,
+                       self.none)
 
 
 @dataclass
@@ -124,6 +127,10 @@ def ops(store: Store, artifact_id: int, device: int) -> HostOps:
             " AND f.kind IS NOT DISTINCT FROM l.kind WHERE f.artifact_id = $a",
             {"a": artifact_id}).fetchnumpy()
         pairs = store.sql("SELECT nk, name, kind FROM _hs_nk ORDER BY nk").fetchall()
+        complete = bool(store.sql(
+            "SELECT (SELECT count(*) FROM f_host WHERE artifact_id = $a)"
+            " = (SELECT count(*) FROM host_ops WHERE artifact_id = $a)",
+            {"a": artifact_id}).fetchall()[0][0])
     finally:
         store.sql("DROP TABLE IF EXISTS _hs_th")
         store.sql("DROP TABLE IF EXISTS _hs_nk")
@@ -138,7 +145,7 @@ def ops(store: Store, artifact_id: int, device: int) -> HostOps:
     if n == 0:
         e0 = np.zeros(0, dtype=np.int64)
         e1 = np.zeros(0, dtype=np.int32)
-        return HostOps(e0, e0, e1, e1, e1, e1, e1, names, none)
+        return HostOps(e0, complete, e0, e0, e1, e1, e1, e1, e1, names, none)
     rank_of = np.array([causes.classify(str(nm), str(k)) for _, nm, k in pairs], dtype=np.int64)
     py_of = np.array([k == "python" for _, _, k in pairs], dtype=bool)
     own = rank_of[name_ix]
@@ -146,7 +153,7 @@ def ops(store: Store, artifact_id: int, device: int) -> HostOps:
     pidx = np.searchsorted(op, parent)
     pidx = np.where((parent >= 0) & (pidx < n) & (op[np.minimum(pidx, n - 1)] == parent),
                     pidx, -1)
-    del op, parent
+    del parent
     # inherit down the chain, level by level: effective rank, the op that names it, and
     # the nearest python frame above (the calling frame of an API call)
     eff = own
@@ -170,8 +177,9 @@ def ops(store: Store, artifact_id: int, device: int) -> HostOps:
     calling = np.array([m == "calling" for m in modes], dtype=bool)[at]
     frame = np.where(innermost, name_ix, name_ix[src])
     frame = np.where(calling & (call >= 0), call, frame)
-    return HostOps(s, e, depth.astype(np.int32), th.astype(np.int32), eff.astype(np.int32),
-                   frame.astype(np.int32), call.astype(np.int32), names, none)
+    return HostOps(op, complete, s, e, depth.astype(np.int32), th.astype(np.int32),
+                   eff.astype(np.int32), frame.astype(np.int32), call.astype(np.int32), names,
+                   none)
 
 
 def paint(host: HostOps, cuts: I64) -> HostState:

@@ -72,11 +72,13 @@ def _cuts(gs: I64, ge: I64, inner: I64) -> tuple[I64, I64, I64]:
 
 
 def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
-           first_end: tuple[I64, I64]) -> tuple[Pieces, I64, I64]:
+           first_end: tuple[I64, I64], box: list[host_state.HostOps]
+           ) -> tuple[Pieces, I64, I64]:
     """first_end: per distinct kernel start, the earliest end of its launch call
-    (launch_queue.first_launch_end). The gaps are cut and judged CHUNK_GAPS at a time (the
-    ops spanning each run of gaps only): memory bounded by the chunk, not the capture."""
-    host = host_state.ops(store, a, d)
+    (launch_queue.first_launch_end); box: the launching threads' ops (host_state.ops), taken
+    out of the list (freed once painted). The gaps are cut and judged CHUNK_GAPS at a time
+    (the ops spanning each run of gaps only): memory bounded by the chunk, not the capture."""
+    host = box.pop()
     gs, ge = _complement(us, ue, lo, hi)
     cp = store.sql(
         "SELECT start_ns, start_ns + dur_ns AS e FROM f_gpu WHERE artifact_id = $a AND"
