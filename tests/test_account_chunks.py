@@ -62,3 +62,22 @@ def test_launches_found_among_host_ops_equal_the_sql_join(path: Path) -> None:
             return m[np.lexsort(m.T[::-1])]
 
         assert np.array_equal(rows(got), rows(want))
+
+
+def test_account_same_when_launches_come_from_the_sql_join(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host filter leaves launch calls out of the scope: the account then joins them in
+    SQL (launch_queue.kernel_launches); on a whole capture both ways give the same account."""
+    import dataclasses
+
+    from crossview.views.device import host_state
+
+    v = analyze([CAPTURES[-1]]).views
+    assert v is not None
+    fast = account.compute(v.store, v.steps)
+    ops = host_state.ops
+    monkeypatch.setattr(host_state, "ops", lambda *a: dataclasses.replace(ops(*a),
+                                                                          complete=False))
+    joined = account.compute(v.store, v.steps)
+    assert fast is not None and joined is not None
+    assert joined.to_dict() == fast.to_dict()
