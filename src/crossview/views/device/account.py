@@ -24,13 +24,14 @@ import numpy.typing as npt
 
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views.device import idle_pieces, launch_queue, timeline
+from crossview.views.device import host_state, idle_pieces, launch_queue, timeline
 from crossview.views.device.idle_pieces import Pieces
 from crossview.views.device.steps import Step, StepSet
 
 I64 = npt.NDArray[np.int64]
 BUSY_PREFIX = "kernel:"  # busy rows are "kernel:<family>"
 EXPOSED_COMM = "exposed_comm"
+_PIECES_PER_PASS = 1 << 20  # idle pieces summed per pass (memory only: the sums are exact)
 
 
 @dataclass(frozen=True)
@@ -168,44 +169,83 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
             ) -> tuple[DeviceAccount, Pieces]:
     rules = causes.rules()
     ids = [c.id for c in rules.causes]
+    # kernel families as codes into their sorted names (no per-row Python string)
+    p = {"a": a, "d": d}
+    where = "FROM f_gpu WHERE kind = 'kernel' AND artifact_id = $a AND device = $d"
+    fams = sorted(str(f) for (f,) in store.sql(
+        f"SELECT DISTINCT coalesce(family, 'None') {where}", p).fetchall())
     k = store.sql(
-        "SELECT start_ns, start_ns + dur_ns AS e, family FROM f_gpu WHERE kind = 'kernel'"
-        " AND artifact_id = $a AND device = $d", {"a": a, "d": d},
-    ).fetchnumpy()
+        "SELECT start_ns, start_ns + dur_ns AS e,"
+        f" list_position($f, coalesce(family, 'None'))::INTEGER - 1 AS fam,"
+        f" coalesce(launch_op_id, -1) AS lop {where}", {**p, "f": fams}).fetchnumpy()
     s = np.asarray(k["start_ns"], dtype=np.int64)
     e = np.asarray(k["e"], dtype=np.int64)
-    fam = np.asarray(k["family"], dtype=object).astype(str)
+    fam = np.asarray(k["fam"], dtype=np.int32)
+    host = host_state.ops(store, a, d)
+    # the launch calls: searched among the host ops just read when they hold every op of
+    # the artifact, else joined in SQL (a host filter leaves launch calls out of the scope)
+    launches = (launch_queue.from_ops(s, e, np.asarray(k["lop"], dtype=np.int64), host.op,
+                                      host.s, host.e)
+                if host.complete else launch_queue.kernel_launches(store, a, d))
+    del k
+    ls, depth = launch_queue.depth_at_launches(launches)
+    first_end = launch_queue.first_launch_end(launches)
+    del launches
     us, ue = timeline.merge(s, e)
     ws = np.array([x.start_ns for x in steps], dtype=np.int64)
     we = np.array([x.end_ns for x in steps], dtype=np.int64)
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
     hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
-    launches = launch_queue.kernel_launches(store, a, d)
-    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, launches)
     busy = timeline.overlap(ws, we, us, ue)
-    comm = fam == "comm"
+    comm = fam == (fams.index("comm") if "comm" in fams else -1)
     ns_, ne_ = timeline.merge(s[~comm], e[~comm])
     noncomm = timeline.overlap(ws, we, ns_, ne_)
     fam_w: dict[str, I64] = {}
-    for f in np.unique(fam[~comm]):
+    for f in np.nonzero(np.bincount(fam[~comm], minlength=len(fams)))[0]:  # names in order
         fs, fe = timeline.merge(s[fam == f], e[fam == f])
-        fam_w[str(f)] = timeline.overlap(ws, we, fs, fe)
-    by_cause = {c: timeline.overlap(ws, we, pcs.s[pcs.cause == i], pcs.e[pcs.cause == i])
-                for i, c in enumerate(ids)}
-    ls, depth = launch_queue.depth_at_launches(launches)
+        fam_w[fams[f]] = timeline.overlap(ws, we, fs, fe)
+    del s, e, fam, comm, ns_, ne_  # the kernel rows are done with before the pieces
+    # launches per step and those finding the queue empty: prefix counts over the sorted
+    # launch times (no pass over every launch per step)
+    lo_l = np.searchsorted(ls, ws)
+    hi_l = np.maximum(np.searchsorted(ls, we), lo_l)
+    empty = np.r_[0, np.cumsum(depth == 0)]
+    n_launch, n_empty = hi_l - lo_l, empty[hi_l] - empty[lo_l]
+    del ls, depth, empty
+    box = [host]
+    del host  # idle_pieces takes the op rows and frees them once painted
+    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, first_end, box)
+    by_cause = _by_cause(pcs, ws, we, ids)
     rows: list[StepAccount] = []
     for i, x in enumerate(steps):
-        sel = (ls >= x.start_ns) & (ls < x.end_ns)
         rows.append(StepAccount(
             path, d, x.number, x.wall_ns, int(busy[i]),
             _largest_remainder(int(noncomm[i]), {f: int(w[i]) for f, w in fam_w.items()}),
             int(busy[i] - noncomm[i]), int(x.wall_ns - busy[i]),
             {c: int(v[i]) for c, v in by_cause.items() if v[i]},
-            _top_gaps(pcs, gs, ge, x, ids), int(sel.sum()), int((depth[sel] == 0).sum())))
+            _top_gaps(pcs, gs, ge, x, ids), int(n_launch[i]), int(n_empty[i])))
     inside = int(timeline.overlap(np.array([int(us[0])]), np.array([int(ue[-1])]),
                                   *timeline.merge(ws, we))[0]) if len(us) else 0
     outside = (int(ue[-1]) - int(us[0]) - inside) if len(us) else 0
     return DeviceAccount(path, d, rows, outside), pcs
+
+
+def _by_cause(p: Pieces, ws: I64, we: I64, ids: list[str]) -> dict[str, I64]:
+    """Per cause, its idle time inside each step: per run of pieces, the pieces grouped by
+    cause (stable: each group keeps start order), one slice per cause; the runs add up (the
+    pieces are disjoint)."""
+    out = {c: np.zeros(len(ws), dtype=np.int64) for c in ids}
+    for i in range(0, len(p.s), _PIECES_PER_PASS):
+        run = slice(i, i + _PIECES_PER_PASS)
+        cause = p.cause[run]
+        o = np.argsort(cause.astype(np.int16), kind="stable")
+        cut = np.searchsorted(cause[o], np.arange(len(ids) + 1))
+        s, e = p.s[run], p.e[run]
+        for k, c in enumerate(ids):
+            if cut[k + 1] > cut[k]:
+                at = o[cut[k]:cut[k + 1]]
+                out[c] += timeline.overlap(ws, we, s[at], e[at])
+    return out
 
 
 def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]:
@@ -224,16 +264,25 @@ def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]
         sel = slice(int(np.searchsorted(p.e, cs[g], "right")), int(np.searchsorted(p.s, ce[g])))
         ln = np.minimum(p.e[sel], ce[g]) - np.maximum(p.s[sel], cs[g])
         by_cause = np.bincount(p.cause[sel], weights=ln, minlength=len(ids))
-        calls: dict[tuple[int, int], int] = defaultdict(int)
-        for f, c, n in zip(p.frame[sel].tolist(), p.calling[sel].tolist(), ln.tolist(),
-                           strict=True):
-            if f >= 0:
-                calls[(int(f), int(c))] += int(n)
-        top = sorted(calls.items(), key=lambda kv: -kv[1])[: rules.gap_calls]
         out.append(Gap(int(cs[g]), int(dur[g]), ids[int(by_cause.argmax())],
                        [GapCall(p.names[f], p.names[c] if c >= 0 and c != f else None, n)
-                        for (f, c), n in top]))
+                        for f, c, n in _gap_calls(p, sel, ln, rules.gap_calls)]))
     return out
+
+
+def _gap_calls(p: Pieces, sel: slice, ln: I64, top: int) -> list[tuple[int, int, int]]:
+    """The (frame, calling frame, ns) with the most time among a gap's pieces, most first
+    (ties: first met first)."""
+    f, c = p.frame[sel].astype(np.int64), p.calling[sel].astype(np.int64)
+    has = f >= 0
+    if not has.any():
+        return []
+    f, c, ln = f[has], c[has], ln[has]
+    key = f * (len(p.names) + 1) + (c + 1)
+    uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    tot = np.bincount(inv, weights=ln).astype(np.int64)  # exact: ns sums far below 2**53
+    o = np.lexsort((first, -tot))[:top]
+    return [(int(f[first[i]]), int(c[first[i]]), int(tot[i])) for i in o]
 
 
 # -- over the steady state -------------------------------------------------------------------
@@ -323,13 +372,19 @@ def _top_frames(pieces: list[tuple[Pieces, list[Step]]], keys: set[tuple[str, in
             continue
         ws, we = timeline.merge(np.array([x.start_ns for x in sw], dtype=np.int64),
                                 np.array([x.end_ns for x in sw], dtype=np.int64))
-        ln = timeline.overlap(p.s, p.e, ws, we)
-        sel = (ln > 0) & (p.frame >= 0)
-        # (cause, frame) pairs summed with numpy, then named
-        key = p.cause[sel] * (len(p.names) + 1) + p.frame[sel]
-        uk, inv = np.unique(key, return_inverse=True)
-        tot = np.bincount(inv, weights=ln[sel])
-        for k, n in zip(uk, tot, strict=True):
+        # (cause, frame) pairs summed with numpy over runs of pieces (float sums of integer
+        # ns: exact, whatever the runs), then named
+        m = len(ids) * (len(p.names) + 1)
+        tot, cnt = np.zeros(m), np.zeros(m, dtype=np.int64)
+        for i in range(0, len(p.s), _PIECES_PER_PASS):
+            run = slice(i, i + _PIECES_PER_PASS)
+            ln = timeline.overlap(p.s[run], p.e[run], ws, we)
+            sel = (ln > 0) & (p.frame[run] >= 0)
+            key = p.cause[run][sel].astype(np.int64) * (len(p.names) + 1) + p.frame[run][sel]
+            tot += np.bincount(key, weights=ln[sel], minlength=m)  # small key range: no sort
+            cnt += np.bincount(key, minlength=m)
+        uk = np.nonzero(cnt)[0]
+        for k, n in zip(uk, tot[uk], strict=True):
             c, f = divmod(int(k), len(p.names) + 1)
             acc[ids[c]][p.names[f]] += int(n)
     n = causes.rules().top_frames

@@ -2,10 +2,12 @@
 
 Every host op on the launching threads gets a cause rank from the precedence table
 (knowledge/account.yaml, `causes.classify`); a child inherits its ancestor's cause when that
-ranks higher (a copy inside `DataLoader.__next__` is data loading). The timeline is cut into
-elementary segments at every op boundary; each segment takes the innermost op running then
-(painted depth by depth), and, across several launching threads, the highest-ranked cause.
-Pure numpy over integer columns; names stay in a small lookup list.
+ranks higher (a copy inside `DataLoader.__next__` is data loading). `ops` reads the ops and
+their inherited causes once; `paint` evaluates them on a caller's segmentation (the idle
+pieces of a device: views/device/idle_pieces.py), so only the instants the account needs are
+painted, never a segmentation of every op boundary. Each segment takes the innermost op
+running then (painted depth by depth), and, across several launching threads, the
+highest-ranked cause. Pure numpy over integer columns; names stay in a small lookup list.
 """
 
 from __future__ import annotations
@@ -20,32 +22,53 @@ from crossview.store.store import Store
 from crossview.views.device import timeline
 
 I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
 
 
 @dataclass
-class HostTimeline:
-    """Segments [bounds[i], bounds[i+1]) with the cause rank and the op that names it."""
+class HostOps:
+    """The ops of the launching threads (sorted by op id) with their inherited cause."""
 
-    bounds: I64
-    rank: I64  # per segment; NONE (= number of causes) when no op runs
-    frame: I64  # per segment: index into `names` of the frame the cause names, -1 none
-    calling: I64  # per segment: index into `names` of the nearest python frame above, -1
+    op: I64  # op id (sorted)
+    complete: bool  # the scope holds every host op of the artifact (no host filter)
+    s: I64
+    e: I64
+    depth: I32
+    th: I32  # dense thread number (threads in (pid, tid) order)
+    eff: I32  # cause rank the op stands for (own or inherited); `none` for no cause
+    frame: I32  # index into `names` of the frame the cause names
+    call: I32  # index into `names` of the nearest python frame above (-1 none)
+    names: list[str]
+    none: int  # = number of causes: no host op running
+
+    def near(self, t0: int, t1: int) -> HostOps:
+        """The ops running at some instant of [t0, t1) (all that can paint a cut there), and
+        any op ending before it starts (a bound of its inside [t0, t1) still cuts)."""
+        m = np.nonzero(((self.s < t1) & (self.e > t0)) | (self.e < self.s))[0]
+        if len(m) == len(self.s):
+            return self
+        return HostOps(self.op[m], self.complete, self.s[m], self.e[m], self.depth[m],
+                       self.th[m], self.eff[m], self.frame[m], self.call[m], self.names,
+                       self.none)
+
+
+@dataclass
+class HostState:
+    """Per segment of a caller's cuts: the cause rank (`none` when no op runs), the frame it
+    names and the calling python frame (indices into `names`, -1 none)."""
+
+    rank: I32
+    frame: I32
+    calling: I32
     names: list[str]
     none: int
 
-    def segment_of(self, t: I64) -> I64:
-        """Segment index holding each instant (-1 outside the timeline)."""
-        i = np.searchsorted(self.bounds, t, side="right") - 1
-        return np.where((i >= 0) & (i < len(self.rank)), i, -1)
 
-
-def _paint(bounds: I64, s: I64, e: I64, depth: I64, value: I64) -> I64:
-    """Innermost op index per segment: paint ops depth by depth (ops at one depth of one
-    thread are disjoint; where they are not, the segment keeps the outer op)."""
-    n = len(bounds) - 1
+def _paint_idx(n: int, a: I64, b: I64, depth: npt.NDArray[np.integer], value: I64) -> I64:
+    """Innermost op value per segment 0..n-1, each op covering segments [a, b): paint ops
+    depth by depth (ops at one depth of one thread are disjoint; where they are not, the
+    segment keeps the outer op)."""
     out = np.full(n, -1, dtype=np.int64)
-    a = np.searchsorted(bounds, s)
-    b = np.searchsorted(bounds, e)
     for d in timeline.uniq(depth):
         sel = (depth == d) & (b > a)
         if not sel.any():
@@ -71,7 +94,13 @@ def _paint(bounds: I64, s: I64, e: I64, depth: I64, value: I64) -> I64:
     return out
 
 
-def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
+def _paint(bounds: I64, s: I64, e: I64, depth: I64, value: I64) -> I64:
+    """Innermost op index per segment [bounds[i], bounds[i+1])."""
+    return _paint_idx(len(bounds) - 1, np.searchsorted(bounds, s), np.searchsorted(bounds, e),
+                      depth, value)
+
+
+def ops(store: Store, artifact_id: int, device: int) -> HostOps:
     rules = causes.rules()
     none = len(rules.causes)
     # one row per op on the launching threads; threads and (name, kind) pairs as dense
@@ -98,22 +127,25 @@ def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
             " AND f.kind IS NOT DISTINCT FROM l.kind WHERE f.artifact_id = $a",
             {"a": artifact_id}).fetchnumpy()
         pairs = store.sql("SELECT nk, name, kind FROM _hs_nk ORDER BY nk").fetchall()
+        complete = bool(store.sql(
+            "SELECT (SELECT count(*) FROM f_host WHERE artifact_id = $a)"
+            " = (SELECT count(*) FROM host_ops WHERE artifact_id = $a)",
+            {"a": artifact_id}).fetchall()[0][0])
     finally:
         store.sql("DROP TABLE IF EXISTS _hs_th")
         store.sql("DROP TABLE IF EXISTS _hs_nk")
-    o = np.argsort(np.asarray(r["op_id"], dtype=np.int64), kind="stable")
-    r = {k: np.asarray(v)[o] for k, v in r.items()}
-    n = len(r["op_id"])
+    op = np.asarray(r.pop("op_id"), dtype=np.int64)
+    o = np.argsort(op, kind="stable")
+    op = op[o]
+    parent, depth, s, e, th, name_ix = (np.asarray(r.pop(c), dtype=np.int64)[o] for c in
+                                        ("parent", "depth", "start_ns", "e", "th", "nk"))
+    del r, o
+    n = len(op)
+    names = [str(nm) for _, nm, _ in pairs]
     if n == 0:
         e0 = np.zeros(0, dtype=np.int64)
-        return HostTimeline(np.zeros(1, dtype=np.int64), e0, e0, e0, [], none)
-    op = np.asarray(r["op_id"], dtype=np.int64)
-    parent = np.asarray(r["parent"], dtype=np.int64)
-    depth = np.asarray(r["depth"], dtype=np.int64)
-    s = np.asarray(r["start_ns"], dtype=np.int64)
-    e = np.asarray(r["e"], dtype=np.int64)
-    name_ix = np.asarray(r["nk"], dtype=np.int64)
-    names = [str(nm) for _, nm, _ in pairs]
+        e1 = np.zeros(0, dtype=np.int32)
+        return HostOps(e0, complete, e0, e0, e1, e1, e1, e1, e1, names, none)
     rank_of = np.array([causes.classify(str(nm), str(k)) for _, nm, k in pairs], dtype=np.int64)
     py_of = np.array([k == "python" for _, _, k in pairs], dtype=bool)
     own = rank_of[name_ix]
@@ -121,12 +153,13 @@ def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
     pidx = np.searchsorted(op, parent)
     pidx = np.where((parent >= 0) & (pidx < n) & (op[np.minimum(pidx, n - 1)] == parent),
                     pidx, -1)
+    del parent
     # inherit down the chain, level by level: effective rank, the op that names it, and
     # the nearest python frame above (the calling frame of an API call)
-    eff = own.copy()
+    eff = own
     src = np.arange(n, dtype=np.int64)
     call = np.where(is_py, name_ix, -1)
-    mode = np.array([c.frames for c in rules.causes] + ["none"], dtype=object)
+    modes = [c.frames for c in rules.causes] + ["none"]
     for d in timeline.uniq(depth):
         idx = np.nonzero((depth == d) & (pidx >= 0))[0]
         if len(idx) == 0:
@@ -138,23 +171,42 @@ def build(store: Store, artifact_id: int, device: int) -> HostTimeline:
         call[idx] = np.where(is_py[idx], name_ix[idx], call[up])
     # the frame a cause names: the matching op (matched), the innermost op (innermost), or
     # the python frame that called it (calling; the op itself when none is recorded)
-    m = mode[np.minimum(eff, none)]
-    frame = np.where(m == "innermost", name_ix, name_ix[src])
-    frame = np.where((m == "calling") & (call >= 0), call, frame)
-    # one segmentation for all launching threads; highest-ranked cause across threads
-    bounds = timeline.uniq(np.concatenate([s, e]))
-    seg_rank = np.full(len(bounds) - 1, none, dtype=np.int64)
-    seg_frame = np.full(len(bounds) - 1, -1, dtype=np.int64)
-    seg_call = np.full(len(bounds) - 1, -1, dtype=np.int64)
-    th = np.asarray(r["th"], dtype=np.int64)
+    # (per cause rank, a flag table indexed by the op's rank: no per-op string compare)
+    at = np.minimum(eff, none)
+    innermost = np.array([m == "innermost" for m in modes], dtype=bool)[at]
+    calling = np.array([m == "calling" for m in modes], dtype=bool)[at]
+    frame = np.where(innermost, name_ix, name_ix[src])
+    frame = np.where(calling & (call >= 0), call, frame)
+    return HostOps(op, complete, s, e, depth.astype(np.int32), th.astype(np.int32),
+                   eff.astype(np.int32), frame.astype(np.int32), call.astype(np.int32), names,
+                   none)
+
+
+def paint(host: HostOps, cuts: I64) -> HostState:
+    """The host state on each segment [cuts[i], cuts[i+1]) of sorted distinct cuts. Every op
+    bound inside a segment the caller reads must be a cut (a segment spanning an op bound
+    takes the op state at its start only where no bound falls inside it)."""
+    n = max(len(cuts) - 1, 0)
+    rank = np.full(n, host.none, dtype=np.int32)
+    frame = np.full(n, -1, dtype=np.int32)
+    calling = np.full(n, -1, dtype=np.int32)
+    if n == 0 or len(host.s) == 0:
+        return HostState(rank, frame, calling, host.names, host.none)
+    # segments [a, b) each op covers (an op past the last cut covers up to the last segment)
+    a = np.minimum(np.searchsorted(cuts, host.s), n)
+    b = np.minimum(np.searchsorted(cuts, host.e), n)
+    # only ops spanning a segment paint anything
+    live = np.nonzero(b > a)[0]
+    a, b, th, depth = a[live], b[live], host.th[live], host.depth[live]
     for t in timeline.uniq(th):
-        sel = th == t
-        idx = np.nonzero(sel)[0]
-        inner = _paint(bounds, s[sel], e[sel], depth[sel], idx)
+        sel = np.nonzero(th == t)[0]
+        inner = _paint_idx(n, a[sel], b[sel], depth[sel], live[sel])
         has = inner >= 0
-        rk = np.where(has, eff[np.maximum(inner, 0)], none)
-        better = rk < seg_rank
-        seg_rank = np.where(better, rk, seg_rank)
-        seg_frame = np.where(better, frame[np.maximum(inner, 0)], seg_frame)
-        seg_call = np.where(better, call[np.maximum(inner, 0)], seg_call)
-    return HostTimeline(bounds, seg_rank, seg_frame, seg_call, names, none)
+        at = inner[has]
+        rk = host.eff[at]
+        better = rk < rank[has]
+        idx = np.nonzero(has)[0][better]
+        rank[idx] = rk[better]
+        frame[idx] = host.frame[at[better]]
+        calling[idx] = host.call[at[better]]
+    return HostState(rank, frame, calling, host.names, host.none)

@@ -1,30 +1,37 @@
 """Idle pieces: a device's idle time cut at every host-op boundary of its launching threads and
-every GPU copy boundary, each piece with one cause (knowledge/account.yaml): the per-instant
-host state (views/device/host_state.py), then the gap-level rules. Pieces are disjoint and cover the
-idle time exactly; views/device/account.py sums them per step.
+every GPU copy boundary, each piece with one cause (knowledge/account.yaml): the host state
+at the piece (views/device/host_state.py), then the gap-level rules. Pieces are disjoint and
+cover the idle time exactly; views/device/account.py sums them per step.
+
+Only bounds inside an idle gap cut anything: the cuts are built gap by gap (gap start, the
+bounds inside it, gap end) without sorting the gaps themselves, and the host state is painted
+on those cuts alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views.device import host_state, launch_queue, timeline
+from crossview.views.device import host_state, timeline
 
 I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+CHUNK_GAPS = 1 << 18  # gaps cut and painted per pass (memory, not answers: any size is exact)
 
 
 @dataclass
 class Pieces:
     s: I64
     e: I64
-    cause: I64  # rank into the cause table
-    frame: I64  # index into names (-1 none)
-    calling: I64
+    cause: I32  # rank into the cause table
+    frame: I32  # index into names (-1 none)
+    calling: I32
     names: list[str]
 
 
@@ -36,11 +43,42 @@ def _complement(us: I64, ue: I64, lo: int, hi: int) -> tuple[I64, I64]:
     return s[keep].astype(np.int64), e[keep].astype(np.int64)
 
 
+def _inside(gs: I64, ge: I64, t: I64) -> I64:
+    """The instants of t strictly inside a gap (gs < t < ge)."""
+    if len(gs) == 0 or len(t) == 0:
+        return t[:0]
+    i = np.searchsorted(ge, t, side="right")  # first gap ending after t
+    ok = i < len(gs)
+    ok[ok] = gs[i[ok]] < t[ok]
+    return t[ok]
+
+
+def _cuts(gs: I64, ge: I64, inner: I64) -> tuple[I64, I64, I64]:
+    """Sorted cuts gap by gap (gs, the distinct inner bounds of the gap, ge); returns the cuts,
+    the cut index of each piece start (every cut but a gap end) and each piece's gap."""
+    inner = timeline.uniq(inner)
+    gi = np.searchsorted(gs, inner, side="right") - 1
+    g = len(gs)
+    cnt = np.bincount(gi, minlength=g)
+    at_gs = 2 * np.arange(g, dtype=np.int64) + (np.cumsum(cnt) - cnt)
+    at_ge = at_gs + cnt + 1
+    cuts = np.empty(2 * g + len(inner), dtype=np.int64)
+    cuts[at_gs] = gs
+    cuts[at_ge] = ge
+    cuts[np.arange(len(inner), dtype=np.int64) + 2 * gi + 1] = inner
+    start = np.ones(len(cuts), dtype=bool)
+    start[at_ge] = False
+    return cuts, np.nonzero(start)[0], np.repeat(np.arange(g, dtype=np.int64), cnt + 1)
+
+
 def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
-           launches: launch_queue.KernelLaunches) -> tuple[Pieces, I64, I64]:
-    rules = causes.rules()
-    rk = {c.id: i for i, c in enumerate(rules.causes)}
-    host = host_state.build(store, a, d)
+           first_end: tuple[I64, I64], box: list[host_state.HostOps]
+           ) -> tuple[Pieces, I64, I64]:
+    """first_end: per distinct kernel start, the earliest end of its launch call
+    (launch_queue.first_launch_end); box: the launching threads' ops (host_state.ops), taken
+    out of the list (freed once painted). The gaps are cut and judged CHUNK_GAPS at a time
+    (the ops spanning each run of gaps only): memory bounded by the chunk, not the capture."""
+    host = box.pop()
     gs, ge = _complement(us, ue, lo, hi)
     cp = store.sql(
         "SELECT start_ns, start_ns + dur_ns AS e FROM f_gpu WHERE artifact_id = $a AND"
@@ -48,38 +86,54 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
     ).fetchnumpy()
     cs, ce = timeline.merge(np.asarray(cp["start_ns"], dtype=np.int64),
                             np.asarray(cp["e"], dtype=np.int64))
-    cuts = timeline.uniq(np.concatenate([gs, ge, host.bounds, cs, ce]))
-    cuts = cuts[(cuts >= lo) & (cuts <= hi)]
-    ps, pe = cuts[:-1], cuts[1:]
-    gi = np.searchsorted(gs, ps, side="right") - 1
-    inside = (gi >= 0) & (ps < ge[np.maximum(gi, 0)])
-    ps, pe, gi = ps[inside], pe[inside], gi[inside]
-    seg = host.segment_of(ps)
-    has = seg >= 0
-    if len(host.rank):
-        at = np.maximum(seg, 0)
-        cause = np.where(has, host.rank[at], host.none)
-        frame = np.where(has, host.frame[at], -1)
-        calling = np.where(has, host.calling[at], -1)
-    else:  # no host op on the launching threads (or no launch recorded at all)
-        cause = np.full(len(ps), host.none, dtype=np.int64)
-        frame = np.full(len(ps), -1, dtype=np.int64)
-        calling = np.full(len(ps), -1, dtype=np.int64)
+    edges = (int(us[0]), int(ue[-1])) if len(us) else (hi, lo)
+    parts = [_chunk(host.near(int(gs[g0]), int(ge[min(g0 + CHUNK_GAPS, len(gs)) - 1])),
+                    gs[g0:g0 + CHUNK_GAPS], ge[g0:g0 + CHUNK_GAPS], cs, ce, first_end, edges)
+             for g0 in range(0, len(gs), CHUNK_GAPS)]
+    names = host.names
+    del host  # before the parts are joined
+    if not parts:
+        e0 = np.zeros(0, dtype=np.int64)
+        e1 = np.zeros(0, dtype=np.int32)
+        return Pieces(e0, e0, e1, e1, e1, names), gs, ge
+    cols: list[Any] = []
+    for i in range(5):  # one column at a time, each part's column freed once copied
+        cols.append(np.concatenate([c[i] for c in parts]) if len(parts) > 1 else parts[0][i])
+        for c in parts:
+            c[i] = None
+    return Pieces(cols[0], cols[1], cols[2], cols[3], cols[4], names), gs, ge
+
+
+def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
+           first_end: tuple[I64, I64], edges: tuple[int, int]
+           ) -> list[Any]:
+    """The pieces of a run of gaps: start, end, cause, frame, calling frame."""
+    rules = causes.rules()
+    rk = {c.id: i for i, c in enumerate(rules.causes)}
+    cuts, at, gi = _cuts(gs, ge, np.concatenate([_inside(gs, ge, x)
+                                                 for x in (host.s, host.e, cs, ce)]))
+    ps, pe = cuts[at], cuts[at + 1]
+    st = host_state.paint(host, cuts)
+    none = host.none
+    del host
+    cause = st.rank[at].astype(np.int64)
+    frame, calling = st.frame[at], st.calling[at]
+    del st, cuts, at
+    first_k, last_k = edges
     # gap rule 1: a gap opened while the host was blocked in a sync → the sync owns the
-    # refill (cpu_dispatch / launch_overhead pieces of that gap)
+    # refill (cpu_dispatch / launch_overhead pieces of that gap); every gap's first piece
+    # starts at the gap start
     first = np.r_[True, gi[1:] != gi[:-1]] if len(gi) else np.zeros(0, dtype=bool)
-    g_cause = np.full(len(gs), host.none, dtype=np.int64)
-    g_frame = np.full(len(gs), -1, dtype=np.int64)
-    g_cause[gi[first]] = cause[first]
-    g_frame[gi[first]] = frame[first]
+    g_cause = cause[first]
+    g_frame = frame[first]
     synced = g_cause[gi] == rk["sync_drained"]
-    refill = synced & np.isin(cause, [rk["cpu_dispatch"], rk["launch_overhead"]])
-    cause = np.where(refill, rk["sync_drained"], cause)
+    refill = synced & ((cause == rk["cpu_dispatch"]) | (cause == rk["launch_overhead"]))
+    cause[refill] = rk["sync_drained"]
     frame = np.where(refill, g_frame[gi], frame)
     # gap rule 2: the kernel ending the gap was launched (its launch call returned) before the
     # gap opened → queued work
     # waiting on a GPU-side dependency (a GPU copy running then is a blocking copy)
-    ks, kl = launch_queue.first_launch_end(launches)
+    ks, kl = first_end
     j = np.searchsorted(ks, ge)
     found = (j < len(ks)) & (ks[np.minimum(j, max(len(ks) - 1, 0))] == ge) if len(ks) else \
         np.zeros(len(ge), dtype=bool)
@@ -91,28 +145,31 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
     queued = (launch_at < gs)[gi] | ((ps >= launch_at[gi]) & late[gi])
     # the GPU copying (memcpy / memset) while no kernel runs is copy time, whatever generic
     # work the host does meanwhile (specific host causes ranked above blocking_copy keep theirs)
-    ci = np.searchsorted(cs, ps, side="right") - 1
-    in_copy = (ci >= 0) & (ps < ce[np.maximum(ci, 0)]) if len(cs) else np.zeros(len(ps), bool)
+    if len(cs):
+        ci = np.searchsorted(cs, ps, side="right") - 1
+        in_copy = (ci >= 0) & (ps < ce[np.maximum(ci, 0)])
+    else:
+        in_copy = np.zeros(len(ps), bool)
     copying = in_copy & (cause > rk["blocking_copy"])
-    cause = np.where(copying, rk["blocking_copy"], cause)
+    cause[copying] = rk["blocking_copy"]
     frame = np.where(copying, -1, frame)
     # ... unless the host itself is blocked waiting (a copy, a sync, a collective): then host
     # and GPU wait on the same thing and the host's blocking call names it
-    waiting = np.isin(cause, [rk["blocking_copy"], rk["sync_drained"], rk["collective_wait"]])
+    waiting = ((cause == rk["blocking_copy"]) | (cause == rk["sync_drained"])
+               | (cause == rk["collective_wait"]))
     queued &= ~waiting
     # before the capture's first kernel / after its last, what the GPU ran is not in the
     # capture (the MI300X vLLM graph replay starts 6 ms after hipGraphLaunch, behind work
     # launched before the profiler started): queued time there is the capture's boundary
-    first_k, last_k = (int(us[0]), int(ue[-1])) if len(us) else (hi, lo)
     edge = (pe <= first_k) | (ps >= last_k)
     cause = np.where(queued, np.where(edge, rk["capture_boundary"], np.where(
         in_copy, rk["blocking_copy"], rk["gpu_dependency"])), cause)
     # generic host work there (dispatch, launch calls) says nothing about why the GPU idled:
     # it may have run uncaptured work; specific causes (data loading, JIT, copies, syncs) stay
-    generic = edge & np.isin(cause, [rk["cpu_dispatch"], rk["launch_overhead"]])
-    cause = np.where(generic, rk["capture_boundary"], cause)
-    frame = np.where(queued, -1, frame)
+    generic = edge & ((cause == rk["cpu_dispatch"]) | (cause == rk["launch_overhead"]))
+    cause[generic] = rk["capture_boundary"]
+    frame[queued] = -1
     # no host op: before the first / after the last kernel → capture boundary
-    cause = np.where(cause == host.none,
-                     np.where(edge, rk["capture_boundary"], rk["unexplained"]), cause)
-    return Pieces(ps, pe, cause, frame, calling, host.names), gs, ge
+    cause = np.where(cause == none, np.where(edge, rk["capture_boundary"], rk["unexplained"]),
+                     cause)
+    return [ps, pe, cause.astype(np.int32), frame, calling]

@@ -38,13 +38,29 @@ def kernel_launches(store: Store, a: int, d: int) -> KernelLaunches:
                             for c in ("start_ns", "e", "op_id", "hs", "he")))
 
 
+def from_ops(ks: I64, ke: I64, launch_op: I64, op: I64, hs: I64, he: I64) -> KernelLaunches:
+    """The same rows as `kernel_launches` from rows already read: the device's kernels (start,
+    end, launch op id, -1 none) and host ops sorted by op id (start, end) holding every
+    launch call of the device (the join done by a search, not a second read)."""
+    n = len(op)
+    if n == 0:
+        e0 = np.zeros(0, dtype=np.int64)
+        return KernelLaunches(e0, e0, e0, e0, e0)
+    i = np.minimum(np.searchsorted(op, launch_op), n - 1)
+    hit = np.nonzero(op[i] == launch_op)[0]
+    i = i[hit]
+    return KernelLaunches(ks[hit], ke[hit], launch_op[hit], hs[i], he[i])
+
+
 def depth_at_launches(k: KernelLaunches) -> tuple[I64, I64]:
     """Launch-call start times on the device and, per call, kernels launched earlier and
     still unfinished (the launch queue HTA calls queue length)."""
     _, first = np.unique(k.op, return_index=True)  # one start per launch call
-    ls = np.sort(k.hs[first])
-    kl = np.sort(k.hs)
-    ke = np.sort(k.ke)
+    # stable (merge) sorts: the rows come in long sorted runs, several times faster than
+    # the default quicksort here, and the sorted values are the same
+    ls = np.sort(k.hs[first], kind="stable")
+    kl = np.sort(k.hs, kind="stable")
+    ke = np.sort(k.ke, kind="stable")
     depth = np.searchsorted(kl, ls, side="left") - np.searchsorted(ke, ls, side="right")
     return ls, np.maximum(depth, 0)
 

@@ -8,6 +8,7 @@ exposed (not overlapped by compute), per device.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -16,9 +17,10 @@ from crossview.store.host_calls import HostSelection, where
 from crossview.store.store import Store
 
 I64 = npt.NDArray[np.int64]
+G = TypeVar("G", bound=np.generic)
 
 
-def uniq(a: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def uniq(a: npt.NDArray[G]) -> npt.NDArray[G]:
     """Sorted distinct values of an integer array (a sort and a mask: numpy's hash-based
     `unique` is several times slower on millions of int64 here)."""
     if len(a) == 0:
