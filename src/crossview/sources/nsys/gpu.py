@@ -14,7 +14,7 @@ once, by a view, straight into gpu_ops; families are classified per distinct nam
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import pyarrow as pa
@@ -39,6 +39,9 @@ class GpuCounts:
     memcpy: int = 0
     memset: int = 0
     sync: int = 0
+    # per staged table: (SELECT of its gpu_ops columns, table alias, first op number); the
+    # insert batches filter each on its alias's rowid, which DuckDB pushes into the scan
+    parts: list[tuple[str, str, int]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -72,7 +75,7 @@ def _kernel_ints(p: Probe) -> dict[str, str]:
 def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) -> GpuCounts:
     """Stage every GPU op (integers) and define view `_nsys_gpu`; needs `_nsys_str`."""
     c = GpuCounts()
-    parts: list[str] = []
+    parts = c.parts
 
     def base(alias: str, offset: int) -> str:
         return (f"{offset} + {alias}.rowid AS rid, {_STREAM} AS stream, {alias}.s, {alias}.e,"
@@ -85,11 +88,11 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
                 " || ((k.grid >> 47) & 65535) || ']'")
         block = ("'[' || (k.blk & 65535) || ',' || ((k.blk >> 16) & 65535) || ','"
                  " || ((k.blk >> 32) & 65535) || ']'")
-        parts.append(
+        parts.append((
             f"SELECT 'kernel' AS kind, f.name, f.family, {base('k', 0)},"
             " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
             f" {grid} AS grid, {block} AS block, (k.blk >> 48) & 32767 AS regs"
-            " FROM _nsys_k k LEFT JOIN _nsys_kfam f ON f.nm IS NOT DISTINCT FROM k.nm")
+            " FROM _nsys_k k LEFT JOIN _nsys_kfam f ON f.nm IS NOT DISTINCT FROM k.nm", "k", 0))
     nulls = ("NULL::VARCHAR AS grid, NULL::VARCHAR AS block, NULL::BIGINT AS regs")
     if p.has(MEMCPY):
         ints = _common(p, MEMCPY)
@@ -99,30 +102,31 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
         ck = enums.case_sql("ck", enums.COPY_KIND)
         mk = (f"{enums.case_sql('sk', enums.MEM_KIND)} || ' -> ' || "
               f"{enums.case_sql('dk', enums.MEM_KIND)}")
-        parts.append(
+        parts.append((
             f"SELECT 'memcpy' AS kind, 'Memcpy ' || {ck} || ' (' || {mk} || ')' AS name,"
             f" 'memory' AS family, {base('c', c.kernels)}, bytes, {ck} AS copy_kind,"
-            f" {mk} AS mem_kinds, {nulls} FROM _nsys_cp c")
+            f" {mk} AS mem_kinds, {nulls} FROM _nsys_cp c", "c", c.kernels))
     if p.has(MEMSET):
         ints = _common(p, MEMSET)
         ints.update(bytes="bytes", mk=p.col(MEMSET, "memKind") or "NULL")
         c.memset = fetch.stage(src, duck, MEMSET, "_nsys_ms", ints)
         mk = enums.case_sql("mk", enums.MEM_KIND)
-        parts.append(
+        parts.append((
             f"SELECT 'memset' AS kind, 'Memset (' || {mk} || ')' AS name, 'memory' AS family,"
             f" {base('m', c.kernels + c.memcpy)}, bytes, NULL::VARCHAR AS copy_kind,"
-            f" {mk} AS mem_kinds, {nulls} FROM _nsys_ms m")
+            f" {mk} AS mem_kinds, {nulls} FROM _nsys_ms m", "m", c.kernels + c.memcpy))
     if p.has(SYNC):
         ints = _common(p, SYNC)
         ints["st"] = p.col(SYNC, "syncType", "deprecatedSyncType") or "NULL"
         c.sync = fetch.stage(src, duck, SYNC, "_nsys_sy", ints)
-        parts.append(
+        parts.append((
             f"SELECT 'sync' AS kind, {enums.case_sql('st', enums.SYNC_TYPE, 'Unknown sync')}"
             f" AS name, 'sync' AS family, {base('y', c.kernels + c.memcpy + c.memset)},"
             " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
-            f" {nulls} FROM _nsys_sy y")
+            f" {nulls} FROM _nsys_sy y", "y", c.kernels + c.memcpy + c.memset))
     if parts:
-        duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpu AS " + " UNION ALL ".join(parts))
+        duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpu AS "
+                     + " UNION ALL ".join(sql for sql, _, _ in parts))
     return c
 
 
@@ -176,15 +180,23 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
                    g.family, g.s, greatest(coalesce(g.e - g.s, 0), 0), g.corr, l.op_id,
                    coalesce(l.graph, false) OR coalesce(g.gnode, 0) <> 0,
                    g.bytes, g.copy_kind, g.mem_kinds, g.grid, g.block, CAST(g.regs AS INTEGER)
-            FROM _nsys_gpu g
+            FROM ({_slice(counts.parts, lo, lo + INSERT_ROWS)}) g
             LEFT JOIN (SELECT * FROM _nsys_link WHERE rid >= $lo AND rid < $hi) l
                 ON l.rid = g.rid
-            WHERE g.s IS NOT NULL AND g.rid >= $lo AND g.rid < $hi
+            WHERE g.s IS NOT NULL
             """,
             {"a": artifact_id, "lo": lo, "hi": lo + INSERT_ROWS},
         )
         store.compact()
     drop(con)
+
+
+def _slice(parts: list[tuple[str, str, int]], lo: int, hi: int) -> str:
+    """The GPU ops numbered lo … hi-1, each staged table filtered on its own rowid (a filter
+    on the view's computed `rid` would scan every staged row for every batch)."""
+    return " UNION ALL ".join(
+        f"{sql} WHERE {alias}.rowid >= {lo - first} AND {alias}.rowid < {hi - first}"
+        for sql, alias, first in parts)
 
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:
