@@ -31,8 +31,8 @@ def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Pat
     """Fill `_nestres` (depth, parent op id, provisional node id, self time) from `_host`'s
     n rows, one batch of about `batch_rows` rows at a time."""
     con = store.con
-    con.execute("CREATE OR REPLACE TABLE _nestres (depth INTEGER, parent BIGINT,"
-                " node_id BIGINT, self_ns BIGINT)")
+    con.execute(f"CREATE OR REPLACE TABLE {store.scratch('_nestres')} (depth INTEGER,"
+                " parent BIGINT, node_id BIGINT, self_ns BIGINT)")
     done = 0
     reader = cursor_of(con)  # its own cursor: results are written on `con` while it streams
     try:

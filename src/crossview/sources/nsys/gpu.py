@@ -20,17 +20,15 @@ import duckdb
 import pyarrow as pa
 
 from crossview.kernels import families as kernel_families
-from crossview.knowledge import api_roles
-from crossview.sources.nsys import enums, fetch
+from crossview.sources.nsys import enums, fetch, launch_link
 from crossview.sources.nsys.schema_probe import KERNEL, MEMCPY, MEMSET, SYNC, Probe
-from crossview.store.store import Store
+from crossview.store.store import ROW_GROUP_ROWS, Store
 
-_GPID = "CAST((gpid >> 24) & 16777215 AS VARCHAR)"
+_GPID = launch_link.PID_BITS.replace("gtid", "gpid")
 _STREAM = f"CASE WHEN stream = {enums.NO_STREAM} THEN NULL ELSE stream END"
 _STAGED = ("_nsys_k", "_nsys_cp", "_nsys_ms", "_nsys_sy")
-# 2^44: min(depth · 2^44 + op_id) picks the outermost launch call, then the first
-_DEPTH_KEY = 17592186044416
-INSERT_ROWS = 262_144  # GPU ops per gpu_ops insert (each batch compressed before the next)
+# GPU ops per gpu_ops insert (each batch compressed before the next): whole row groups
+INSERT_ROWS = 2 * ROW_GROUP_ROWS
 
 
 @dataclass
@@ -152,24 +150,8 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
     checkpoint, so one insert of 5 M kernels held ~2 GB of names at once."""
     con = store.con
     gpu_base = store.reserve_ops(counts.total + 1)
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _nsys_launch AS
-        SELECT pid, correlation,
-               min(CAST(depth AS BIGINT) * {_DEPTH_KEY} + op_id) % {_DEPTH_KEY} AS op_id,
-               bool_or(name IN (SELECT unnest($graph))) AS graph
-        FROM host_ops
-        WHERE artifact_id = $a AND kind = 'runtime' AND correlation IS NOT NULL
-        GROUP BY pid, correlation
-        """,
-        {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
-    )
     # the launch link once, as integers in op order: each batch below joins only its slice
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE _nsys_link AS SELECT g.rid, l.op_id, l.graph"
-        " FROM (SELECT rid, corr, pid FROM _nsys_gpu) g"
-        " JOIN _nsys_launch l ON l.correlation = g.corr AND l.pid = g.pid ORDER BY g.rid")
-    con.execute("DROP TABLE _nsys_launch")
+    launch_link.link(con, "_nsys_gpu")
     for lo in range(0, counts.total, INSERT_ROWS):
         con.execute(
             f"""
