@@ -69,7 +69,8 @@ def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, 
     step = batch_rows or max(n, 1)
     # provisional → final node ids by a list lookup (a join would not keep row order)
     for lo in range(0, max(n, 1), step):
-        where = f" WHERE h.rid >= {lo} AND h.rid < {lo + step}" if step < n else ""
+        # both sides cut on their own rowid (pushed into the scans; the same rows by position)
+        rng = f" WHERE rowid >= {lo} AND rowid < {lo + step}" if step < n else ""
         store.con.execute(
             f"""
             INSERT INTO host_ops (artifact_id, op_id, pid, tid, kind, name, start_ns, dur_ns,
@@ -77,7 +78,8 @@ def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, 
             SELECT {artifact_id}, {op_base} + h.rid, {pid_sql}, {tid_sql}, {kind}, {name},
                    h.start_ns, h.dur_ns, r.depth, r.parent, h.correlation,
                    $canon[r.node_id + 1], r.self_ns
-            FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nestres r{join}{where}
+            FROM (SELECT rowid AS rid, * FROM _host{rng}) h
+            POSITIONAL JOIN (SELECT * FROM _nestres{rng}) r{join}
             """,
             {"canon": canon.tolist()},
         )

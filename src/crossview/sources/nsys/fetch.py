@@ -93,11 +93,8 @@ def _stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, table: str,
     cond = f" AND ({where})" if where else ""
     # compiled first: a column the table lacks (a view in its place) fails here, as a
     # sqlite3 error, whichever path then fetches the rows
-    src.execute(f'SELECT {", ".join(exprs)} FROM "{table}" WHERE false{cond}').fetchall()
-    lo, hi = src.execute(f'SELECT min(rowid), max(rowid) FROM "{table}"').fetchone()
-    if lo is None:
-        return 0
-    sql = (f'SELECT {", ".join(exprs)} FROM "{table}" WHERE rowid >= ? AND rowid < ?{cond}')
+    src.execute(f'SELECT {", ".join(exprs)} FROM "{table}"'
+                + (f" WHERE {where}" if where else "") + " LIMIT 0").fetchall()
     con = native.current()
     if con is not None and not texts:
         cols_sql = ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))
@@ -107,6 +104,13 @@ def _stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, table: str,
                                  duck, dest, len(exprs), NULL)
         except Exception:  # noqa: BLE001 — any driver failure: the stdlib path below
             duck.execute(f"DELETE FROM {dest}")
+    # two subqueries: SQLite reads min() or max() alone off the b-tree, both in one
+    # SELECT by scanning the whole table
+    lo, hi = src.execute(f'SELECT (SELECT min(rowid) FROM "{table}"),'
+                         f' (SELECT max(rowid) FROM "{table}")').fetchone()
+    if lo is None:
+        return 0
+    sql = (f'SELECT {", ".join(exprs)} FROM "{table}" WHERE rowid >= ? AND rowid < ?{cond}')
     n = 0
     for a in range(int(lo), int(hi) + 1, CHUNK_ROWS):
         cur = src.execute(sql, (a, a + CHUNK_ROWS))

@@ -35,8 +35,9 @@ I64 = npt.NDArray[np.int64]
 VERSION_SUFFIX = r"_v\d{4,5}$"
 PID_SQL = "CAST((gtid >> 24) & 16777215 AS VARCHAR)"
 TID_SQL = "CAST(gtid & 16777215 AS VARCHAR)"
-# host_ops rows per insert (each batch compressed before the next): whole row groups
-INSERT_ROWS = 8 * ROW_GROUP_ROWS
+# host_ops rows per insert (each batch compressed before the next): whole row groups,
+# about a million rows
+INSERT_ROWS = 9 * ROW_GROUP_ROWS
 
 
 @dataclass
