@@ -82,15 +82,14 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
     if p.has(KERNEL):
         c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", _kernel_ints(p))
         _families(duck)
-        grid = ("'[' || (k.grid & 2147483647) || ',' || ((k.grid >> 31) & 65535) || ','"
-                " || ((k.grid >> 47) & 65535) || ']'")
-        block = ("'[' || (k.blk & 65535) || ',' || ((k.blk >> 16) & 65535) || ','"
-                 " || ((k.blk >> 32) & 65535) || ']'")
+        _geometries(duck)
         parts.append((
             f"SELECT 'kernel' AS kind, f.name, f.family, {base('k', 0)},"
             " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
-            f" {grid} AS grid, {block} AS block, (k.blk >> 48) & 32767 AS regs"
-            " FROM _nsys_k k LEFT JOIN _nsys_kfam f ON f.nm IS NOT DISTINCT FROM k.nm", "k", 0))
+            " q.grid_s AS grid, q.block_s AS block, (k.blk >> 48) & 32767 AS regs"
+            " FROM _nsys_k k LEFT JOIN _nsys_kfam f ON f.nm IS NOT DISTINCT FROM k.nm"
+            " LEFT JOIN _nsys_kgeom q ON q.grid IS NOT DISTINCT FROM k.grid"
+            " AND q.blk IS NOT DISTINCT FROM k.blk", "k", 0))
     nulls = ("NULL::VARCHAR AS grid, NULL::VARCHAR AS block, NULL::BIGINT AS regs")
     if p.has(MEMCPY):
         ints = _common(p, MEMCPY)
@@ -126,6 +125,18 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
         duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpu AS "
                      + " UNION ALL ".join(sql for sql, _, _ in parts))
     return c
+
+
+def _geometries(duck: duckdb.DuckDBPyConnection) -> None:
+    """`_nsys_kgeom(grid, blk, grid_s, block_s)`: the launch geometry as text ('[x,y,z]'),
+    written once per distinct packed (grid, block) rather than once per kernel."""
+    duck.execute(
+        "CREATE OR REPLACE TEMP TABLE _nsys_kgeom AS SELECT grid, blk,"
+        " '[' || (grid & 2147483647) || ',' || ((grid >> 31) & 65535) || ','"
+        " || ((grid >> 47) & 65535) || ']' AS grid_s,"
+        " '[' || (blk & 65535) || ',' || ((blk >> 16) & 65535) || ','"
+        " || ((blk >> 32) & 65535) || ']' AS block_s"
+        " FROM (SELECT DISTINCT grid, blk FROM _nsys_k)")
 
 
 def _families(duck: duckdb.DuckDBPyConnection) -> None:
@@ -183,5 +194,5 @@ def _slice(parts: list[tuple[str, str, int]], lo: int, hi: int) -> str:
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP VIEW IF EXISTS _nsys_gpu")
-    for t in (*_STAGED, "_nsys_kfam", "_nsys_launch", "_nsys_link"):
+    for t in (*_STAGED, "_nsys_kfam", "_nsys_kgeom", "_nsys_launch", "_nsys_link"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
