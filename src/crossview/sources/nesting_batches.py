@@ -32,8 +32,8 @@ def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Pat
     """Fill `_nestres` (depth, parent op id, provisional node id, self time) from `_host`'s
     n rows, one batch of about `batch_rows` rows at a time."""
     con = store.con
-    con.execute("CREATE OR REPLACE TABLE _nestres (depth INTEGER, parent BIGINT,"
-                " node_id BIGINT, self_ns BIGINT)")
+    con.execute(f"CREATE OR REPLACE TABLE {store.scratch('_nestres')} (depth INTEGER,"
+                " parent BIGINT, node_id BIGINT, self_ns BIGINT)")
     done = 0
     reader = cursor_of(con)  # its own cursor: results are written on `con` while it streams
     try:
@@ -73,7 +73,8 @@ def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, 
     step = batch_rows or max(n, 1)
     # provisional → final node ids by a list lookup (a join would not keep row order)
     for lo in range(0, max(n, 1), step):
-        where = f" WHERE h.rid >= {lo} AND h.rid < {lo + step}" if step < n else ""
+        # both sides cut on their own rowid (pushed into the scans; the same rows by position)
+        rng = f" WHERE rowid >= {lo} AND rowid < {lo + step}" if step < n else ""
         store.con.execute(
             f"""
             INSERT INTO host_ops (artifact_id, op_id, pid, tid, kind, name, start_ns, dur_ns,
@@ -81,7 +82,8 @@ def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, 
             SELECT {artifact_id}, {op_base} + h.rid, {pid_sql}, {tid_sql}, {kind}, {name},
                    h.start_ns, h.dur_ns, r.depth, r.parent, h.correlation,
                    $canon[r.node_id + 1], r.self_ns
-            FROM (SELECT rowid AS rid, * FROM _host) h POSITIONAL JOIN _nestres r{join}{where}
+            FROM (SELECT rowid AS rid, * FROM _host{rng}) h
+            POSITIONAL JOIN (SELECT * FROM _nestres{rng}) r{join}
             """,
             {**(params or {}), "canon": canon.tolist()},
         )

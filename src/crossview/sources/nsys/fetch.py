@@ -43,14 +43,22 @@ def collect_skipped() -> dict[str, int]:
     return d
 
 
-def _valid_times(src: sqlite3.Connection, table: str, where: str) -> str:
-    bad = src.execute(f'SELECT count(*) FROM "{table}" WHERE NOT ({_TIME_OK})'
-                      + (f" AND ({where})" if where else "")).fetchone()[0]
+def _drop_bad_times(duck: duckdb.DuckDBPyConnection, table: str, dest: str,
+                    cols: list[str]) -> int:
+    """Count the staged rows whose times fail `_TIME_OK` (column `_ok` = 0) for the reader to
+    report, keep the others in order (their rowids stay 0 … n-1: GPU op ids are numbered by
+    them) and drop `_ok`; returns that count. One SQLite pass: the check is a fetched column."""
+    bad = int(duck.execute(f"SELECT count(*) FROM {dest} WHERE _ok = 0").fetchall()[0][0])
     if bad:
         d = _SKIPPED.get()
         if d is not None:
-            d[table] = d.get(table, 0) + int(bad)
-    return f"({where}) AND {_TIME_OK}" if where else _TIME_OK
+            d[table] = d.get(table, 0) + bad
+        keep = ", ".join(f'"{c}"' for c in cols)
+        duck.execute(f"CREATE OR REPLACE TEMP TABLE {dest} AS SELECT {keep} FROM {dest}"
+                     " WHERE _ok <> 0 ORDER BY rowid")
+    else:
+        duck.execute(f"ALTER TABLE {dest} DROP COLUMN _ok")
+    return bad
 
 
 def stage(
@@ -67,18 +75,26 @@ def stage(
     ``ints``/``texts`` map an output column to a SQLite expression. Returns the row count.
     """
     texts = texts or {}
-    if ints.get("s") == "start" and ints.get("e") == "end":  # a timed activity table
-        where = _valid_times(src, table, where)
+    timed = ints.get("s") == "start" and ints.get("e") == "end"  # a timed activity table
+    names = [*ints, *texts]
+    if timed:  # rows failing the check are staged with _ok = 0, counted, then dropped
+        ints = {**ints, "_ok": f"coalesce({_TIME_OK}, 0)"}
+    n = _stage(src, duck, table, dest, ints, texts, where)
+    return n - _drop_bad_times(duck, table, dest, names) if timed else n
+
+
+def _stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, table: str, dest: str,
+           ints: dict[str, str], texts: dict[str, str], where: str) -> int:
     cols = ", ".join(
         [f'"{name}" BIGINT' for name in ints] + [f'"{name}" VARCHAR' for name in texts])
     duck.execute(f"CREATE OR REPLACE TEMP TABLE {dest} ({cols})")
-    lo, hi = src.execute(f'SELECT min(rowid), max(rowid) FROM "{table}"').fetchone()
-    if lo is None:
-        return 0
     exprs = [f"coalesce(CAST(({e}) AS INTEGER), {NULL})" for e in ints.values()]
     exprs += [f"CAST(({e}) AS TEXT)" for e in texts.values()]
     cond = f" AND ({where})" if where else ""
-    sql = (f'SELECT {", ".join(exprs)} FROM "{table}" WHERE rowid >= ? AND rowid < ?{cond}')
+    # compiled first: a column the table lacks (a view in its place) fails here, as a
+    # sqlite3 error, whichever path then fetches the rows
+    src.execute(f'SELECT {", ".join(exprs)} FROM "{table}"'
+                + (f" WHERE {where}" if where else "") + " LIMIT 0").fetchall()
     con = native.current()
     if con is not None and not texts:
         cols_sql = ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))
@@ -88,6 +104,13 @@ def stage(
                                  duck, dest, len(exprs), NULL)
         except Exception:  # noqa: BLE001 — any driver failure: the stdlib path below
             duck.execute(f"DELETE FROM {dest}")
+    # two subqueries: SQLite reads min() or max() alone off the b-tree, both in one
+    # SELECT by scanning the whole table
+    lo, hi = src.execute(f'SELECT (SELECT min(rowid) FROM "{table}"),'
+                         f' (SELECT max(rowid) FROM "{table}")').fetchone()
+    if lo is None:
+        return 0
+    sql = (f'SELECT {", ".join(exprs)} FROM "{table}" WHERE rowid >= ? AND rowid < ?{cond}')
     n = 0
     for a in range(int(lo), int(hi) + 1, CHUNK_ROWS):
         cur = src.execute(sql, (a, a + CHUNK_ROWS))

@@ -14,23 +14,21 @@ once, by a view, straight into gpu_ops; families are classified per distinct nam
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import pyarrow as pa
 
 from crossview.kernels import families as kernel_families
-from crossview.knowledge import api_roles
-from crossview.sources.nsys import enums, fetch
+from crossview.sources.nsys import enums, fetch, launch_link
 from crossview.sources.nsys.schema_probe import KERNEL, MEMCPY, MEMSET, SYNC, Probe
-from crossview.store.store import Store
+from crossview.store.store import ROW_GROUP_ROWS, Store
 
-_GPID = "CAST((gpid >> 24) & 16777215 AS VARCHAR)"
+_GPID = launch_link.PID_BITS.replace("gtid", "gpid")
 _STREAM = f"CASE WHEN stream = {enums.NO_STREAM} THEN NULL ELSE stream END"
 _STAGED = ("_nsys_k", "_nsys_cp", "_nsys_ms", "_nsys_sy")
-# 2^44: min(depth · 2^44 + op_id) picks the outermost launch call, then the first
-_DEPTH_KEY = 17592186044416
-INSERT_ROWS = 262_144  # GPU ops per gpu_ops insert (each batch compressed before the next)
+# GPU ops per gpu_ops insert (each batch compressed before the next): whole row groups
+INSERT_ROWS = 2 * ROW_GROUP_ROWS
 
 
 @dataclass
@@ -39,6 +37,9 @@ class GpuCounts:
     memcpy: int = 0
     memset: int = 0
     sync: int = 0
+    # per staged table: (SELECT of its gpu_ops columns, table alias, first op number); the
+    # insert batches filter each on its alias's rowid, which DuckDB pushes into the scan
+    parts: list[tuple[str, str, int]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -72,7 +73,7 @@ def _kernel_ints(p: Probe) -> dict[str, str]:
 def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) -> GpuCounts:
     """Stage every GPU op (integers) and define view `_nsys_gpu`; needs `_nsys_str`."""
     c = GpuCounts()
-    parts: list[str] = []
+    parts = c.parts
 
     def base(alias: str, offset: int) -> str:
         return (f"{offset} + {alias}.rowid AS rid, {_STREAM} AS stream, {alias}.s, {alias}.e,"
@@ -81,15 +82,14 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
     if p.has(KERNEL):
         c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", _kernel_ints(p))
         _families(duck)
-        grid = ("'[' || (k.grid & 2147483647) || ',' || ((k.grid >> 31) & 65535) || ','"
-                " || ((k.grid >> 47) & 65535) || ']'")
-        block = ("'[' || (k.blk & 65535) || ',' || ((k.blk >> 16) & 65535) || ','"
-                 " || ((k.blk >> 32) & 65535) || ']'")
-        parts.append(
+        _geometries(duck)
+        parts.append((
             f"SELECT 'kernel' AS kind, f.name, f.family, {base('k', 0)},"
             " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
-            f" {grid} AS grid, {block} AS block, (k.blk >> 48) & 32767 AS regs"
-            " FROM _nsys_k k LEFT JOIN _nsys_kfam f ON f.nm IS NOT DISTINCT FROM k.nm")
+            " q.grid_s AS grid, q.block_s AS block, (k.blk >> 48) & 32767 AS regs"
+            " FROM _nsys_k k LEFT JOIN _nsys_kfam f ON f.nm IS NOT DISTINCT FROM k.nm"
+            " LEFT JOIN _nsys_kgeom q ON q.grid IS NOT DISTINCT FROM k.grid"
+            " AND q.blk IS NOT DISTINCT FROM k.blk", "k", 0))
     nulls = ("NULL::VARCHAR AS grid, NULL::VARCHAR AS block, NULL::BIGINT AS regs")
     if p.has(MEMCPY):
         ints = _common(p, MEMCPY)
@@ -99,31 +99,44 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
         ck = enums.case_sql("ck", enums.COPY_KIND)
         mk = (f"{enums.case_sql('sk', enums.MEM_KIND)} || ' -> ' || "
               f"{enums.case_sql('dk', enums.MEM_KIND)}")
-        parts.append(
+        parts.append((
             f"SELECT 'memcpy' AS kind, 'Memcpy ' || {ck} || ' (' || {mk} || ')' AS name,"
             f" 'memory' AS family, {base('c', c.kernels)}, bytes, {ck} AS copy_kind,"
-            f" {mk} AS mem_kinds, {nulls} FROM _nsys_cp c")
+            f" {mk} AS mem_kinds, {nulls} FROM _nsys_cp c", "c", c.kernels))
     if p.has(MEMSET):
         ints = _common(p, MEMSET)
         ints.update(bytes="bytes", mk=p.col(MEMSET, "memKind") or "NULL")
         c.memset = fetch.stage(src, duck, MEMSET, "_nsys_ms", ints)
         mk = enums.case_sql("mk", enums.MEM_KIND)
-        parts.append(
+        parts.append((
             f"SELECT 'memset' AS kind, 'Memset (' || {mk} || ')' AS name, 'memory' AS family,"
             f" {base('m', c.kernels + c.memcpy)}, bytes, NULL::VARCHAR AS copy_kind,"
-            f" {mk} AS mem_kinds, {nulls} FROM _nsys_ms m")
+            f" {mk} AS mem_kinds, {nulls} FROM _nsys_ms m", "m", c.kernels + c.memcpy))
     if p.has(SYNC):
         ints = _common(p, SYNC)
         ints["st"] = p.col(SYNC, "syncType", "deprecatedSyncType") or "NULL"
         c.sync = fetch.stage(src, duck, SYNC, "_nsys_sy", ints)
-        parts.append(
+        parts.append((
             f"SELECT 'sync' AS kind, {enums.case_sql('st', enums.SYNC_TYPE, 'Unknown sync')}"
             f" AS name, 'sync' AS family, {base('y', c.kernels + c.memcpy + c.memset)},"
             " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
-            f" {nulls} FROM _nsys_sy y")
+            f" {nulls} FROM _nsys_sy y", "y", c.kernels + c.memcpy + c.memset))
     if parts:
-        duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpu AS " + " UNION ALL ".join(parts))
+        duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpu AS "
+                     + " UNION ALL ".join(sql for sql, _, _ in parts))
     return c
+
+
+def _geometries(duck: duckdb.DuckDBPyConnection) -> None:
+    """`_nsys_kgeom(grid, blk, grid_s, block_s)`: the launch geometry as text ('[x,y,z]'),
+    written once per distinct packed (grid, block) rather than once per kernel."""
+    duck.execute(
+        "CREATE OR REPLACE TEMP TABLE _nsys_kgeom AS SELECT grid, blk,"
+        " '[' || (grid & 2147483647) || ',' || ((grid >> 31) & 65535) || ','"
+        " || ((grid >> 47) & 65535) || ']' AS grid_s,"
+        " '[' || (blk & 65535) || ',' || ((blk >> 16) & 65535) || ','"
+        " || ((blk >> 32) & 65535) || ']' AS block_s"
+        " FROM (SELECT DISTINCT grid, blk FROM _nsys_k)")
 
 
 def _families(duck: duckdb.DuckDBPyConnection) -> None:
@@ -148,24 +161,8 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
     checkpoint, so one insert of 5 M kernels held ~2 GB of names at once."""
     con = store.con
     gpu_base = store.reserve_ops(counts.total + 1)
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _nsys_launch AS
-        SELECT pid, correlation,
-               min(CAST(depth AS BIGINT) * {_DEPTH_KEY} + op_id) % {_DEPTH_KEY} AS op_id,
-               bool_or(name IN (SELECT unnest($graph))) AS graph
-        FROM host_ops
-        WHERE artifact_id = $a AND kind = 'runtime' AND correlation IS NOT NULL
-        GROUP BY pid, correlation
-        """,
-        {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
-    )
     # the launch link once, as integers in op order: each batch below joins only its slice
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE _nsys_link AS SELECT g.rid, l.op_id, l.graph"
-        " FROM (SELECT rid, corr, pid FROM _nsys_gpu) g"
-        " JOIN _nsys_launch l ON l.correlation = g.corr AND l.pid = g.pid ORDER BY g.rid")
-    con.execute("DROP TABLE _nsys_launch")
+    launch_link.link(con, "_nsys_gpu")
     for lo in range(0, counts.total, INSERT_ROWS):
         con.execute(
             f"""
@@ -176,10 +173,10 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
                    g.family, g.s, greatest(coalesce(g.e - g.s, 0), 0), g.corr, l.op_id,
                    coalesce(l.graph, false) OR coalesce(g.gnode, 0) <> 0,
                    g.bytes, g.copy_kind, g.mem_kinds, g.grid, g.block, CAST(g.regs AS INTEGER)
-            FROM _nsys_gpu g
+            FROM ({_slice(counts.parts, lo, lo + INSERT_ROWS)}) g
             LEFT JOIN (SELECT * FROM _nsys_link WHERE rid >= $lo AND rid < $hi) l
                 ON l.rid = g.rid
-            WHERE g.s IS NOT NULL AND g.rid >= $lo AND g.rid < $hi
+            WHERE g.s IS NOT NULL
             """,
             {"a": artifact_id, "lo": lo, "hi": lo + INSERT_ROWS},
         )
@@ -187,7 +184,15 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
     drop(con)
 
 
+def _slice(parts: list[tuple[str, str, int]], lo: int, hi: int) -> str:
+    """The GPU ops numbered lo … hi-1, each staged table filtered on its own rowid (a filter
+    on the view's computed `rid` would scan every staged row for every batch)."""
+    return " UNION ALL ".join(
+        f"{sql} WHERE {alias}.rowid >= {lo - first} AND {alias}.rowid < {hi - first}"
+        for sql, alias, first in parts)
+
+
 def drop(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP VIEW IF EXISTS _nsys_gpu")
-    for t in (*_STAGED, "_nsys_kfam", "_nsys_launch", "_nsys_link"):
+    for t in (*_STAGED, "_nsys_kfam", "_nsys_kgeom", "_nsys_launch", "_nsys_link"):
         con.execute(f"DROP TABLE IF EXISTS {t}")

@@ -25,17 +25,19 @@ from crossview.sources.kineto.host_chunks import Chunk
 from crossview.sources.kineto.nesting import Nesting, intern_paths
 from crossview.sources.kineto.node_table import NodeTable
 from crossview.sources.nesting_batches import insert_host_ops, nest_batches
-from crossview.sources.nsys import enums, fetch
+from crossview.sources.nsys import enums, fetch, launch_link
 from crossview.sources.nsys.frames_out import append_frames
 from crossview.sources.nsys.host_chains import ChainFrames
 from crossview.sources.nsys.schema_probe import NVTX, OSRT, RUNTIME, Probe
-from crossview.store.store import Store
+from crossview.store.store import ROW_GROUP_ROWS, Store
 
 I64 = npt.NDArray[np.int64]
 VERSION_SUFFIX = r"_v\d{4,5}$"
 PID_SQL = "CAST((gtid >> 24) & 16777215 AS VARCHAR)"
 TID_SQL = "CAST(gtid & 16777215 AS VARCHAR)"
-INSERT_ROWS = 1_048_576  # host_ops rows per insert (each batch compressed before the next)
+# host_ops rows per insert (each batch compressed before the next): whole row groups,
+# about a million rows
+INSERT_ROWS = 9 * ROW_GROUP_ROWS
 
 
 @dataclass
@@ -143,11 +145,13 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None) -> int
         "CREATE OR REPLACE TEMP TABLE _labels AS SELECT kind, name,"
         " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
         " FROM (SELECT DISTINCT kind, name FROM _keylabel)")
-    # not TEMP: the batches stream it on a second cursor, which cannot see temp tables.
+    # not TEMP: the batches stream it on a second cursor, which cannot see temp tables;
+    # in the store's scratch catalog, which a checkpoint leaves uncompressed.
     # No strings per row: kind and name come back through `label` at insert time
     con.execute(
-        "CREATE OR REPLACE TABLE _host AS SELECT t.thread, l.label, h.gtid, h.start_ns,"
-        " h.dur_ns, h.correlation, h.chain FROM _nsys_host h JOIN _threads t USING (gtid)"
+        f"CREATE OR REPLACE TABLE {store.scratch('_host')} AS SELECT t.thread, l.label,"
+        " h.gtid, h.start_ns, h.dur_ns, h.correlation, h.chain"
+        " FROM _nsys_host h JOIN _threads t USING (gtid)"
         " JOIN _keylabel k ON k.kind = h.kind AND k.key IS NOT DISTINCT FROM h.key"
         " JOIN _labels l ON l.kind = k.kind AND l.name = k.name"
         " ORDER BY t.thread, h.start_ns, h.dur_ns DESC")
@@ -173,6 +177,7 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None) -> int
 
     op_base = store.reserve_ops(max(n, 1))
     nest_batches(store, op_base, n, batch_rows or defaults().kineto_nest_batch_rows, paths)
+    launch_link.stage(con, op_base, "_labels")  # while `_host` and `_nestres` are here
     first = store.reserve_nodes(0)
     numbered = nodes.finish(first)
     store.reserve_nodes(len(numbered.node_parent))

@@ -22,6 +22,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from crossview.sources.nsys.schema_probe import CHECK_PAGES
+
 ENV = "CROSSVIEW_NSYS_NATIVE"
 BATCH_ROWS = 65_536  # rows per Arrow batch the driver hands out (its default is 1,024)
 
@@ -46,9 +48,19 @@ def connect(path: Path) -> Any | None:
         return None
     uri = f"file:{Path(path).resolve().as_posix()}?mode=ro&immutable=1"
     try:
-        return adbc.connect(uri)
+        con = adbc.connect(uri)
     except Exception:  # noqa: BLE001 — any driver failure means: use the stdlib path
         return None
+    try:
+        cur = con.cursor()
+        try:
+            cur.execute(CHECK_PAGES)  # corrupt pages fail the fetch, as in sqlite3
+        finally:
+            cur.close()
+    except Exception:  # noqa: BLE001
+        con.close()
+        return None
+    return con
 
 
 def current() -> Any | None:

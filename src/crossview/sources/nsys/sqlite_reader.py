@@ -91,6 +91,7 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     gc = gpu.stage(src, duck, p)
     if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
         gpu.ingest(store, artifact_id, gc)
+    gpu.drop(duck)  # the launch link of the host phase too, when no GPU op was read
     n_samples = 0
     if p.has(sp.SAMPLES):
         bar.phase("CPU samples")
