@@ -274,3 +274,18 @@ def test_memory_bound_fix_fits_a_training_capture() -> None:
     assert "_backward" in f.observation
     assert "channels_last" in f.fix and "GradScaler" in f.fix
     assert "decode" not in f.fix and "INT4" not in f.fix
+    # a V100 has no BF16 tensor cores (sol_ceilings.yaml: fp16_tensor 125 TFLOP/s,
+    # bf16_tensor null; NVIDIA V100 datasheet): the fix autocasts to FP16 with a GradScaler,
+    # it must not tell the user to autocast to bfloat16
+    assert _analysis(v100).views.op_roofline.no_bf16 == [  # type: ignore[union-attr]
+        "NVIDIA Tesla V100 SXM2 32GB"]
+    assert "torch.float16" in f.fix and "bfloat16" not in f.fix
+
+
+@needs_data
+def test_memory_bound_fix_on_a_bf16_gpu_names_bf16() -> None:
+    # the H100 Qwen forward (inference, BF16-capable GPU): the default text, BF16 first
+    qwen = _analysis(QWEN)
+    assert qwen.views.op_roofline.no_bf16 == []  # type: ignore[union-attr]
+    f = next(x for x in qwen.findings if x.pattern == "memory-bandwidth-bound")
+    assert "BF16" in f.fix and "GradScaler" not in f.fix

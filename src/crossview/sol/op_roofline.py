@@ -85,6 +85,9 @@ class OpRoofline:
     shapes_recorded: bool
     note: str  # what the view could not do, once ("re-capture with record_shapes=True")
     devices: list[str]  # GPU names the ceilings are for
+    # GPUs in scope whose datasheet states FP16 but no BF16 tensor ceiling (Volta, Turing):
+    # a fix must not tell them to autocast to BF16
+    no_bf16: list[str] = field(default_factory=list)
     agreement: list[dict[str, Any]] = field(default_factory=list)  # analytic vs ncu
 
     def to_dict(self) -> dict[str, object]:
@@ -210,7 +213,12 @@ def compute(store: Store) -> OpRoofline:
     return OpRoofline(out, kernel_ns, modeled_ns,
                       sorted(((k, int(v[0]), str(v[1])) for k, v in unmodeled.items()),
                              key=lambda x: -x[1]),
-                      True, "; ".join(notes), devs)
+                      True, "; ".join(notes), devs,
+                      sorted({s.name for s in specs.values() if s is not None and _no_bf16(s)}))
+
+
+def _no_bf16(spec: HwSpec) -> bool:
+    return spec.peak_flops("bf16_tensor") is None and spec.peak_flops("fp16_tensor") is not None
 
 
 _CONV_FWD = ("aten::cudnn_convolution", "aten::convolution", "aten::_convolution")
