@@ -83,15 +83,19 @@ def test_sync_verdict_agrees_with_the_account(name: str) -> None:
 def test_workers0_red_is_dataloader_at_the_users_frame() -> None:
     a = _a(W0)
     reds = [f for f in a.findings if f.severity == "red"]
-    assert reds[0].pattern == "dataloader-starved"
+    # two reds: the FP32 convolutions on a V100's CUDA cores (≈ 43% of the step: 67% of
+    # kernel time × the 64% busy-kernel part of the steady step) rank above the DataLoader
+    # (22.6%); conventions §3 ranks by predicted saving, and the FP16 tensor ceiling is 8×
+    assert [f.pattern for f in reds] == ["tensor-cores-unused", "dataloader-starved"]
+    dl_red = reds[1]
     dl = a.views.account.slice("data_loading")
-    assert abs(reds[0].share - dl.share_of_step) < 1e-12
+    assert abs(dl_red.share - dl.share_of_step) < 1e-12
     # README: 272.8 ms of DataLoader, GPU 21.9% busy meanwhile, 917.7 ms of steps → the
     # idle inside it is ~23% of step time; the account's slice is 22.6%
-    assert 0.20 < reds[0].share < 0.26
-    assert "num_workers" in reds[0].fix and "pin_memory" in reds[0].fix
-    assert "your code at `resnet50_profiler_api.py(54): <module>`" in reds[0].fix
-    others = [f for f in reds[1:] if "data_loading" in _claims(f)]
+    assert 0.20 < dl_red.share < 0.26
+    assert "num_workers" in dl_red.fix and "pin_memory" in dl_red.fix
+    assert "your code at `resnet50_profiler_api.py(54): <module>`" in dl_red.fix
+    others = [f for f in reds if f is not dl_red and "data_loading" in _claims(f)]
     assert not others
     assert not [f for f in a.findings if f.pattern == "kernel-launch-bound"
                 and f.severity == "red"]

@@ -289,3 +289,32 @@ def test_memory_bound_fix_on_a_bf16_gpu_names_bf16() -> None:
     assert qwen.views.op_roofline.no_bf16 == []  # type: ignore[union-attr]
     f = next(x for x in qwen.findings if x.pattern == "memory-bandwidth-bound")
     assert "BF16" in f.fix and "GradScaler" not in f.fix
+
+
+@needs_data
+def test_fp32_convolutions_on_a_v100_are_a_tensor_core_lever() -> None:
+    # workers0: ResNet-50 training in FP32 on a V100 (every op group's recorded dtype is
+    # float; kernels are cudnn *_engine<float…>, implicit_convolve_sgemm, volta_sgemm — no
+    # h884/tensor-core names). Recomputed here from the op groups: the compute-bound FP32
+    # conv/matmul groups' time over all kernel time, and their 16-bit floor at the V100's
+    # FP16 tensor ceiling (125 TFLOP/s, sol_ceilings.yaml) or half their bytes at DRAM speed.
+    from crossview.knowledge import hardware
+
+    v100 = _analysis(KINETO / "kineto_v100_resnet50_workers0.pt.trace.json.gz")
+    r = v100.views.op_roofline  # type: ignore[union-attr]
+    hits = [g for g in r.groups if g.dtype == "fp32" and g.bound == "compute"
+            and g.family in ("matmul", "conv", "attention") and g.ceiling == "fp32"]
+    spec = hardware.by_key(hits[0].hw_key or "")
+    assert spec is not None and spec.peak_flops("fp16_tensor") == 125e12
+    share = sum(g.time_ns for g in hits) / r.kernel_ns
+    assert 0.6 < share < 0.75  # 67.1% when written
+    floor = sum(g.calls * max(g.flops / 125e12, g.bytes / 2 / (spec.dram_bytes_per_s or 1))
+                for g in hits) * 1e9
+    f = next(x for x in v100.findings if x.pattern == "tensor-cores-unused")
+    assert f.severity == "red" and f.details["basis"] == "analytic"
+    assert f.details["kernel_ns"] == sum(g.time_ns for g in hits)
+    assert abs(f.details["floor_ns"] - floor) < 1e-3 * floor
+    assert f"{100 * share:.1f}% of kernel time" in f.title
+    assert "GradScaler" in f.fix and "torch.float16" in f.fix and "bfloat16" not in f.fix
+    # the H100 Qwen forward runs BF16 ops: not flagged
+    assert not [x for x in _analysis(QWEN).findings if x.pattern == "tensor-cores-unused"]

@@ -1,0 +1,105 @@
+"""tensor-cores-unused (analytic): compute-bound FP32 matmuls/convolutions on a tensor-core GPU.
+
+Reads sol/op_roofline.py. Op groups of the matmul/conv/attention families whose recorded dtype
+is FP32, whose roofline is the FP32 CUDA-core ceiling and which are compute-bound run at a
+ceiling the GPU's 16-bit tensor cores exceed many times over (V100: 125 TFLOP/s FP16 tensor
+vs 15.7 TFLOP/s FP32). Being near that FP32 ceiling is not efficiency: the ceiling is the wrong
+one. Kernels whose names already say tensor cores (TF32 cuDNN kernels on Ampere and later:
+`tensor_kernel_markers`) are left out. Silent when Nsight Compute rows are in scope
+(detectors/tensor_cores.py speaks from counters then). Thresholds: knowledge/op_roofline.yaml.
+"""
+
+from __future__ import annotations
+
+from crossview.core.finding import Evidence, Finding
+from crossview.detectors.common import step_share
+from crossview.detectors.declare import Declaration
+from crossview.knowledge import hardware
+from crossview.knowledge.fixes import fix_for
+from crossview.knowledge.hardware import HwSpec
+from crossview.sol.op_roofline import OpGroup, limits
+from crossview.units import duration, flop_rate
+from crossview.views.views import Views
+
+PATTERN = "tensor-cores-unused"
+_FAMILIES = ("matmul", "conv", "attention")
+
+
+def _tensor_ceiling(spec: HwSpec) -> tuple[str, float] | None:
+    """The 16-bit tensor ceiling mixed precision reaches on this GPU: BF16 where stated, else
+    FP16 (Volta, Turing)."""
+    for key in ("bf16_tensor", "fp16_tensor"):
+        if peak := spec.peak_flops(key):
+            return key, peak
+    return None
+
+
+def _fp32_bound(g: OpGroup, markers: list[str]) -> bool:
+    return (g.family in _FAMILIES and g.dtype == "fp32" and g.ceiling == "fp32"
+            and g.bound == "compute" and bool(g.flops)
+            and not any(m in k.lower() for k in g.kernel_names for m in markers))
+
+
+def _floor_ns(g: OpGroup, peak: float, bw: float | None) -> float:
+    """Speed-of-light kernel time of the group in 16 bits: FLOPs at the tensor ceiling, or
+    half the bytes at DRAM bandwidth, whichever is longer."""
+    per_call = max(g.flops / peak, (g.bytes / 2 / bw) if bw else 0.0)
+    return g.calls * per_call * 1e9
+
+
+def detect(v: Views) -> list[Finding]:
+    if v.kernels:
+        return []
+    r = v.op_roofline
+    lim = limits()
+    hits = [g for g in r.groups if _fp32_bound(g, lim["tensor_kernel_markers"])]
+    spec = hardware.by_key(hits[0].hw_key) if hits and hits[0].hw_key else None
+    tc = _tensor_ceiling(spec) if spec else None
+    fp32 = spec.peak_flops("fp32") if spec else None
+    if not hits or spec is None or tc is None or not fp32:
+        return []
+    hits = [g for g in hits if g.hw_key == spec.hw_key]
+    key, peak = tc
+    share = sum(g.share for g in hits)
+    if share < lim["fp32_math_min_share"] or peak / fp32 < lim["fp32_math_min_gain"]:
+        return []
+    ns = sum(g.time_ns for g in hits)
+    floor = sum(_floor_ns(g, peak, spec.dram_bytes_per_s) for g in hits)
+    pct = [g.pct_of_roofline for g in hits if g.pct_of_roofline is not None]
+    lines = [f"`{g.op}` {g.shape}: {duration(g.time_ns)} ({100 * g.share:.1f}%), "
+             f"{g.pct_of_roofline or 0:.1f}% of the FP32 ceiling"
+             for g in hits[:3]]
+    precision = key.split("_")[0].upper()
+    training = any(m in g.op for g in r.groups for m in lim["training_op_markers"])
+    variant = ("training" if training else "inference") + ("_fp16" if key == "fp16_tensor"
+                                                            else "")
+    return [Finding(
+        pattern=PATTERN,
+        severity="red" if share >= lim["fp32_math_red_share"] else "yellow",
+        title=f"FP32 matmul/convolution math on CUDA cores: {len(hits)} compute-bound op "
+              f"groups, {100 * share:.1f}% of kernel time, on a GPU whose {precision} tensor "
+              f"ceiling is {peak / fp32:.1f}× its FP32 one",
+        observation="; ".join(lines) + f" ({len(pct)} groups, median "
+                    f"{sorted(pct)[len(pct) // 2]:.1f}% of the FP32 ceiling). Near the FP32 "
+                    f"ceiling is not efficiency here: {spec.name} states {flop_rate(peak)} "
+                    f"{precision} tensor against {flop_rate(fp32)} FP32, and the kernels "
+                    "(`" + hits[0].top_kernel[:60] + "`…) are FP32 CUDA-core kernels. "
+                    "FLOPs from the recorded shapes (analytic, rigor L2).",
+        fix=fix_for(PATTERN, variant, hits[0].op), share=step_share(v, share),
+        evidence=[Evidence(v.evidence_path, "recorded input shapes and dtypes × kernel time "
+                           "vs sol_ceilings.yaml FP32 and tensor ceilings")],
+        expected_effect=f"These ops take {duration(ns)} of kernel time; their speed-of-light "
+                        f"floor in {precision} on tensor cores is {duration(floor)} (FLOPs at "
+                        f"{flop_rate(peak)}, half the bytes at DRAM bandwidth). An A/B of the "
+                        "mixed-precision run measures how much of the difference the real "
+                        "kernels take.",
+        details={"ops": [g.to_dict() for g in hits[:8]], "basis": "analytic",
+                 "tensor_ceiling": key, "kernel_ns": ns, "floor_ns": floor})]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("op_roofline.yaml:fp32_math_min_share", "op_roofline.yaml:fp32_math_red_share",
+                "op_roofline.yaml:fp32_math_min_gain", "op_roofline.yaml:tensor_kernel_markers",
+                "op_roofline.yaml:training_op_markers"),
+    fix_keys=(PATTERN,))
