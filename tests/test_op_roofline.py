@@ -318,3 +318,25 @@ def test_fp32_convolutions_on_a_v100_are_a_tensor_core_lever() -> None:
     assert "GradScaler" in f.fix and "torch.float16" in f.fix and "bfloat16" not in f.fix
     # the H100 Qwen forward runs BF16 ops: not flagged
     assert not [x for x in _analysis(QWEN).findings if x.pattern == "tensor-cores-unused"]
+
+
+@needs_data
+def test_fp32_gemms_named_without_shapes() -> None:
+    # hta_v100_ddp_training records no input shapes; its GEMMs are cuBLAS volta_sgemm_*
+    # (FP32 CUDA cores) on a V100. Recomputed from the raw trace: kernel events whose name
+    # holds "sgemm" or "_engine<float", over all kernel time.
+    import gzip
+    import json
+
+    path = KINETO / "hta_v100_ddp_training.json.gz"
+    with gzip.open(path) as fh:
+        ev = json.loads(fh.read())["traceEvents"]
+    kern = [e for e in ev if e.get("cat") == "kernel" and e.get("ph") == "X"]
+    total = sum(e["dur"] for e in kern)
+    fp32 = sum(e["dur"] for e in kern if "sgemm" in e["name"] or "_engine<float" in e["name"])
+    f = next(x for x in _analysis(path).findings if x.pattern == "tensor-cores-unused")
+    assert f.details["basis"] == "kernel names"
+    assert abs(f.details["kernel_ns"] / 1e3 - fp32) < 1.0  # µs in the trace, ns in the store
+    assert f"{100 * fp32 / total:.1f}% of kernel time" in f.title  # 41.0% when written
+    assert "volta_sgemm_128x32_nt" in f.observation and "record_shapes=True" in f.observation
+    assert "GradScaler" in f.fix and "bfloat16" not in f.fix  # a V100: FP16, not BF16

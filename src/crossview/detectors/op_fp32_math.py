@@ -47,32 +47,49 @@ def _floor_ns(g: OpGroup, peak: float, bw: float | None) -> float:
     return g.calls * per_call * 1e9
 
 
+def _variant(training: bool, key: str) -> str:
+    return ("training" if training else "inference") + ("_fp16" if key == "fp16_tensor" else "")
+
+
+def _ceilings(hw_key: str | None) -> tuple[HwSpec, str, float, float] | None:
+    spec = hardware.by_key(hw_key) if hw_key else None
+    tc = _tensor_ceiling(spec) if spec else None
+    fp32 = spec.peak_flops("fp32") if spec else None
+    if spec is None or tc is None or not fp32 or tc[1] / fp32 < limits()["fp32_math_min_gain"]:
+        return None
+    return spec, tc[0], tc[1], fp32
+
+
+def _evidence(v: Views, what: str) -> list[Evidence]:
+    return [Evidence(v.evidence_path, what)]
+
+
 def detect(v: Views) -> list[Finding]:
     if v.kernels:
         return []
     r = v.op_roofline
+    return _from_shapes(v) if r.groups else _from_names(v)
+
+
+def _from_shapes(v: Views) -> list[Finding]:
+    r = v.op_roofline
     lim = limits()
     hits = [g for g in r.groups if _fp32_bound(g, lim["tensor_kernel_markers"])]
-    spec = hardware.by_key(hits[0].hw_key) if hits and hits[0].hw_key else None
-    tc = _tensor_ceiling(spec) if spec else None
-    fp32 = spec.peak_flops("fp32") if spec else None
-    if not hits or spec is None or tc is None or not fp32:
+    ceil = _ceilings(hits[0].hw_key) if hits else None
+    if ceil is None:
         return []
+    spec, key, peak, fp32 = ceil
     hits = [g for g in hits if g.hw_key == spec.hw_key]
-    key, peak = tc
     share = sum(g.share for g in hits)
-    if share < lim["fp32_math_min_share"] or peak / fp32 < lim["fp32_math_min_gain"]:
+    if share < lim["fp32_math_min_share"]:
         return []
     ns = sum(g.time_ns for g in hits)
     floor = sum(_floor_ns(g, peak, spec.dram_bytes_per_s) for g in hits)
-    pct = [g.pct_of_roofline for g in hits if g.pct_of_roofline is not None]
+    pct = sorted(g.pct_of_roofline for g in hits if g.pct_of_roofline is not None)
     lines = [f"`{g.op}` {g.shape}: {duration(g.time_ns)} ({100 * g.share:.1f}%), "
-             f"{g.pct_of_roofline or 0:.1f}% of the FP32 ceiling"
-             for g in hits[:3]]
+             f"{g.pct_of_roofline or 0:.1f}% of the FP32 ceiling" for g in hits[:3]]
     precision = key.split("_")[0].upper()
     training = any(m in g.op for g in r.groups for m in lim["training_op_markers"])
-    variant = ("training" if training else "inference") + ("_fp16" if key == "fp16_tensor"
-                                                            else "")
     return [Finding(
         pattern=PATTERN,
         severity="red" if share >= lim["fp32_math_red_share"] else "yellow",
@@ -80,14 +97,15 @@ def detect(v: Views) -> list[Finding]:
               f"groups, {100 * share:.1f}% of kernel time, on a GPU whose {precision} tensor "
               f"ceiling is {peak / fp32:.1f}× its FP32 one",
         observation="; ".join(lines) + f" ({len(pct)} groups, median "
-                    f"{sorted(pct)[len(pct) // 2]:.1f}% of the FP32 ceiling). Near the FP32 "
-                    f"ceiling is not efficiency here: {spec.name} states {flop_rate(peak)} "
-                    f"{precision} tensor against {flop_rate(fp32)} FP32, and the kernels "
-                    "(`" + hits[0].top_kernel[:60] + "`…) are FP32 CUDA-core kernels. "
-                    "FLOPs from the recorded shapes (analytic, rigor L2).",
-        fix=fix_for(PATTERN, variant, hits[0].op), share=step_share(v, share),
-        evidence=[Evidence(v.evidence_path, "recorded input shapes and dtypes × kernel time "
-                           "vs sol_ceilings.yaml FP32 and tensor ceilings")],
+                    f"{pct[len(pct) // 2] if pct else 0:.1f}% of the FP32 ceiling). Near the "
+                    f"FP32 ceiling is not efficiency here: {spec.name} states "
+                    f"{flop_rate(peak)} {precision} tensor against {flop_rate(fp32)} FP32, and "
+                    "the kernels (`" + hits[0].top_kernel[:60] + "`…) are FP32 CUDA-core "
+                    "kernels. FLOPs from the recorded shapes (analytic, rigor L2).",
+        fix=fix_for(PATTERN, _variant(training, key), hits[0].op),
+        share=step_share(v, share),
+        evidence=_evidence(v, "recorded input shapes and dtypes × kernel time vs "
+                              "sol_ceilings.yaml FP32 and tensor ceilings"),
         expected_effect=f"These ops take {duration(ns)} of kernel time; their speed-of-light "
                         f"floor in {precision} on tensor cores is {duration(floor)} (FLOPs at "
                         f"{flop_rate(peak)}, half the bytes at DRAM bandwidth). An A/B of the "
@@ -97,9 +115,48 @@ def detect(v: Views) -> list[Finding]:
                  "tensor_ceiling": key, "kernel_ns": ns, "floor_ns": floor})]
 
 
+def _from_names(v: Views) -> list[Finding]:
+    """No recorded shapes: the kernel names say FP32 CUDA-core GEMMs (cuBLAS `volta_sgemm_*`,
+    cuDNN `*_engine<float…>`); no FLOPs, so no floor — the ceiling ratio only."""
+    r = v.op_roofline
+    lim = limits()
+    ceil = _ceilings(r.fp32_kernels[0][0]) if r.fp32_kernels and r.kernel_ns else None
+    if ceil is None:
+        return []
+    spec, key, peak, fp32 = ceil
+    rows = [(n, t) for k, n, t in r.fp32_kernels if k == spec.hw_key]
+    ns = sum(t for _, t in rows)
+    share = ns / r.kernel_ns
+    if share < lim["fp32_math_min_share"]:
+        return []
+    precision = key.split("_")[0].upper()
+    named = "; ".join(f"`{n[:60]}` {duration(t)} ({100 * t / r.kernel_ns:.1f}%)"
+                      for n, t in rows[:3])
+    return [Finding(
+        pattern=PATTERN,
+        severity="red" if share >= lim["fp32_math_red_share"] else "yellow",
+        title=f"FP32 GEMMs on CUDA cores: {len(rows)} distinct sgemm-class kernels, "
+              f"{100 * share:.1f}% of kernel time, on a GPU whose {precision} tensor ceiling "
+              f"is {peak / fp32:.1f}× its FP32 one",
+        observation=f"{named}. The names are FP32 CUDA-core kernels (cuBLAS *sgemm*, cuDNN "
+                    f"*_engine<float>*); {spec.name} states {flop_rate(peak)} {precision} "
+                    f"tensor against {flop_rate(fp32)} FP32. The trace records no input shapes, "
+                    "so no FLOPs: re-capture with `record_shapes=True` for each op's floor.",
+        fix=fix_for(PATTERN, _variant(r.training, key), "the GEMMs named above"),
+        share=step_share(v, share),
+        evidence=_evidence(v, "kernel names (gemm family) × kernel time vs sol_ceilings.yaml "
+                              "FP32 and tensor ceilings"),
+        expected_effect=f"These kernels take {duration(ns)} of kernel time at a ceiling of "
+                        f"{flop_rate(fp32)}; on tensor cores the ceiling is {flop_rate(peak)} "
+                        f"({peak / fp32:.1f}×). An A/B of the mixed-precision run measures the "
+                        "real gain.",
+        details={"kernels": [{"name": n, "time_ns": t} for n, t in rows[:8]],
+                 "basis": "kernel names", "tensor_ceiling": key, "kernel_ns": ns})]
+
+
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
     thresholds=("op_roofline.yaml:fp32_math_min_share", "op_roofline.yaml:fp32_math_red_share",
                 "op_roofline.yaml:fp32_math_min_gain", "op_roofline.yaml:tensor_kernel_markers",
-                "op_roofline.yaml:training_op_markers"),
+                "op_roofline.yaml:fp32_kernel_markers", "op_roofline.yaml:training_op_markers"),
     fix_keys=(PATTERN,))

@@ -372,6 +372,7 @@ class OpRoofline(Rec):
     fp32_math_red_share: Num
     fp32_math_min_gain: Num
     tensor_kernel_markers: list[str]
+    fp32_kernel_markers: list[str]
     ncu_agree_ratio_min: Num
     ncu_agree_ratio_max: Num
     attention_chain_min_share: Num
