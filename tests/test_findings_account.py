@@ -212,3 +212,19 @@ def test_drop_clauses_keeps_the_rest_of_the_sentence() -> None:
     t2 = "Use `DataLoader(ds, num_workers=8, pin_memory=True)`, then `x.to(d)`."
     assert drop_clauses(t2, lambda c: "x.to" in c) == \
         "Use `DataLoader(ds, num_workers=8, pin_memory=True)`."
+
+
+def test_replay_that_refutes_a_share_demotes_the_red() -> None:
+    # hta_v100_ddp_training: the time account puts 23.2% of the step in exposed communication,
+    # but replaying the overlap-comm lever (75% of every NCCL kernel hidden) leaves the median
+    # step unchanged — the host's launches hold the critical path. The recap says so and the
+    # NCCL finding is yellow beside the launch-bound red (replay.yaml finding_min_realized).
+    a = _a("hta_v100_ddp_training.json.gz")
+    f = next(x for x in a.findings if x.pattern == "nccl-collective-bound")
+    rep = f.details["replay"]
+    saved = (rep["measured_step_ns"] - rep["predicted_step_ns"]) / rep["measured_step_ns"]
+    assert saved < 0.1 * f.share and rep["short_of_claim"]
+    assert f.severity == "yellow" and "does not bear this out" in f.observation
+    launch = next(x for x in a.findings if x.pattern == "kernel-launch-bound")
+    assert launch.severity == "red" and not launch.details["replay"].get("short_of_claim")
+    assert "`kernel-launch-bound`" in f.observation

@@ -412,6 +412,7 @@ class Replay(Rec):
     selfcheck: SelfCheck
     levers: Levers
     finding_levers: dict[str, str]
+    finding_min_realized: Num
     diff: ReplayDiff
 
 
