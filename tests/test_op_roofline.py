@@ -340,3 +340,13 @@ def test_fp32_gemms_named_without_shapes() -> None:
     assert f"{100 * fp32 / total:.1f}% of kernel time" in f.title  # 41.0% when written
     assert "volta_sgemm_128x32_nt" in f.observation and "record_shapes=True" in f.observation
     assert "GradScaler" in f.fix and "bfloat16" not in f.fix  # a V100: FP16, not BF16
+
+
+@needs_data
+def test_slow_fused_attention_gets_kernel_choice_advice() -> None:
+    # the H100 Qwen forward's slowest op is aten::_scaled_dot_product_flash_attention in bf16
+    # (a fused tensor-core kernel, 19.3% of its roofline when written): "run matmuls in
+    # BF16 / allow TF32 / pad GEMM dims" does not fit it; the SDPA backend choice does
+    f = next(x for x in _analysis(QWEN).findings if x.pattern == "kernel-inefficiency")
+    assert f.details["ops"][0]["family"] == "attention" and f.details["ops"][0]["dtype"] == "bf16"
+    assert "SDPBackend" in f.fix and "allow_tf32" not in f.fix
