@@ -157,12 +157,14 @@ def compute(store: Store) -> OpRoofline:
     )
     rows = store.sql(
         "SELECT op, d, t, c, art, dev, count(DISTINCT op_id), count(*), sum(dur_ns)"
-        " FROM _opk GROUP BY ALL").fetchall()
+        " FROM _opk GROUP BY ALL ORDER BY ALL").fetchall()  # ordered: a group keeps its
+    # first row's cost, so the first row must not depend on the hash table (answers stable)
     by_kernel = store.sql(
-        "SELECT op, d, t, c, art, dev, kname, sum(dur_ns) FROM _opk GROUP BY ALL").fetchall()
+        "SELECT op, d, t, c, art, dev, kname, sum(dur_ns) FROM _opk GROUP BY ALL"
+        " ORDER BY ALL").fetchall()
     by_parent = store.sql(
         "SELECT op, d, t, c, art, dev, parent, sum(dur_ns) FROM _opk WHERE parent IS NOT NULL"
-        " GROUP BY ALL").fetchall()
+        " GROUP BY ALL ORDER BY ALL").fetchall()
     store.sql("DROP TABLE _opk")
     # kernels under no modeled op: named by the op that launched them (innermost op above
     # the runtime call), so the recap can say which ops have no model
@@ -221,7 +223,7 @@ def compute(store: Store) -> OpRoofline:
         notes.append("the trace's GPU is not in sol_ceilings.yaml: no % of roofline")
     return OpRoofline(out, kernel_ns, modeled_ns,
                       sorted(((k, int(v[0]), str(v[1])) for k, v in unmodeled.items()),
-                             key=lambda x: -x[1]),
+                             key=lambda x: (-x[1], x[0])),
                       True, "; ".join(notes), devs,
                       sorted({s.name for s in specs.values() if s is not None and _no_bf16(s)}))
 
@@ -337,7 +339,7 @@ class _Acc:
             bound, pct = "memory", 100.0 * bps / peak_bw
         elif c.flops and peak_bw and ai is not None and not peak:
             bound = "memory" if ai < 1 else "unknown"
-        kn = sorted(self.knames.items(), key=lambda x: -x[1])
+        kn = sorted(self.knames.items(), key=lambda x: (-x[1], x[0]))
         return OpGroup(
             op=key[0], shape=c.shape, dtype=c.dtype.name, model=c.model, family=c.family,
             hw_key=key[3], calls=self.calls, kernels=self.kernels, time_ns=self.ns,
