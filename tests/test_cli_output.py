@@ -276,3 +276,34 @@ def test_synthetic_kernel_names_in_tree(tmp_path: Path) -> None:
     assert len(LONG) > 100  # the long one can only appear shortened with "…"
     assert any(s.endswith("…") and LONG.startswith(s[:-1]) for s in shown) or LONG in md
     assert bare_numbers(metrics_block(md)) == []
+
+
+# -o onto something that is not a regular file. A temp-then-rename there replaced the device
+# node itself (as root, `-o /dev/null` turned /dev/null into a plain file for every later
+# process). A FIFO in tmp_path stands in for /dev/null so a regression cannot harm the machine.
+def test_output_to_fifo_writes_in_place(tmp_path: Path) -> None:
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    proc = run_cli("analyze", CPU_EXAMPLE, "--format", "json", "-o", fifo,
+                   timeout=CLI_TIMEOUT_S)
+    reader.join(timeout=30)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still the FIFO, not a plain file
+    assert json.loads(got[0])["artifacts"]  # the whole JSON went through it
+    assert "overwrote" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.fifo"]  # no sidecar, no temp
+
+
+def test_output_dash_is_stdout(tmp_path: Path) -> None:
+    proc = run_cli("analyze", CPU_EXAMPLE, "--format", "json", "-o", "-", cwd=tmp_path,
+                   timeout=CLI_TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["artifacts"]
+    assert list(tmp_path.iterdir()) == []  # no file named "-"

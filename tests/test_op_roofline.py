@@ -274,3 +274,79 @@ def test_memory_bound_fix_fits_a_training_capture() -> None:
     assert "_backward" in f.observation
     assert "channels_last" in f.fix and "GradScaler" in f.fix
     assert "decode" not in f.fix and "INT4" not in f.fix
+    # a V100 has no BF16 tensor cores (sol_ceilings.yaml: fp16_tensor 125 TFLOP/s,
+    # bf16_tensor null; NVIDIA V100 datasheet): the fix autocasts to FP16 with a GradScaler,
+    # it must not tell the user to autocast to bfloat16
+    assert _analysis(v100).views.op_roofline.no_bf16 == [  # type: ignore[union-attr]
+        "NVIDIA Tesla V100 SXM2 32GB"]
+    assert "torch.float16" in f.fix and "bfloat16" not in f.fix
+
+
+@needs_data
+def test_memory_bound_fix_on_a_bf16_gpu_names_bf16() -> None:
+    # the H100 Qwen forward (inference, BF16-capable GPU): the default text, BF16 first
+    qwen = _analysis(QWEN)
+    assert qwen.views.op_roofline.no_bf16 == []  # type: ignore[union-attr]
+    f = next(x for x in qwen.findings if x.pattern == "memory-bandwidth-bound")
+    assert "BF16" in f.fix and "GradScaler" not in f.fix
+
+
+@needs_data
+def test_fp32_convolutions_on_a_v100_are_a_tensor_core_lever() -> None:
+    # workers0: ResNet-50 training in FP32 on a V100 (every op group's recorded dtype is
+    # float; kernels are cudnn *_engine<float…>, implicit_convolve_sgemm, volta_sgemm — no
+    # h884/tensor-core names). Recomputed here from the op groups: the compute-bound FP32
+    # conv/matmul groups' time over all kernel time, and their 16-bit floor at the V100's
+    # FP16 tensor ceiling (125 TFLOP/s, sol_ceilings.yaml) or half their bytes at DRAM speed.
+    from crossview.knowledge import hardware
+
+    v100 = _analysis(KINETO / "kineto_v100_resnet50_workers0.pt.trace.json.gz")
+    r = v100.views.op_roofline  # type: ignore[union-attr]
+    hits = [g for g in r.groups if g.dtype == "fp32" and g.bound == "compute"
+            and g.family in ("matmul", "conv", "attention") and g.ceiling == "fp32"]
+    spec = hardware.by_key(hits[0].hw_key or "")
+    assert spec is not None and spec.peak_flops("fp16_tensor") == 125e12
+    share = sum(g.time_ns for g in hits) / r.kernel_ns
+    assert 0.6 < share < 0.75  # 67.1% when written
+    floor = sum(g.calls * max(g.flops / 125e12, g.bytes / 2 / (spec.dram_bytes_per_s or 1))
+                for g in hits) * 1e9
+    f = next(x for x in v100.findings if x.pattern == "tensor-cores-unused")
+    assert f.severity == "red" and f.details["basis"] == "analytic"
+    assert f.details["kernel_ns"] == sum(g.time_ns for g in hits)
+    assert abs(f.details["floor_ns"] - floor) < 1e-3 * floor
+    assert f"{100 * share:.1f}% of kernel time" in f.title
+    assert "GradScaler" in f.fix and "torch.float16" in f.fix and "bfloat16" not in f.fix
+    # the H100 Qwen forward runs BF16 ops: not flagged
+    assert not [x for x in _analysis(QWEN).findings if x.pattern == "tensor-cores-unused"]
+
+
+@needs_data
+def test_fp32_gemms_named_without_shapes() -> None:
+    # hta_v100_ddp_training records no input shapes; its GEMMs are cuBLAS volta_sgemm_*
+    # (FP32 CUDA cores) on a V100. Recomputed from the raw trace: kernel events whose name
+    # holds "sgemm" or "_engine<float", over all kernel time.
+    import gzip
+    import json
+
+    path = KINETO / "hta_v100_ddp_training.json.gz"
+    with gzip.open(path) as fh:
+        ev = json.loads(fh.read())["traceEvents"]
+    kern = [e for e in ev if e.get("cat") == "kernel" and e.get("ph") == "X"]
+    total = sum(e["dur"] for e in kern)
+    fp32 = sum(e["dur"] for e in kern if "sgemm" in e["name"] or "_engine<float" in e["name"])
+    f = next(x for x in _analysis(path).findings if x.pattern == "tensor-cores-unused")
+    assert f.details["basis"] == "kernel names"
+    assert abs(f.details["kernel_ns"] / 1e3 - fp32) < 1.0  # µs in the trace, ns in the store
+    assert f"{100 * fp32 / total:.1f}% of kernel time" in f.title  # 41.0% when written
+    assert "volta_sgemm_128x32_nt" in f.observation and "record_shapes=True" in f.observation
+    assert "GradScaler" in f.fix and "bfloat16" not in f.fix  # a V100: FP16, not BF16
+
+
+@needs_data
+def test_slow_fused_attention_gets_kernel_choice_advice() -> None:
+    # the H100 Qwen forward's slowest op is aten::_scaled_dot_product_flash_attention in bf16
+    # (a fused tensor-core kernel, 19.3% of its roofline when written): "run matmuls in
+    # BF16 / allow TF32 / pad GEMM dims" does not fit it; the SDPA backend choice does
+    f = next(x for x in _analysis(QWEN).findings if x.pattern == "kernel-inefficiency")
+    assert f.details["ops"][0]["family"] == "attention" and f.details["ops"][0]["dtype"] == "bf16"
+    assert "SDPBackend" in f.fix and "allow_tf32" not in f.fix

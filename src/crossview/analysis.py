@@ -92,9 +92,11 @@ def analyze_store(
     views = Views(store, resolved, limits or defaults())
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
                       for r in reports if r.status not in NOT_REJECTED]
+    from crossview.detectors import rank
     from crossview.replay.findings import annotate  # expected effects from the replay
 
-    return Analysis(reports, views, annotate(store, run_all(views)))
+    # re-ranked: a replay that refutes a finding's share demotes it (replay/findings.py)
+    return Analysis(reports, views, rank(annotate(store, run_all(views)), views.limits))
 
 
 def bench_arms(path: Path) -> list[BenchArm]:

@@ -25,6 +25,7 @@ from crossview.detectors import (
     metrics_capture,
     nccl,
     nccl_straggler,
+    op_fp32_math,
     op_memory_bound,
     pageable_memcpy,
     prefill_decode,
@@ -69,6 +70,7 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     host_cpu.detect,
     kernel_inefficiency.detect,
     op_memory_bound.detect,
+    op_fp32_math.detect,
 )
 
 _ORDER = {"red": 0, "yellow": 1, "info": 2}

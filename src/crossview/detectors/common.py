@@ -47,3 +47,14 @@ def short(name: str, limit: int = 90) -> str:
 def fix_where(v: Views) -> str:
     """The {where} sentence of a fix: the user's hottest own frame, or why none is named."""
     return where_text(*v.code_site())
+
+
+def step_share(v: Views, kernel_share: float) -> float:
+    """A share of kernel time as a share of the steady step (for ranking beside the time
+    account's findings): × the busy-kernel fraction of the mean steady step. Unchanged when
+    the capture has no time account."""
+    acc = v.account
+    if acc is None or not acc.steady_state:
+        return kernel_share
+    busy = sum(c.share_of_step for c in acc.steady_state if not c.idle)
+    return kernel_share * busy

@@ -76,6 +76,12 @@ def _effect(groups: list[OpGroup], kernel_ns: int, pct: float) -> str:
             f"(% of roofline now ÷ {pct:.0f}%).") if kernel_ns else ""
 
 
+def _variant(g: OpGroup) -> str | None:
+    """fixes.yaml variant: a fused attention op already on tensor cores gets kernel-choice
+    advice, not the dtype / GEMM-shape text."""
+    return "attention" if g.family == "attention" and g.tensor_cores else None
+
+
 def _ev(v: Views, what: str) -> list[Evidence]:
     return [Evidence(v.evidence_path, what)]
 
@@ -101,7 +107,7 @@ def detect(v: Views) -> list[Finding]:
                   f"({100 * share:.1f}% of kernel time)",
             observation=" ".join(lines) + " (analytic FLOPs/bytes from recorded shapes; "
                         "rigor L2)",
-            fix=fix_for(PATTERN, None, slow[0].op), share=share,
+            fix=fix_for(PATTERN, _variant(slow[0]), slow[0].op), share=share,
             evidence=_ev(v, "recorded input shapes (Input Dims/Input type) × kernel time"),
             expected_effect=_effect(slow, r.kernel_ns, lim["what_if_pct"]),
             details={"ops": [g.to_dict() for g in slow[:5]], "basis": "analytic"}))

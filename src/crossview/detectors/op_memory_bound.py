@@ -42,7 +42,7 @@ def detect(v: Views) -> list[Finding]:
               f"{100 * share:.1f}% of kernel time)",
         observation="; ".join(lines) + ". Bytes are the minimal traffic of the recorded "
                     "shapes (analytic, rigor L2).",
-        fix=fix_for("memory-bandwidth-bound-analytic", "training" if training else None,
+        fix=fix_for("memory-bandwidth-bound-analytic", _variant(training, r.no_bf16),
                     near[0].op), share=share,
         evidence=[Evidence(v.evidence_path, "recorded input shapes × kernel time vs "
                            "sol_ceilings.yaml DRAM bandwidth")],
@@ -50,6 +50,14 @@ def detect(v: Views) -> list[Finding]:
                         "instead of FP32, a fused kernel) halves these ops' time at the same "
                         "bandwidth.",
         details={"ops": [g.to_dict() for g in near[:8]], "basis": "analytic"})]
+
+
+def _variant(training: bool, no_bf16: list[str]) -> str | None:
+    """fixes.yaml variant: training or inference text; the FP16 wording on GPUs without BF16
+    (V100, T4: autocast to BF16 there is not a tensor-core path)."""
+    if training:
+        return "training_fp16" if no_bf16 else "training"
+    return "fp16" if no_bf16 else None
 
 
 DECLARATION = Declaration(

@@ -368,6 +368,11 @@ class OpRoofline(Rec):
     memory_near_pct: Num
     memory_red_share: Num
     training_op_markers: list[str]
+    fp32_math_min_share: Num
+    fp32_math_red_share: Num
+    fp32_math_min_gain: Num
+    tensor_kernel_markers: list[str]
+    fp32_kernel_markers: list[str]
     ncu_agree_ratio_min: Num
     ncu_agree_ratio_max: Num
     attention_chain_min_share: Num
@@ -407,6 +412,7 @@ class Replay(Rec):
     selfcheck: SelfCheck
     levers: Levers
     finding_levers: dict[str, str]
+    finding_min_realized: Num
     diff: ReplayDiff
 
 

@@ -70,6 +70,29 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
                                        "predicted_step_ns": m["predicted_step_ns"],
                                        "selfcheck_max_step_error": w.selfcheck_max_error}
                 done[lever] = f.pattern
+                _short_of_claim(f, findings, m)
     except CrossviewError:
         return findings
     return findings
+
+
+def _short_of_claim(f: Finding, findings: list[Finding], m: dict[str, float]) -> None:
+    """The lever replays to far less than the finding's share: say so; a red with another
+    red standing becomes yellow (conventions §3 ranks by predicted saving; the caller
+    re-ranks)."""
+    meas, pred = m["measured_step_ns"], m["predicted_step_ns"]
+    if f.severity not in ("red", "yellow") or f.share <= 0 or not meas:
+        return
+    saved = (meas - pred) / meas
+    if saved >= graph_mod.params()["finding_min_realized"] * f.share:
+        return
+    others = [o for o in findings if o is not f and o.severity == "red"
+              and not o.details.get("replay", {}).get("short_of_claim")]
+    f.details["replay"]["short_of_claim"] = True
+    first = (" — fix the other 🔴 issues first (" + ", ".join(f"`{o.pattern}`" for o in
+             others[:2]) + ") and re-capture") if others else ""
+    f.observation += (f" The replay does not bear this out today: the lever moves the median "
+                      f"step by {max(saved, 0.0):.1%}, not the {f.share:.1%} this finding "
+                      f"covers{first}.")
+    if f.severity == "red" and others:
+        f.severity = "yellow"

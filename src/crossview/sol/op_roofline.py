@@ -85,6 +85,14 @@ class OpRoofline:
     shapes_recorded: bool
     note: str  # what the view could not do, once ("re-capture with record_shapes=True")
     devices: list[str]  # GPU names the ceilings are for
+    # GPUs in scope whose datasheet states FP16 but no BF16 tensor ceiling (Volta, Turing):
+    # a fix must not tell them to autocast to BF16
+    no_bf16: list[str] = field(default_factory=list)
+    # without recorded shapes: (hw_key, kernel name, kernel ns) of matmul/conv kernels whose
+    # names say FP32 on CUDA cores (op_roofline.yaml fp32_kernel_markers), and whether the
+    # capture holds a backward pass (training_op_markers in its host op names)
+    fp32_kernels: list[tuple[str, str, int]] = field(default_factory=list)
+    training: bool = False
     agreement: list[dict[str, Any]] = field(default_factory=list)  # analytic vs ncu
 
     def to_dict(self) -> dict[str, object]:
@@ -121,8 +129,12 @@ def compute(store: Store) -> OpRoofline:
     if not n_kernels:
         return OpRoofline([], 0, 0, [], shapes, "no kernels in scope", [])
     if not shapes:
+        specs = _specs(store)
         return OpRoofline([], kernel_ns, 0, [], False,
-                          f"the trace records no input shapes: {RECAPTURE}", [])
+                          f"the trace records no input shapes: {RECAPTURE}",
+                          sorted({s.name for s in specs.values()}),
+                          sorted({s.name for s in specs.values() if _no_bf16(s)}),
+                          _fp32_kernels(store, specs), _training(store))
     names = [r[0] for r in store.sql(
         "SELECT DISTINCT name FROM host_ops WHERE kind = 'op'"
         " AND artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)").fetchall()]
@@ -145,12 +157,14 @@ def compute(store: Store) -> OpRoofline:
     )
     rows = store.sql(
         "SELECT op, d, t, c, art, dev, count(DISTINCT op_id), count(*), sum(dur_ns)"
-        " FROM _opk GROUP BY ALL").fetchall()
+        " FROM _opk GROUP BY ALL ORDER BY ALL").fetchall()  # ordered: a group keeps its
+    # first row's cost, so the first row must not depend on the hash table (answers stable)
     by_kernel = store.sql(
-        "SELECT op, d, t, c, art, dev, kname, sum(dur_ns) FROM _opk GROUP BY ALL").fetchall()
+        "SELECT op, d, t, c, art, dev, kname, sum(dur_ns) FROM _opk GROUP BY ALL"
+        " ORDER BY ALL").fetchall()
     by_parent = store.sql(
         "SELECT op, d, t, c, art, dev, parent, sum(dur_ns) FROM _opk WHERE parent IS NOT NULL"
-        " GROUP BY ALL").fetchall()
+        " GROUP BY ALL ORDER BY ALL").fetchall()
     store.sql("DROP TABLE _opk")
     # kernels under no modeled op: named by the op that launched them (innermost op above
     # the runtime call), so the recap can say which ops have no model
@@ -209,8 +223,39 @@ def compute(store: Store) -> OpRoofline:
         notes.append("the trace's GPU is not in sol_ceilings.yaml: no % of roofline")
     return OpRoofline(out, kernel_ns, modeled_ns,
                       sorted(((k, int(v[0]), str(v[1])) for k, v in unmodeled.items()),
-                             key=lambda x: -x[1]),
-                      True, "; ".join(notes), devs)
+                             key=lambda x: (-x[1], x[0])),
+                      True, "; ".join(notes), devs,
+                      sorted({s.name for s in specs.values() if s is not None and _no_bf16(s)}))
+
+
+def _fp32_kernels(store: Store, specs: dict[tuple[int, int], HwSpec]
+                  ) -> list[tuple[str, str, int]]:
+    """Matmul/conv kernels named as FP32 CUDA-core kernels (cuBLAS `*_sgemm_*`, cuDNN
+    `*_engine<float…>`) and not as tensor-core ones, per GPU, longest first."""
+    lim = limits()
+    fp32, tensor = lim["fp32_kernel_markers"], lim["tensor_kernel_markers"]
+    out: dict[tuple[str, str], int] = {}
+    for art, dev, name, ns in store.sql(
+            "SELECT artifact_id, device, name, sum(dur_ns) FROM f_gpu WHERE kind = 'kernel'"
+            " AND family = 'gemm' GROUP BY ALL").fetchall():
+        low = str(name).lower()
+        spec = specs.get((int(art), int(dev) if dev is not None else -1))
+        if spec is None or not any(m in low for m in fp32) or any(m in low for m in tensor):
+            continue
+        out[(spec.hw_key, str(name))] = out.get((spec.hw_key, str(name)), 0) + int(ns)
+    return sorted(((k, n, t) for (k, n), t in out.items()), key=lambda x: (-x[2], x[1]))
+
+
+def _training(store: Store) -> bool:
+    marks = limits()["training_op_markers"]
+    return bool(store.sql(
+        "SELECT count(*) FROM (SELECT DISTINCT name FROM host_ops WHERE artifact_id IN"
+        " (SELECT DISTINCT artifact_id FROM f_gpu)) WHERE list_has_any([m FOR m IN $m IF"
+        " contains(name, m)], $m)", {"m": marks}).fetchall()[0][0])
+
+
+def _no_bf16(spec: HwSpec) -> bool:
+    return spec.peak_flops("bf16_tensor") is None and spec.peak_flops("fp16_tensor") is not None
 
 
 _CONV_FWD = ("aten::cudnn_convolution", "aten::convolution", "aten::_convolution")
@@ -294,7 +339,7 @@ class _Acc:
             bound, pct = "memory", 100.0 * bps / peak_bw
         elif c.flops and peak_bw and ai is not None and not peak:
             bound = "memory" if ai < 1 else "unknown"
-        kn = sorted(self.knames.items(), key=lambda x: -x[1])
+        kn = sorted(self.knames.items(), key=lambda x: (-x[1], x[0]))
         return OpGroup(
             op=key[0], shape=c.shape, dtype=c.dtype.name, model=c.model, family=c.family,
             hw_key=key[3], calls=self.calls, kernels=self.kernels, time_ns=self.ns,

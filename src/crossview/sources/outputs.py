@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -63,9 +64,27 @@ def record(output: Path) -> None:
 def write(output: Path, data: str | bytes, inputs: Iterable[Path] = (), quiet: bool = False
           ) -> None:
     """Write an output file: refused onto an input, announced when it replaces a file,
-    atomic (temp name + rename), and marked so a later folder walk does not read it."""
+    atomic (temp name + rename), and marked so a later folder walk does not read it.
+
+    `-o -` is standard output. A path that exists and is not a regular file (`/dev/null`,
+    `/dev/stdout`, a FIFO) is written in place: a temp-then-rename there would replace the
+    device node with a plain file (as root, /dev/null itself)."""
+    if str(output) == "-":
+        _stream(data)
+        return
     check_target(output, inputs)
-    existed = output.exists()
+    try:
+        mode = output.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"-o {output}: is a folder: name a file")
+        with open(output, "wb" if isinstance(data, bytes) else "w",
+                  **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as f:
+            f.write(data)
+        return
+    existed = mode is not None
     tmp = output.with_name(f".{output.name}.crossview-tmp-{os.getpid()}")
     if isinstance(data, str):
         tmp.write_text(data, encoding="utf-8")
@@ -75,3 +94,12 @@ def write(output: Path, data: str | bytes, inputs: Iterable[Path] = (), quiet: b
     record(output)
     if existed and not quiet:  # --quiet: as the other progress/status lines
         print(f"crossview: note: overwrote {output}", file=sys.stderr)
+
+
+def _stream(data: str | bytes) -> None:
+    if isinstance(data, bytes):
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)
+        sys.stdout.flush()
