@@ -76,6 +76,11 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
     return findings
 
 
+def _refuted(f: Finding) -> bool:
+    rep = f.details.get("replay")
+    return isinstance(rep, dict) and bool(rep.get("short_of_claim"))
+
+
 def _short_of_claim(f: Finding, findings: list[Finding], m: dict[str, float]) -> None:
     """The lever replays to far less than the finding's share: say so; a red with another
     red standing becomes yellow (conventions §3 ranks by predicted saving; the caller
@@ -87,8 +92,10 @@ def _short_of_claim(f: Finding, findings: list[Finding], m: dict[str, float]) ->
     if saved >= graph_mod.params()["finding_min_realized"] * f.share:
         return
     others = [o for o in findings if o is not f and o.severity == "red"
-              and not o.details.get("replay", {}).get("short_of_claim")]
-    f.details["replay"]["short_of_claim"] = True
+              and not _refuted(o)]
+    rep = f.details["replay"]
+    if isinstance(rep, dict):
+        rep["short_of_claim"] = True
     first = (" — fix the other 🔴 issues first (" + ", ".join(f"`{o.pattern}`" for o in
              others[:2]) + ") and re-capture") if others else ""
     f.observation += (f" The replay does not bear this out today: the lever moves the median "

@@ -80,9 +80,12 @@ def write(output: Path, data: str | bytes, inputs: Iterable[Path] = (), quiet: b
     if mode is not None and not stat.S_ISREG(mode):
         if stat.S_ISDIR(mode):
             raise UsageError(f"-o {output}: is a folder: name a file")
-        with open(output, "wb" if isinstance(data, bytes) else "w",
-                  **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as f:
-            f.write(data)
+        if isinstance(data, bytes):
+            with open(output, "wb") as fb:
+                fb.write(data)
+        else:
+            with open(output, "w", encoding="utf-8") as ft:
+                ft.write(data)
         return
     existed = mode is not None
     tmp = output.with_name(f".{output.name}.crossview-tmp-{os.getpid()}")
