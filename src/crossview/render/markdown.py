@@ -326,7 +326,10 @@ def render(a: Analysis) -> str:
     infos = [f for f in a.findings if f.severity == "info"]
     if infos:
         out.append("\n**Notes** " + " ".join(f"{f.title}: {f.observation}" for f in infos))
-    effects = [f.expected_effect for f in reds + yellows if f.expected_effect]
+    # each effect names the issue it belongs to (several read as one paragraph otherwise)
+    effects = [f"🔴 {i}: {f.expected_effect}" for i, f in enumerate(reds, 1)
+               if f.expected_effect] + [f"🟡 `{f.pattern}`: {f.expected_effect}"
+                                        for f in yellows if f.expected_effect]
     out.append("\n**Expected impact** " + (" ".join(effects) if effects else
                "No lever with a measured upper bound in this capture."))
     out.append("Predictions are DRAFT until a same-node A/B (≥3 trials per arm) confirms them.")
