@@ -413,6 +413,7 @@ class Replay(Rec):
     levers: Levers
     finding_levers: dict[str, str]
     finding_min_realized: Num
+    finding_refutable: list[str]
     diff: ReplayDiff
 
 

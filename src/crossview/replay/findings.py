@@ -86,7 +86,8 @@ def _short_of_claim(f: Finding, findings: list[Finding], m: dict[str, float]) ->
     red standing becomes yellow (conventions §3 ranks by predicted saving; the caller
     re-ranks)."""
     meas, pred = m["measured_step_ns"], m["predicted_step_ns"]
-    if f.severity not in ("red", "yellow") or f.share <= 0 or not meas:
+    if (f.severity not in ("red", "yellow") or f.share <= 0 or not meas
+            or f.pattern not in graph_mod.params()["finding_refutable"]):
         return
     saved = (meas - pred) / meas
     if saved >= graph_mod.params()["finding_min_realized"] * f.share:
