@@ -414,6 +414,7 @@ class Replay(Rec):
     finding_levers: dict[str, str]
     finding_min_realized: Num
     finding_refutable: list[str]
+    lever_caveats: dict[str, str]
     diff: ReplayDiff
 
 

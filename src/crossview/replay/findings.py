@@ -31,9 +31,10 @@ def effect_text(w: WhatIf, lever: str) -> str | None:
         return None
     d = pred - meas
     sign = "+" if d >= 0 else "−"
+    caveat = graph_mod.params()["lever_caveats"].get(lever)
     return (f"Replay (`crossview whatif --lever {lever}`): median step {meas / 1e6:.2f} → "
             f"{pred / 1e6:.2f} ms ({sign}{abs(d) / 1e6:.2f} ms, {sign}{abs(d) / meas:.1%}; "
-            f"self-check {w.selfcheck_max_error:.2%}).")
+            f"self-check {w.selfcheck_max_error:.2%}).") + (f" {caveat}" if caveat else "")
 
 
 def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
