@@ -60,8 +60,14 @@ def _ceilings(hw_key: str | None) -> tuple[HwSpec, str, float, float] | None:
     return spec, tc[0], tc[1], fp32
 
 
-def _evidence(v: Views, what: str) -> list[Evidence]:
-    return [Evidence(v.evidence_path, what)]
+def _finding(v: Views, share: float, *, title: str, observation: str, fix: str, what: str,
+             expected_effect: str, details: dict[str, object]) -> Finding:
+    """The finding both paths make: severity by kernel-time share, ranked on the step basis."""
+    return Finding(pattern=PATTERN,
+                   severity="red" if share >= limits()["fp32_math_red_share"] else "yellow",
+                   title=title, observation=observation, fix=fix, share=step_share(v, share),
+                   evidence=[Evidence(v.evidence_path, what)], expected_effect=expected_effect,
+                   details=details)
 
 
 def detect(v: Views) -> list[Finding]:
@@ -89,10 +95,8 @@ def _from_shapes(v: Views) -> list[Finding]:
     lines = [f"`{g.op}` {g.shape}: {duration(g.time_ns)} ({100 * g.share:.1f}%), "
              f"{g.pct_of_roofline or 0:.1f}% of the FP32 ceiling" for g in hits[:3]]
     precision = key.split("_")[0].upper()
-    training = any(m in g.op for g in r.groups for m in lim["training_op_markers"])
-    return [Finding(
-        pattern=PATTERN,
-        severity="red" if share >= lim["fp32_math_red_share"] else "yellow",
+    return [_finding(
+        v, share,
         title=f"FP32 matmul/convolution math on CUDA cores: {len(hits)} compute-bound op "
               f"groups, {100 * share:.1f}% of kernel time, on a GPU whose {precision} tensor "
               f"ceiling is {peak / fp32:.1f}× its FP32 one",
@@ -102,10 +106,9 @@ def _from_shapes(v: Views) -> list[Finding]:
                     f"{flop_rate(peak)} {precision} tensor against {flop_rate(fp32)} FP32, and "
                     "the kernels (`" + hits[0].top_kernel[:60] + "`…) are FP32 CUDA-core "
                     "kernels. FLOPs from the recorded shapes (analytic, rigor L2).",
-        fix=fix_for(PATTERN, _variant(training, key), hits[0].op),
-        share=step_share(v, share),
-        evidence=_evidence(v, "recorded input shapes and dtypes × kernel time vs "
-                              "sol_ceilings.yaml FP32 and tensor ceilings"),
+        fix=fix_for(PATTERN, _variant(r.training, key), hits[0].op),
+        what="recorded input shapes and dtypes × kernel time vs sol_ceilings.yaml FP32 and "
+             "tensor ceilings",
         expected_effect=f"These ops take {duration(ns)} of kernel time; their speed-of-light "
                         f"floor in {precision} on tensor cores is {duration(floor)} (FLOPs at "
                         f"{flop_rate(peak)}, half the bytes at DRAM bandwidth). An A/B of the "
@@ -132,9 +135,8 @@ def _from_names(v: Views) -> list[Finding]:
     precision = key.split("_")[0].upper()
     named = "; ".join(f"`{n[:60]}` {duration(t)} ({100 * t / r.kernel_ns:.1f}%)"
                       for n, t in rows[:3])
-    return [Finding(
-        pattern=PATTERN,
-        severity="red" if share >= lim["fp32_math_red_share"] else "yellow",
+    return [_finding(
+        v, share,
         title=f"FP32 GEMMs on CUDA cores: {len(rows)} distinct sgemm-class kernels, "
               f"{100 * share:.1f}% of kernel time, on a GPU whose {precision} tensor ceiling "
               f"is {peak / fp32:.1f}× its FP32 one",
@@ -143,9 +145,8 @@ def _from_names(v: Views) -> list[Finding]:
                     f"tensor against {flop_rate(fp32)} FP32. The trace records no input shapes, "
                     "so no FLOPs: re-capture with `record_shapes=True` for each op's floor.",
         fix=fix_for(PATTERN, _variant(r.training, key), "the GEMMs named above"),
-        share=step_share(v, share),
-        evidence=_evidence(v, "kernel names (gemm family) × kernel time vs sol_ceilings.yaml "
-                              "FP32 and tensor ceilings"),
+        what="kernel names (gemm family) × kernel time vs sol_ceilings.yaml FP32 and tensor "
+             "ceilings",
         expected_effect=f"These kernels take {duration(ns)} of kernel time at a ceiling of "
                         f"{flop_rate(fp32)}; on tensor cores the ceiling is {flop_rate(peak)} "
                         f"({peak / fp32:.1f}×). An A/B of the mixed-precision run measures the "

@@ -29,8 +29,6 @@ def detect(v: Views) -> list[Finding]:
     share = sum(g.share for g in near)
     if not near or share < lim["memory_min_share"]:
         return []
-    # a backward pass in scope: the bytes are activations and gradients, not decode weights
-    training = any(m in g.op for g in r.groups for m in lim["training_op_markers"])
     lines = [f"`{g.op}` {g.shape} {g.dtype}: {duration(g.time_ns)} ({100 * g.share:.1f}%), "
              f"{bandwidth(g.bytes_per_s)} = "
              f"{100 * g.bytes_per_s / (g.peak_bytes_per_s or 1):.1f}% of DRAM bandwidth"
@@ -42,7 +40,7 @@ def detect(v: Views) -> list[Finding]:
               f"{100 * share:.1f}% of kernel time)",
         observation="; ".join(lines) + ". Bytes are the minimal traffic of the recorded "
                     "shapes (analytic, rigor L2).",
-        fix=fix_for("memory-bandwidth-bound-analytic", _variant(training, r.no_bf16),
+        fix=fix_for("memory-bandwidth-bound-analytic", _variant(r.training, r.no_bf16),
                     near[0].op), share=share,
         evidence=[Evidence(v.evidence_path, "recorded input shapes × kernel time vs "
                            "sol_ceilings.yaml DRAM bandwidth")],

@@ -89,8 +89,8 @@ class OpRoofline:
     # a fix must not tell them to autocast to BF16
     no_bf16: list[str] = field(default_factory=list)
     # without recorded shapes: (hw_key, kernel name, kernel ns) of matmul/conv kernels whose
-    # names say FP32 on CUDA cores (op_roofline.yaml fp32_kernel_markers), and whether the
-    # capture holds a backward pass (training_op_markers in its host op names)
+    # names say FP32 on CUDA cores (op_roofline.yaml fp32_kernel_markers); with or without
+    # shapes, whether the capture holds a backward pass (training_op_markers in host op names)
     fp32_kernels: list[tuple[str, str, int]] = field(default_factory=list)
     training: bool = False
     agreement: list[dict[str, Any]] = field(default_factory=list)  # analytic vs ncu
@@ -225,7 +225,8 @@ def compute(store: Store) -> OpRoofline:
                       sorted(((k, int(v[0]), str(v[1])) for k, v in unmodeled.items()),
                              key=lambda x: (-x[1], x[0])),
                       True, "; ".join(notes), devs,
-                      sorted({s.name for s in specs.values() if s is not None and _no_bf16(s)}))
+                      sorted({s.name for s in specs.values() if s is not None and _no_bf16(s)}),
+                      training=_training(store))
 
 
 def _fp32_kernels(store: Store, specs: dict[tuple[int, int], HwSpec]
