@@ -42,6 +42,8 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     sol_bottleneck_gap_pct: float
     sol_high_pct: float
     roofline_high_pct: float
+    compute_pipe_busy_pct: float
+    fp64_slow_ratio: float
     occupancy_theoretical_low_pct: float
     occupancy_achieved_gap_pct: float
     kernel_red_share: float
