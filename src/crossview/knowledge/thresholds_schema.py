@@ -32,6 +32,9 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     startup_yellow_share: float
     startup_dominates_idle_share: float
     sync_gpu_busy_mostly_pct: float
+    blocking_wait_calls: int
+    blocking_wait_held_share: float
+    blocking_wait_release_ns: int
     # nsys expert-rule equivalents: gpu-gap, low-gpu-utilization, sync-memcpy, sync-memset
     gpu_gap_min_ns: int
     gpu_util_chunks: int
