@@ -191,6 +191,22 @@ def test_rtx2080ti_report_loads_with_sol_sections() -> None:
     assert {r["rule"] for r in ka.ncu_rules} == {"Occupancy", "SOLBottleneck"}
 
 
+def test_rtx2080ti_compute_bound_fix_follows_its_busy_pipes() -> None:
+    """kernel_A(double *, …) keeps the ALU pipe 80.30% and the FP64 pipe 75.57% busy (read by
+    the test above) on a GeForce whose FP64 runs at 1/32 of FP32 (sol_ceilings.yaml: 0.42 vs
+    13.4 TFLOPS; the report's device__attribute_single_to_double_precision_perf_ratio = 32).
+    The fix names the ALU work first, then FP64 → FP32, never the generic tensor-core advice;
+    the effect's floor is the FP64 pipe's share of the kernel: 75.566% × 1.168 s = 882.67 ms."""
+    need(RTX2080TI)
+    ncu_report()
+    a = analyze([RTX2080TI])
+    (f,) = [f for f in a.findings if f.pattern == "compute-bound"]
+    assert f.fix.index("(1) ALU pipe") < f.fix.index("(2) FP64 pipe on a GPU with slow FP64")
+    assert "move the double math to FP32" in f.fix and "tensor cores in a narrower" not in f.fix
+    assert "1/32 of its FP32 rate" in f.expected_effect
+    assert "≥ 882.67 ms" in f.expected_effect and "75.6% of its 1.168 s" in f.expected_effect
+
+
 def test_a10g_report_loads_launch_and_duration_only() -> None:
     durs = _durations(need(A10G))
     a = analyze([A10G])

@@ -15,6 +15,7 @@ from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
+from crossview.knowledge.frames import compiled_prefixes
 from crossview.views.views import Views
 
 PATTERN = "kernel-launch-bound"
@@ -26,6 +27,17 @@ _EAGER = """
 SELECT g.name, count(*), sum(g.dur_ns) FROM f_gpu g WHERE g.kind = 'kernel'
 AND NOT coalesce(g.via_graph, false) GROUP BY 1 ORDER BY 2 DESC LIMIT 3
 """
+
+
+def _variant(v: Views) -> str | None:
+    """The fix variant: the engine's, else "compiled" when torch.compile already ran the step
+    without graphs (no graph launch), else None (default)."""
+    if v.engine or (v.metrics.launch and v.metrics.launch.graph_launches):
+        return v.engine
+    hit = v.store.sql("SELECT 1 FROM f_host WHERE kind IN ('op', 'annotation') AND ("
+                      + " OR ".join("starts_with(name, ?)" for _ in compiled_prefixes())
+                      + ") LIMIT 1", compiled_prefixes()).fetchall()
+    return "compiled" if hit else None
 
 
 def detect(v: Views) -> list[Finding]:
@@ -88,7 +100,8 @@ def detect(v: Views) -> list[Finding]:
                    f"{ms(ls.short_kernel_ns)}, GPU waiting on launches {pct(share)} of the "
                    "span"),
             observation=obs,
-            fix=fix_for(PARTIAL if mostly_graphs else PATTERN, v.engine, where),
+            fix=fix_for(PARTIAL, v.engine, where) if mostly_graphs
+            else fix_for(PATTERN, _variant(v), where),
             share=share, evidence=ev,
             expected_effect="Replaying the step as a graph removes per-kernel launch cost; "
                             f"the waiting time ({ms(waiting)}) bounds the gain.",
@@ -107,7 +120,7 @@ def detect(v: Views) -> list[Finding]:
                 f"calls; {eager_short:,} kernels under {ms(ls.short_kernel_ns)} ran outside "
                 "any graph."
             ),
-            fix=fix_for(GRAPHS, v.engine, where), share=0.0, evidence=ev,
+            fix=fix_for(GRAPHS, _variant(v), where), share=0.0, evidence=ev,
         ))
     return out
 

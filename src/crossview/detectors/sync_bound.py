@@ -2,7 +2,11 @@
 
 With a time account the share is its `sync_drained` slice: idle while the launching thread was
 blocked in a sync with the GPU drained, plus the refill of a gap that opened in one
-(knowledge/account.yaml). The verdict and the account therefore never disagree."""
+(knowledge/account.yaml). The verdict and the account therefore never disagree.
+
+The longest blocking calls say what they waited for (views/device/blocking_waits.py): when
+their stream's queued work was held by another stream, the fix is to break that dependency
+(or, held by a collective, to read its result later), not to remove a copy that takes µs."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
+from crossview.units import duration
+from crossview.views.device import blocking_waits
 from crossview.views.views import Views
 
 PATTERN = "sync-bound"
@@ -18,6 +24,34 @@ PATTERN = "sync-bound"
 # transfers" — blocking copies are sync-bound too (pageable-memcpy is the "how" for the copy
 # part and yields the slice when this finding is larger)
 CAUSES = ("sync_drained", "blocking_copy")
+HELD = PATTERN + "-held"
+
+
+def _held(v: Views) -> tuple[str, str | None]:
+    """A sentence on what the longest blocking call waited for, and the fix variant of
+    sync-bound-held when another stream held it (None: the call waited for its own work)."""
+    lim = v.limits
+    waits = blocking_waits.longest(v.store, v.sync_calls().names, lim.blocking_wait_calls,
+                                   lim.blocking_wait_release_ns)
+    if not waits:
+        return "", None
+    w = waits[0]
+    where = f" under `{short(w.scope, 60)}`" if w.scope else ""
+    text = (f" The longest blocking call, `{w.call}`{where} ({duration(w.host_ns)}), launched "
+            f"a {duration(w.op_ns)} `{short(w.op_name, 50)}` on stream {w.stream}")
+    r = w.release
+    if r is None or w.held_ns < lim.blocking_wait_held_share * w.host_ns:
+        return text + ": it waited for the work queued ahead of it on that stream.", None
+    comm = r.family == "comm"
+    alike = sum(1 for x in waits if x.release and x.release.stream == r.stream
+                and x.held_ns >= lim.blocking_wait_held_share * x.host_ns)
+    text += (f"; stream {w.stream} held its queued work {duration(w.held_ns)} from the call's "
+             f"start and began {duration(r.lag_ns)} after {'the collective ' if comm else ''}"
+             f"`{short(r.name, 50)}` on stream {r.stream} ended: the call waited on stream "
+             f"{r.stream}'s work ({'the other ranks' if comm else 'a cross-stream dependency'})"
+             f", not on its own {'copy' if 'memcpy' in w.call.lower() else 'work'}"
+             f" ({alike} of the {len(waits)} longest blocking calls alike).")
+    return text, "collective" if comm else "default"
 
 
 def detect(v: Views) -> list[Finding]:
@@ -45,6 +79,7 @@ def detect(v: Views) -> list[Finding]:
         obs += (f"Idle gaps that opened while the host was blocked total "
                 f"{ms(eff.gaps_opened_inside_ns)} ({pct(share)} of the span)")
     sev = severity(share, lim.sync_red_share, lim.sync_yellow_share)
+    held, variant = _held(v) if sev else ("", None)
     ev = evidence(v, "sync API intervals against device idle gaps (time account: "
                      "sync_drained)")
     if sev is None:
@@ -74,8 +109,10 @@ def detect(v: Views) -> list[Finding]:
         pattern=PATTERN, severity=sev,
         title=f"Sync-bound: the GPU idles while the host blocks in syncs / copies "
               f"({pct(share)} of the step)",
-        observation=obs + ": each sync empties the queue, then the GPU waits for the host.",
-        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share, evidence=ev,
+        observation=obs + ": each sync empties the queue, then the GPU waits for the host."
+        + held,
+        fix=(fix_for(HELD, variant, fix_where(v)) if variant
+             else fix_for(PATTERN, v.engine, fix_where(v))), share=share, evidence=ev,
         expected_effect=(f"Up to {ms(sl.ns)} per step if the syncs go." if sl else
                          f"Up to {ms(eff.gaps_opened_inside_ns)} of GPU idle if the syncs go."),
         details=claims(*CAUSES) if sl is not None else {},
@@ -84,5 +121,6 @@ def detect(v: Views) -> list[Finding]:
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
-    thresholds=("sync_red_share", "sync_yellow_share", "sync_gpu_busy_mostly_pct"),
-    fix_keys=(PATTERN,))
+    thresholds=("sync_red_share", "sync_yellow_share", "sync_gpu_busy_mostly_pct",
+                "blocking_wait_calls", "blocking_wait_held_share", "blocking_wait_release_ns"),
+    fix_keys=(PATTERN, HELD))

@@ -48,6 +48,9 @@ def detect(v: Views) -> list[Finding]:
     spec = hardware.by_key(ks[0].hw_key) if ks[0].hw_key else None
     fp32 = spec.peak_flops("fp32") if spec else None
     tc = spec.peak_flops("bf16_tensor") or spec.peak_flops("fp16_tensor") if spec else None
+    # TF32 / BF16 advice is void on a GPU whose tensor cores take FP16 only (V100, T4)
+    fp16_only = bool(spec and spec.peak_flops("fp16_tensor") and not (
+        spec.peak_flops("bf16_tensor") or spec.peak_flops("tf32_tensor")))
     effect = (f"On {spec.hw_key} the bf16/fp16 tensor ceiling is {flop_rate(tc)} against "
               f"{flop_rate(fp32)} on FP32 CUDA cores (sol_ceilings.yaml)."
               if spec and tc and fp32 else
@@ -55,7 +58,8 @@ def detect(v: Views) -> list[Finding]:
     return [kc.finding(
         PATTERN, sev, f"Tensor cores unused by {kc.names(ks)} "
         f"({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
-        fix_for(PATTERN, None, kc.names(ks[:1])), share, ks, effect)]
+        fix_for(PATTERN, "no_bf16" if fp16_only else None, kc.names(ks[:1])), share, ks,
+        effect)]
 
 
 DECLARATION = Declaration(

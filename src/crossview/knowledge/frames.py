@@ -46,3 +46,8 @@ def dataloader_pattern() -> str:
 def startup_pattern() -> str:
     """One regex (DuckDB/RE2 syntax) matching start-up frames (frames.yaml: startup)."""
     return "|".join(f"(?:{p})" for p in load_yaml("frames.yaml")["startup"])
+
+
+def compiled_prefixes() -> list[str]:
+    """Host-op name prefixes that mean torch.compile ran the step (frames.yaml: compiled)."""
+    return list(load_yaml("frames.yaml")["compiled"])

@@ -211,6 +211,7 @@ class Frames(Rec):
     engines: dict[str, str]
     dataloader: list[str]
     startup: list[str]
+    compiled: list[str]
 
 
 # --- gpu_metrics.yaml, host_metrics.yaml, serving_metrics.yaml ----------------------------

@@ -32,6 +32,9 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     startup_yellow_share: float
     startup_dominates_idle_share: float
     sync_gpu_busy_mostly_pct: float
+    blocking_wait_calls: int
+    blocking_wait_held_share: float
+    blocking_wait_release_ns: int
     # nsys expert-rule equivalents: gpu-gap, low-gpu-utilization, sync-memcpy, sync-memset
     gpu_gap_min_ns: int
     gpu_util_chunks: int
@@ -42,6 +45,8 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     sol_bottleneck_gap_pct: float
     sol_high_pct: float
     roofline_high_pct: float
+    compute_pipe_busy_pct: float
+    fp64_slow_ratio: float
     occupancy_theoretical_low_pct: float
     occupancy_achieved_gap_pct: float
     kernel_red_share: float
