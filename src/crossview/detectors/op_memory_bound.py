@@ -9,10 +9,12 @@ when Nsight Compute rows are in scope (detectors/memory_bound.py speaks from cou
 
 from __future__ import annotations
 
+import re
+
 from crossview.core.finding import Evidence, Finding
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.sol.op_roofline import limits
+from crossview.sol.op_roofline import OpGroup, limits
 from crossview.units import bandwidth, duration
 from crossview.views.views import Views
 
@@ -29,25 +31,53 @@ def detect(v: Views) -> list[Finding]:
     share = sum(g.share for g in near)
     if not near or share < lim["memory_min_share"]:
         return []
-    lines = [f"`{g.op}` {g.shape} {g.dtype}: {duration(g.time_ns)} ({100 * g.share:.1f}%), "
+    lines = [f"`{g.op}` {g.shape} {g.dtype}{_in(g.modules)}: {duration(g.time_ns)} "
+             f"({100 * g.share:.1f}%), "
              f"{bandwidth(g.bytes_per_s)} = "
              f"{100 * g.bytes_per_s / (g.peak_bytes_per_s or 1):.1f}% of DRAM bandwidth"
              for g in near[:4]]
+    fix = fix_for("memory-bandwidth-bound-analytic", _variant(r.training, r.no_bf16), near[0].op)
+    obs = "; ".join(lines) + ". Bytes are the minimal traffic of the recorded shapes (analytic, " \
+        "rigor L2)."
+    effect = ("Time falls with the bytes moved: halving the bytes (16-bit instead of FP32, a "
+              "fused kernel) halves these ops' time at the same bandwidth.")
+    norm = _norm_module(near, lim["norm_module_pattern"])
+    if norm:
+        ops = [g for g in r.groups if g.modules[:1] == [norm]]
+        names = sorted({g.op for g in ops})
+        t = duration(sum(g.time_ns for g in ops))
+        obs += (f" `{norm}` alone runs {len(names)} distinct ops ({', '.join(names)}) over "
+                f"{sum(g.calls for g in ops):,} calls: {t} "
+                f"({100 * sum(g.share for g in ops):.1f}% of kernel time).")
+        fix = fix_for("memory-bandwidth-bound-norm", None, norm) + " " + fix
+        effect = (f"`{norm}`'s ops take {t} of kernel time; fused, the layer reads the "
+                  f"activation once and writes it once instead of a read and a write per op "
+                  f"({len(names)} ops), so most of the {t} goes — an A/B compares that "
+                  f"module's kernel time. " + effect)
     return [Finding(
         pattern=PATTERN,
         severity="red" if share >= lim["memory_red_share"] else "yellow",
         title=f"Memory-bound ops near the DRAM ceiling ({len(near)} op groups, "
               f"{100 * share:.1f}% of kernel time)",
-        observation="; ".join(lines) + ". Bytes are the minimal traffic of the recorded "
-                    "shapes (analytic, rigor L2).",
-        fix=fix_for("memory-bandwidth-bound-analytic", _variant(r.training, r.no_bf16),
-                    near[0].op), share=share,
+        observation=obs, fix=fix, share=share,
         evidence=[Evidence(v.evidence_path, "recorded input shapes × kernel time vs "
                            "sol_ceilings.yaml DRAM bandwidth")],
-        expected_effect="Time falls with the bytes moved: halving the bytes (16-bit "
-                        "instead of FP32, a fused kernel) halves these ops' time at the same "
-                        "bandwidth.",
+        expected_effect=effect,
         details={"ops": [g.to_dict() for g in near[:8]], "basis": "analytic"})]
+
+
+def _in(modules: list[str]) -> str:
+    return f" in `{modules[0]}`" if modules else ""
+
+
+def _norm_module(near: list[OpGroup], pattern: str) -> str | None:
+    """The normalization module (nn.Module class) holding the most near-ceiling kernel time,
+    if any (the ops then are its unfused elementwise chain)."""
+    by: dict[str, int] = {}
+    for g in near:
+        if g.modules and re.search(pattern, g.modules[0]):
+            by[g.modules[0]] = by.get(g.modules[0], 0) + g.time_ns
+    return max(sorted(by), key=lambda m: by[m]) if by else None
 
 
 def _variant(training: bool, no_bf16: list[str]) -> str | None:
@@ -61,5 +91,6 @@ def _variant(training: bool, no_bf16: list[str]) -> str | None:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
     thresholds=("op_roofline.yaml:memory_near_pct", "op_roofline.yaml:memory_min_share",
-                "op_roofline.yaml:memory_red_share", "op_roofline.yaml:training_op_markers"),
-    fix_keys=("memory-bandwidth-bound-analytic",))
+                "op_roofline.yaml:memory_red_share", "op_roofline.yaml:training_op_markers",
+                "op_roofline.yaml:norm_module_pattern"),
+    fix_keys=("memory-bandwidth-bound-analytic", "memory-bandwidth-bound-norm"))

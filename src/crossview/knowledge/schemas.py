@@ -368,6 +368,7 @@ class OpRoofline(Rec):
     memory_min_share: Num
     memory_near_pct: Num
     memory_red_share: Num
+    norm_module_pattern: str
     training_op_markers: list[str]
     fp32_math_min_share: Num
     fp32_math_red_share: Num

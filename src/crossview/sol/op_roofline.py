@@ -15,6 +15,7 @@ models: achieved bytes/s ÷ peak bytes/s).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
@@ -63,6 +64,8 @@ class OpGroup:
     top_kernel: str
     kernel_names: list[str] = field(default_factory=list)
     parent_ops: list[str] = field(default_factory=list)  # the ops these calls sit under
+    # the nn.Module classes (with_modules=True) the calls sit in, nearest first, by kernel time
+    modules: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -117,6 +120,26 @@ WHERE h.name IN (SELECT unnest($names))
 """
 
 
+# The nearest `nn.Module: Class_N` frame (profile(with_modules=True)) above each charged op's
+# call-tree node, by kernel time per group key; the index suffix is dropped (Qwen2RMSNorm_3 →
+# Qwen2RMSNorm) so a layer's instances are one class
+_MODULE_PREFIX = "nn.Module: "
+_MODULE_INDEX = re.compile(r"_\d+$")
+_MODULES_SQL = f"""
+WITH RECURSIVE up(node, cur, d) AS (
+    SELECT DISTINCT node, node, 0 FROM _opk WHERE node IS NOT NULL
+    UNION ALL
+    SELECT u.node, f.parent_node, u.d + 1 FROM up u JOIN frames f ON f.node_id = u.cur
+    WHERE NOT starts_with(f.name, '{_MODULE_PREFIX}') AND f.parent_node IS NOT NULL
+      AND u.d < 256
+)
+SELECT o.op, o.d, o.t, o.c, o.art, o.dev, f.name, sum(o.dur_ns)
+FROM up u JOIN frames f ON f.node_id = u.cur AND starts_with(f.name, '{_MODULE_PREFIX}')
+JOIN _opk o ON o.node = u.node
+GROUP BY ALL ORDER BY ALL
+"""
+
+
 def compute(store: Store) -> OpRoofline:
     kernel_ns, n_kernels = store.sql(
         "SELECT coalesce(sum(dur_ns), 0), count(*) FROM f_gpu WHERE kind = 'kernel'"
@@ -148,7 +171,7 @@ def compute(store: Store) -> OpRoofline:
         CREATE OR REPLACE TEMP TABLE _opk AS
         SELECT h.op_id, h.name AS op, a.input_dims AS d, a.input_types AS t,
                a.concrete_inputs AS c, g.artifact_id AS art, g.device AS dev,
-               g.name AS kname, g.dur_ns, p.name AS parent
+               g.name AS kname, g.dur_ns, p.name AS parent, h.node_id AS node
         FROM _charge ch JOIN f_gpu g ON g.gpu_op_id = ch.gpu_op_id
         JOIN host_ops h ON h.op_id = ch.cur
         LEFT JOIN host_ops p ON p.op_id = h.parent
@@ -165,6 +188,7 @@ def compute(store: Store) -> OpRoofline:
     by_parent = store.sql(
         "SELECT op, d, t, c, art, dev, parent, sum(dur_ns) FROM _opk WHERE parent IS NOT NULL"
         " GROUP BY ALL ORDER BY ALL").fetchall()
+    by_module = store.sql(_MODULES_SQL).fetchall()
     store.sql("DROP TABLE _opk")
     # kernels under no modeled op: named by the op that launched them (innermost op above
     # the runtime call), so the recap can say which ops have no model
@@ -210,6 +234,10 @@ def compute(store: Store) -> OpRoofline:
     for *k, parent, ns in by_parent:
         if (hit := keyed.get(tuple(k))) is not None:
             hit.parents[parent] = hit.parents.get(parent, 0) + int(ns)
+    for *k, module, ns in by_module:
+        if (hit := keyed.get(tuple(k))) is not None:
+            cls = _MODULE_INDEX.sub("", str(module).removeprefix(_MODULE_PREFIX))
+            hit.modules[cls] = hit.modules.get(cls, 0) + int(ns)
     for name, ns in unmodeled_ops:
         why = ("no op to charge" if name.startswith("(")
                else "no model for this op (knowledge/op_models.yaml)")
@@ -314,6 +342,7 @@ class _Acc:
         self.calls = self.kernels = self.ns = 0
         self.knames: dict[str, int] = {}
         self.parents: dict[str, int] = {}
+        self.modules: dict[str, int] = {}
 
     def add(self, calls: int, kernels: int, ns: int) -> None:
         self.calls += calls
@@ -351,7 +380,9 @@ class _Acc:
             tensor_cores=bool(ceil_key and ceil_key.endswith("_tensor")),
             top_kernel=kn[0][0] if kn else "", kernel_names=[n for n, _ in kn[:5]],
             parent_ops=[p for p, _ in sorted(self.parents.items(),
-                                             key=lambda x: (-x[1], x[0]))[:3]])
+                                             key=lambda x: (-x[1], x[0]))[:3]],
+            modules=[m for m, _ in sorted(self.modules.items(),
+                                          key=lambda x: (-x[1], x[0]))[:3]])
 
 
 def _ceiling(c: OpCost, spec: HwSpec | None) -> tuple[str | None, float | None]:
