@@ -207,6 +207,22 @@ def test_rtx2080ti_compute_bound_fix_follows_its_busy_pipes() -> None:
     assert "≥ 882.67 ms" in f.expected_effect and "75.6% of its 1.168 s" in f.expected_effect
 
 
+def test_rtx5090_gemm_bound_on_l2_is_told_reuse_not_quantization() -> None:
+    """kernel_0003's SpeedOfLight rows (read from its details CSV here): L2 Cache Throughput
+    61.83% and DRAM Throughput 8.13% — the cache, not DRAM, limits this 32×32-tile cutlass
+    WMMA GEMM, so the fix is on-chip reuse (larger tiles), never weight quantization."""
+    path = need(RTX5090) / "kernel_0003_ncu.details.csv"
+    with path.open(newline="") as f:
+        sol = {r["Metric Name"]: r["Metric Value"] for r in csv.DictReader(f)
+               if r["Section Name"] == "GPU Speed Of Light Throughput"}
+    assert (sol["L2 Cache Throughput"], sol["DRAM Throughput"]) == ("61.83", "8.13")
+    (f,) = [f for f in analyze([RTX5090]).findings if f.pattern == "memory-bandwidth-bound"]
+    assert "The busiest memory unit is L2 at 61.8% of its peak, DRAM at 8.1%" in f.observation
+    assert "its name gives a 32×32 tile" in f.observation
+    assert "is limited by cache traffic, not by DRAM" in f.fix
+    assert "quantization" not in f.fix and "L2 traffic per result" in f.expected_effect
+
+
 def test_a10g_report_loads_launch_and_duration_only() -> None:
     durs = _durations(need(A10G))
     a = analyze([A10G])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.declare import Declaration
@@ -10,15 +12,30 @@ from crossview.sol.roofline import KernelRoofline
 from crossview.views.views import Views
 
 PATTERN = "memory-bandwidth-bound"
+# a GEMM kernel's thread-block tile as library kernel names spell it (`…_128x64_…`, cutlass
+# `…_32x32_128…`): the first M×N pair
+_TILE = re.compile(r"_(\d{2,3})x(\d{2,3})(?:_|x)")
 
 
-def _busiest(k: KernelRoofline) -> str:
+def _unit(k: KernelRoofline) -> tuple[str, float] | None:
     units = [(v, n) for n, v in (("L1/TEX", k.l1_sol_pct), ("L2", k.l2_sol_pct),
                                   ("DRAM", k.dram_sol_pct)) if v is not None]
     if not units:
-        return ""
+        return None
     v, n = max(units)
-    return f" The busiest memory unit is {n} at {v:.1f}% of its peak."
+    return n, v
+
+
+def _busiest(k: KernelRoofline) -> str:
+    u = _unit(k)
+    if u is None:
+        return ""
+    text = f" The busiest memory unit is {u[0]} at {u[1]:.1f}% of its peak"
+    if u[0] != "DRAM" and k.dram_sol_pct is not None:
+        text += f", DRAM at {k.dram_sol_pct:.1f}%"
+    if k.family == "gemm" and (t := _TILE.search(k.name)):
+        text += f"; its name gives a {t.group(1)}×{t.group(2)} tile"
+    return text + "."
 
 
 def detect(v: Views) -> list[Finding]:
@@ -35,10 +52,14 @@ def detect(v: Views) -> list[Finding]:
     if at_roof:
         obs += " It moves DRAM bytes at its ceiling (achieved bytes/s vs sol_ceilings.yaml)."
     key = PATTERN + ("-at-roofline" if at_roof else "")
+    u = _unit(top)
+    variant = "cache" if not at_roof and u is not None and u[0] != "DRAM" else None
     return [kc.finding(
         PATTERN, sev, f"Memory-bound kernel{'s' if len(ks) > 1 else ''}: {kc.names(ks)} "
         f"({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
-        fix_for(key, None, kc.names(ks[:1])), share, ks,
+        fix_for(key, variant, kc.names(ks[:1])), share, ks,
+        f"Kernel time falls with the {u[0]} traffic per result (more reuse on chip)."
+        if variant and u else
         "Kernel time falls with the bytes moved; the bound is its DRAM/L2 ceiling.")]
 
 
