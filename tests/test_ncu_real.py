@@ -147,7 +147,8 @@ def test_unnamed_device_says_so_and_invents_no_ceiling() -> None:
     assert k.hw_key is None and k.pct_of_peak_flops is None and k.pct_of_peak_dram_bw is None
     assert "does not name its GPU" in k.ceilings_note and "--gpu" in k.ceilings_note
     assert k.achieved_flops_per_s == pytest.approx(344.1935e9)  # counters still read
-    assert k.bound == "latency-bound"  # without the SM count the waves are unknown
+    # without the SM count the waves come from ncu's own SOLBottleneck rule text (0.7 waves)
+    assert k.bound == "small-grid" and k.waves_per_sm == pytest.approx(0.7)
 
 
 def test_roofline_findings_on_the_5090_bundle() -> None:
@@ -221,6 +222,24 @@ def test_rtx5090_gemm_bound_on_l2_is_told_reuse_not_quantization() -> None:
     assert "its name gives a 32×32 tile" in f.observation
     assert "is limited by cache traffic, not by DRAM" in f.fix
     assert "quantization" not in f.fix and "L2 traffic per result" in f.expected_effect
+
+
+def test_rtx5090_gemv_waves_from_ncus_rule_make_it_small_grid() -> None:
+    """kernel_0001 (a cuBLAS bf16 GEMV) has no LaunchStats waves and its GPU is unnamed (no SM
+    count), but ncu's SOLBottleneck rule in its details CSV says "resulting in only 0.7 full
+    waves across all SMs": that number, quoted, makes it small-grid, so the fix is more work
+    per launch rather than fewer registers."""
+    path = need(RTX5090) / "kernel_0001_ncu.details.csv"
+    with path.open(newline="") as f:
+        said = [r["Rule Description"] for r in csv.DictReader(f)
+                if r["Rule Name"] == "SOLBottleneck"]
+    assert any("resulting in only 0.7 full waves" in t for t in said)
+    a = analyze([RTX5090])
+    (k,) = [k for k in a.views.kernels if "cublasGemv" in k.name]  # type: ignore[union-attr]
+    assert k.waves_per_sm == pytest.approx(0.7) and k.bound == "small-grid"
+    assert any("SOLBottleneck rule states them" in e for e in k.evidence)
+    (f,) = [f for f in a.findings if f.pattern == "below-roofline"]
+    assert f.fix.startswith("Give ") and "enough blocks to fill the GPU" in f.fix
 
 
 def test_a10g_report_loads_launch_and_duration_only() -> None:

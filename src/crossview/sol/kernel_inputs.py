@@ -52,6 +52,11 @@ def pipe_pattern() -> re.Pattern[str]:
 
 
 @cache
+def waves_rule_pattern() -> str:
+    return str(_table()["waves_rule_text"])
+
+
+@cache
 def tensor_rules() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], tuple[str, ...]], ...],
                             re.Pattern[str]]:
     t = _table()

@@ -18,7 +18,12 @@ from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.filter import ResolvedFilter
 from crossview.sol import roofline_class, tensor_class
-from crossview.sol.kernel_inputs import KernelInputs, pipe_pattern, tensor_rules
+from crossview.sol.kernel_inputs import (
+    KernelInputs,
+    pipe_pattern,
+    tensor_rules,
+    waves_rule_pattern,
+)
 from crossview.store.store import Store
 
 CEILINGS = hardware.CEILINGS_FILE
@@ -176,6 +181,10 @@ def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str,
     if occ_a is None:
         missing.append("achieved occupancy (Occupancy section)")
     limiter, waves, waves_how = roofline_class.waves(inp, rows[0][9], spec)  # type: ignore[arg-type]
+    ncu_rules = _rules(kids, rules)
+    if waves is None:
+        waves, waves_how = roofline_class.waves_from_rules(
+            ncu_rules, waves_rule_pattern())
     if waves_how:
         evidence.append(waves_how)
     elif waves is None:
@@ -202,7 +211,7 @@ def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str,
         at_roofline=roofline_class.at_roofline(pct_flops, pct_bw, limits),
         grid=rows[0][9], block=rows[0][10], cc=cc,  # type: ignore[arg-type]
         missing=missing, compute_class=tcls.compute_class, tensor_pipe_pct=tcls.pipe_pct,
-        tensor_ceiling=tcls.ceiling_key, tensor_note=tcls.note, ncu_rules=_rules(kids, rules),
+        tensor_ceiling=tcls.ceiling_key, tensor_note=tcls.note, ncu_rules=ncu_rules,
         evidence=list(dict.fromkeys(evidence)),
         artifacts=list(dict.fromkeys(str(r[2]) for r in rows)),
     )

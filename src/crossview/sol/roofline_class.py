@@ -86,6 +86,17 @@ def waves(inp: KernelInputs, grid: str | None, spec: HwSpec | None
     return limiter, w, how
 
 
+def waves_from_rules(rules: list[dict[str, object]], pattern: str
+                     ) -> tuple[float | None, str]:
+    """(waves per SM, how) from ncu's own rule text, when a rule states them."""
+    for r in rules:
+        m = re.search(pattern, str(r.get("message") or ""))
+        if m:
+            return float(m.group(1)), (f"waves per SM as ncu's {r.get('rule')} rule states "
+                                       f"them: \"{m.group(0)}\"")
+    return None, ""
+
+
 def tensor_cores(inp: KernelInputs, activity: re.Pattern[str]) -> tuple[bool | None, str]:
     """Engaged if any tensor-pipe counter is > 0; not engaged if all collected ones are 0."""
     seen = [(m, v) for m, v in inp.matching(activity) if v is not None]
