@@ -12,7 +12,7 @@ the next batch is read, so numpy never holds more than one batch. `insert_host_o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -28,16 +28,18 @@ I64 = npt.NDArray[np.int64]
 Paths = Callable[[Chunk, Nesting], I64]
 
 
-def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Paths) -> None:
+def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Paths,
+                 chunks: Iterable[Chunk] | None = None) -> None:
     """Fill `_nestres` (depth, parent op id, provisional node id, self time) from `_host`'s
-    n rows, one batch of about `batch_rows` rows at a time."""
+    n rows, one batch of about `batch_rows` rows at a time. `chunks`: those batches when the
+    caller holds `_host`'s columns already (`host_chunks.split_chunks`), else read here."""
     con = store.con
     con.execute(f"CREATE OR REPLACE TABLE {store.scratch('_nestres')} (depth INTEGER,"
                 " parent BIGINT, node_id BIGINT, self_ns BIGINT)")
     done = 0
     reader = cursor_of(con)  # its own cursor: results are written on `con` while it streams
     try:
-        for ch in iter_chunks(reader, batch_rows):
+        for ch in chunks if chunks is not None else iter_chunks(reader, batch_rows):
             nested = nest(ch.thread, ch.start, ch.dur)
             prov = paths(ch, nested)
             parent = np.where(nested.parent >= 0, nested.parent + (op_base + ch.offset), -1)

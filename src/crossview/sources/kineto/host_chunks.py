@@ -100,6 +100,20 @@ def iter_chunks(cur: duckdb.DuckDBPyConnection, batch_rows: int) -> Iterator[Chu
         yield Chunk(offset, *_concat(pending))
 
 
+def split_chunks(thread: I64, start: I64, dur: I64, label: I64, batch_rows: int
+                 ) -> Iterator[Chunk]:
+    """`iter_chunks` over columns already in memory (the whole of `_host`, in its order):
+    the same cuts rule, no read back from DuckDB."""
+    points = cut_points(thread, start, dur)
+    n = len(start)
+    lo = 0
+    while n - lo >= batch_rows and (cut := pick(points, lo, batch_rows)):
+        yield Chunk(lo, thread[lo:cut], start[lo:cut], dur[lo:cut], label[lo:cut])
+        lo = cut
+    if n - lo:
+        yield Chunk(lo, thread[lo:], start[lo:], dur[lo:], label[lo:])
+
+
 def _concat(parts: list[list[I64]]) -> list[I64]:
     if len(parts) == 1:
         return [np.asarray(c, dtype=np.int64) for c in parts[0]]
