@@ -25,6 +25,7 @@ def host_order(thread: I64, start: I64, dur: I64, label: I64, corr: I64, no_corr
     n = len(start)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    corr = np.where(no_corr, 0, corr)  # NULLs tie with each other
     t0 = int(start.min())
     span = int(start.max()) - t0 + 1
     if (int(thread.max()) + 1) * span >= _KEY_MAX or int(thread.min()) < 0:
