@@ -108,9 +108,11 @@ def build(con: duckdb.DuckDBPyConnection, ns: str, dur: str, sort_rows: int | No
 
 def _sort_in_numpy(con: duckdb.DuckDBPyConnection, rows: str) -> Sorted:
     """`_host` ← `rows` in host_order's order, written from numpy; its columns kept."""
+    # via Arrow: faster than fetchnumpy (0.7 M rows: 0.12 vs 0.16 s)
     got = con.sql(f"SELECT thread, label, start_ns, dur_ns, coalesce(correlation, 0) AS corr,"
-                  f" correlation IS NULL AS no_corr, er FROM ({rows})").fetchnumpy()
-    c = {k: np.asarray(v) for k, v in got.items()}
+                  f" correlation IS NULL AS no_corr, er FROM ({rows})").to_arrow_table()
+    c = {k: got.column(k).to_numpy() for k in got.column_names}
+    del got
     order = host_order(c["thread"], c["start_ns"], c["dur_ns"], c["label"], c["corr"],
                        c["no_corr"], c["er"])
     c = {k: v[order] for k, v in c.items()}
