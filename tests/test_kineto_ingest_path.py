@@ -142,3 +142,19 @@ def test_unique_inverse_equals_numpy(bound: int) -> None:
     ref_u, ref_i = np.unique(key, return_inverse=True)
     assert np.array_equal(uniq, ref_u) and np.array_equal(inv, ref_i.reshape(-1))
     assert np.array_equal(uniq[inv], key)
+
+
+def test_one_core_ingest_equals_overlapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On one core the GPU insert runs before the host nesting instead of beside it: the
+    same rows either way (every column of gpu_ops, host_ops and frames)."""
+    path = shared_file(TRACE)
+    tables = {}
+    for cores in (2, 1):
+        monkeypatch.setattr(reader, "_cores", lambda n=cores: n)
+        store = Store(threads=2)
+        reader.read(path, store)
+        tables[cores] = [store.sql(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+                         for t in ("gpu_ops", "host_ops", "frames")]
+    gpu, host, frames = tables[1]
+    assert len(gpu) > 5_000 and len(host) > 10_000 and frames
+    assert tables[1] == tables[2]
