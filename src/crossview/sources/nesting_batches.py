@@ -2,7 +2,8 @@
 
 Both readers stage one DuckDB table `_host` sorted (thread, start, longest first) with integer
 columns thread, start_ns, dur_ns, label. `nest_batches` streams it in batches cut where no
-event is open (`kineto.host_chunks`), nests each batch in numpy, lets the reader intern the
+event is open (`kineto.host_chunks`; or takes such batches from the caller, who holds the
+columns already), nests each batch in numpy, lets the reader intern the
 batch's call paths (its `paths` callback returns a provisional node id per event, usually from
 a `kineto.node_table.NodeTable`) and appends the results to the DuckDB table `_nestres` before
 the next batch is read, so numpy never holds more than one batch. `insert_host_ops` then joins

@@ -6,7 +6,8 @@ thread's stack is empty there): nothing after the cut can have a parent before i
 stack walk of `nesting._contain` starts empty there too. Batches are read from DuckDB as Arrow
 record batches and cut at the last such point, so a batch holds about `batch_rows` rows; a
 stretch with no cut point (one top-level event spanning the rest of a thread) is carried
-whole into the next batch.
+whole into the next batch. When the caller already holds `_host`'s columns (host_table sorted
+them in numpy), `split_chunks` cuts them by the same rule without reading DuckDB.
 """
 
 from __future__ import annotations
