@@ -265,8 +265,9 @@ def _ingest(store: Store, artifact_id: int, base_us: float, scan: Scan) -> None:
     """ev → host_ops, frames, gpu_ops. With two cores or more the GPU insert runs on a
     second DuckDB connection while numpy nests the host events (DuckDB drops the GIL),
     overlapping the two; on one core they run one after the other (taking turns on one
-    core, two DuckDB queries cost ~0.1–0.2 s more CPU on the 334 MB trace). The nesting
-    goes batch by batch (host_nesting.py) so its memory is bounded."""
+    core, the two cost ~0.05 s more CPU and up to 0.3 s more wall on the 334 MB trace:
+    docs/decisions/0604). The nesting goes batch by batch (host_nesting.py) so its memory
+    is bounded."""
     con = store.con
     ns = f"CAST({int(base_us)} AS BIGINT) * 1000 + CAST(round((ts - {base_us!r}) * 1000) AS BIGINT)"
     dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
