@@ -18,9 +18,9 @@ import pytest
 
 from conftest import SHARED_DATA
 from crossview.knowledge.thresholds import defaults
-from crossview.sources.kineto import host_nesting
+from crossview.sources.kineto import host_nesting, host_table
 from crossview.sources.kineto import reader as kineto
-from crossview.sources.kineto.host_chunks import cut_points, iter_chunks, pick
+from crossview.sources.kineto.host_chunks import Chunk, cut_points, iter_chunks, pick, split_chunks
 from crossview.sources.kineto.nesting import intern_paths, nest
 from crossview.store.store import Store, cursor_of
 
@@ -32,10 +32,16 @@ HOST = "SELECT op_id, pid, tid, kind, name, start_ns, dur_ns, depth, parent, nod
 FRAMES = "SELECT node_id, parent_node, name, kind, depth FROM frames ORDER BY node_id"
 
 
-def ingest(path: Path, batch: int | None, monkeypatch: pytest.MonkeyPatch) -> Store:
+def ingest(path: Path, batch: int | None, monkeypatch: pytest.MonkeyPatch,
+           sort_rows: int | None = None) -> Store:
+    """`sort_rows` 0: `_host` sorted by DuckDB and read back in batches (iter_chunks), the
+    path of traces past kineto_host_sort_rows; default: sorted in numpy (split_chunks)."""
     if batch is not None:
         t = msgspec.structs.replace(defaults(), kineto_nest_batch_rows=batch)
         monkeypatch.setattr(host_nesting, "defaults", lambda: t)
+    if sort_rows is not None:
+        s = msgspec.structs.replace(defaults(), kineto_host_sort_rows=sort_rows)
+        monkeypatch.setattr(host_table, "defaults", lambda: s)
     store = Store(threads=2)
     kineto.read(path, store)
     monkeypatch.undo()
@@ -50,10 +56,14 @@ def real(name: str) -> Path:
 
 
 @pytest.mark.parametrize("name", REAL)
-def test_tiny_batches_equal_default_batches(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("sort_rows", [None, 0])
+def test_tiny_batches_equal_default_batches(name: str, sort_rows: int | None,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiny batches equal the default ones, with `_host` sorted by numpy (cut in memory) and
+    by DuckDB (read back in batches) alike."""
     path = real(name)
     whole = ingest(path, None, monkeypatch)
-    tiny = ingest(path, 64, monkeypatch)
+    tiny = ingest(path, 64, monkeypatch, sort_rows)
     n = whole.sql("SELECT count(*) FROM host_ops").fetchall()[0][0]
     assert n > 10_000  # a real host timeline, far more than one tiny batch
     assert whole.sql(HOST).fetchall() == tiny.sql(HOST).fetchall()
@@ -116,8 +126,9 @@ def test_cut_points_only_where_no_event_is_open() -> None:
 
 
 def test_chunks_cover_all_rows_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Streaming `_host` in batches of 500 rows: chunks are contiguous, cover every row, and
-    each ends at a new thread or where its thread's open events have all ended."""
+    """`_host` in batches of 500 rows, streamed from DuckDB or cut from columns in memory:
+    chunks are contiguous, cover every row, and each ends at a new thread or where its
+    thread's open events have all ended."""
     store = ingest(real(REAL[0]), None, monkeypatch)
     con = store.con
     con.execute(
@@ -125,7 +136,15 @@ def test_chunks_cover_all_rows_in_order(monkeypatch: pytest.MonkeyPatch) -> None
         " 0::BIGINT AS label, start_ns, dur_ns FROM host_ops ORDER BY op_id"
     )
     n = con.execute("SELECT count(*) FROM _host").fetchall()[0][0]
-    chunks = list(iter_chunks(cursor_of(con), 500))
+    streamed = list(iter_chunks(cursor_of(con), 500))
+    cols = con.execute("SELECT thread, start_ns, dur_ns, label FROM _host ORDER BY rowid"
+                       ).fetchnumpy()
+    in_memory = list(split_chunks(*(np.asarray(cols[k]) for k in cols), 500))
+    for chunks in (streamed, in_memory):
+        _check_chunks(chunks, n)
+
+
+def _check_chunks(chunks: list[Chunk], n: int) -> None:
     assert sum(len(c) for c in chunks) == n
     assert [c.offset for c in chunks] == list(np.cumsum([0] + [len(c) for c in chunks[:-1]]))
     assert len(chunks) > 10

@@ -15,6 +15,7 @@ import pytest
 from conftest import SHARED_DATA, shared_file
 from crossview.sources.kineto import categories as C
 from crossview.sources.kineto import reader, staging
+from crossview.sources.kineto.host_order import host_order
 from crossview.sources.kineto.nesting import _unique_inverse
 from crossview.store.store import Store
 
@@ -70,9 +71,11 @@ def test_ev_is_in_file_order_with_its_side(tmp_path: Path) -> None:
     assert [s for *_, s in got] == [side.get(e.get("cat"), 0) for e in events]
 
 
-def test_host_table_order_and_ids(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sort_rows", [0, 10**9])  # DuckDB's ORDER BY, then numpy's order
+def test_host_table_order_and_ids(tmp_path: Path, sort_rows: int) -> None:
     """`_host`: one row per host event, sorted (thread, start, longest first, label,
-    correlation, file order), thread and label ids dense ranks of (pid, tid) and (kind, name)."""
+    correlation, file order), thread and label ids dense ranks of (pid, tid) and (kind, name).
+    Either path; the numpy one also keeps the sorted columns the nesting reads."""
     path = shared_file(TRACE)
     store = Store(threads=2)
     con = store.con
@@ -81,9 +84,16 @@ def test_host_table_order_and_ids(tmp_path: Path) -> None:
     base = scan.base_us
     ns = f"CAST({int(base)} AS BIGINT) * 1000 + CAST(round((ts - {base!r}) * 1000) AS BIGINT)"
     dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
-    host = reader.host_table.build(con, ns, dur)
+    host = reader.host_table.build(con, ns, dur, sort_rows=sort_rows)
     rows = con.execute("SELECT thread, label, start_ns, dur_ns, correlation, er FROM _host"
                        " ORDER BY rowid").fetchall()
+    if sort_rows:
+        c = host.cols
+        assert c is not None
+        assert [list(a) for a in (c.thread, c.label, c.start, c.dur)] == [
+            [r[k] for r in rows] for k in range(4)]
+    else:
+        assert host.cols is None
     ev = con.execute(f"SELECT rowid, coalesce(pid, ''), coalesce(tid, ''), {C.HOST_KIND_SQL},"
                      f" coalesce(name, ''), {ns}, {dur} FROM ev WHERE {C.IS_HOST}").fetchall()
     assert host.n == len(rows) == len(ev)
@@ -99,6 +109,32 @@ def test_host_table_order_and_ids(tmp_path: Path) -> None:
     assert keys == sorted(keys)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_host_order_equals_lexsort(seed: int) -> None:
+    """host_order = np.lexsort on the full key (thread, start, dur desc, label, correlation
+    NULLS LAST, row), on nearly sorted rows with many ties, as a trace has them; and on keys
+    too wide for its one-integer (thread, start) key."""
+    rng = np.random.default_rng(seed)
+    n = 5000
+    thread = rng.integers(0, 3, n)
+    start = np.sort(rng.integers(0, 400, n))  # ~12 rows per instant: ties everywhere
+    swap = rng.integers(0, n - 1, 40)
+    start[swap], start[swap + 1] = start[swap + 1], start[swap]  # a few out of order
+    dur = rng.integers(0, 3, n)
+    label = rng.integers(0, 4, n)
+    corr = rng.integers(0, 3, n)
+    no_corr = rng.random(n) < 0.3
+    er = rng.permutation(n)
+    nulls_last = np.where(no_corr, 1, 0)
+    ref = np.lexsort((er, np.where(no_corr, 0, corr), nulls_last, label, -dur, start, thread))
+    got = host_order(thread, start, dur, label, corr, no_corr, er)
+    assert np.array_equal(got, ref)
+    wide = start * (1 << 52)  # thread × span past 2^62: the lexsort path
+    assert np.array_equal(host_order(thread, wide, dur, label, corr, no_corr, er), ref)
+    empty = np.zeros(0, dtype=np.int64)
+    assert len(host_order(empty, empty, empty, empty, empty, empty.astype(bool), empty)) == 0
+
+
 @pytest.mark.parametrize("bound", [50, 10**9])  # the table branch, then np.unique's
 def test_unique_inverse_equals_numpy(bound: int) -> None:
     key = np.random.default_rng(7).integers(0, min(bound, 10**6), 4000).astype(np.int64)
@@ -106,3 +142,19 @@ def test_unique_inverse_equals_numpy(bound: int) -> None:
     ref_u, ref_i = np.unique(key, return_inverse=True)
     assert np.array_equal(uniq, ref_u) and np.array_equal(inv, ref_i.reshape(-1))
     assert np.array_equal(uniq[inv], key)
+
+
+def test_one_core_ingest_equals_overlapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On one core the GPU insert runs before the host nesting instead of beside it: the
+    same rows either way (every column of gpu_ops, host_ops and frames)."""
+    path = shared_file(TRACE)
+    tables = {}
+    for cores in (2, 1):
+        monkeypatch.setattr(reader, "_cores", lambda n=cores: n)
+        store = Store(threads=2)
+        reader.read(path, store)
+        tables[cores] = [store.sql(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+                         for t in ("gpu_ops", "host_ops", "frames")]
+    gpu, host, frames = tables[1]
+    assert len(gpu) > 5_000 and len(host) > 10_000 and frames
+    assert tables[1] == tables[2]

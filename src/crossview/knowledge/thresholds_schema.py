@@ -82,6 +82,8 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     straggler_gpu_busy_share: float
     # Kineto host-event nesting batch (sources/kineto/host_nesting.py): bounds its memory
     kineto_nest_batch_rows: int
+    # Kineto host events sorted in numpy up to this many (sources/kineto/host_table.py)
+    kineto_host_sort_rows: int
     # host CPU samples (views/counters/host_cpu.py, detectors/host_cpu.py)
     host_core_pinned_pct: float
     host_cpu_oversub_pct: float

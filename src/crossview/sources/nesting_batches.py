@@ -2,7 +2,8 @@
 
 Both readers stage one DuckDB table `_host` sorted (thread, start, longest first) with integer
 columns thread, start_ns, dur_ns, label. `nest_batches` streams it in batches cut where no
-event is open (`kineto.host_chunks`), nests each batch in numpy, lets the reader intern the
+event is open (`kineto.host_chunks`; or takes such batches from the caller, who holds the
+columns already), nests each batch in numpy, lets the reader intern the
 batch's call paths (its `paths` callback returns a provisional node id per event, usually from
 a `kineto.node_table.NodeTable`) and appends the results to the DuckDB table `_nestres` before
 the next batch is read, so numpy never holds more than one batch. `insert_host_ops` then joins
@@ -12,7 +13,7 @@ the next batch is read, so numpy never holds more than one batch. `insert_host_o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -28,16 +29,18 @@ I64 = npt.NDArray[np.int64]
 Paths = Callable[[Chunk, Nesting], I64]
 
 
-def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Paths) -> None:
+def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Paths,
+                 chunks: Iterable[Chunk] | None = None) -> None:
     """Fill `_nestres` (depth, parent op id, provisional node id, self time) from `_host`'s
-    n rows, one batch of about `batch_rows` rows at a time."""
+    n rows, one batch of about `batch_rows` rows at a time. `chunks`: those batches when the
+    caller holds `_host`'s columns already (`host_chunks.split_chunks`), else read here."""
     con = store.con
     con.execute(f"CREATE OR REPLACE TABLE {store.scratch('_nestres')} (depth INTEGER,"
                 " parent BIGINT, node_id BIGINT, self_ns BIGINT)")
     done = 0
     reader = cursor_of(con)  # its own cursor: results are written on `con` while it streams
     try:
-        for ch in iter_chunks(reader, batch_rows):
+        for ch in chunks if chunks is not None else iter_chunks(reader, batch_rows):
             nested = nest(ch.thread, ch.start, ch.dur)
             prov = paths(ch, nested)
             parent = np.where(nested.parent >= 0, nested.parent + (op_base + ch.offset), -1)

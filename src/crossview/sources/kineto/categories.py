@@ -72,8 +72,17 @@ SIDE_SQL = (
 IS_HOST = f"side = {HOST_SIDE}"
 IS_GPU = f"side = {GPU_SIDE}"
 GPU_KIND_SQL = _case(GPU_KINDS)
+
+
+def _first(a: str, b: str) -> str:
+    """coalesce(a, b) as a CASE: DuckDB evaluates a CASE branch only on the rows that take
+    it, a coalesce's every argument on every row (the regexp on `tid`: 156 k kernels,
+    35 → 14 ms)."""
+    return f"CASE WHEN {a} IS NOT NULL THEN {a} ELSE {b} END"
+
+
 # Modern traces put device/stream in args; legacy ones use pid = device, tid = "stream N".
-DEVICE_SQL = "coalesce(TRY_CAST(args.device AS INTEGER), TRY_CAST(pid AS INTEGER))"
+DEVICE_SQL = _first("TRY_CAST(args.device AS INTEGER)", "TRY_CAST(pid AS INTEGER)")
 STREAM_OF_TID = "TRY_CAST(nullif(regexp_extract(tid, '(\\d+)\\s*$', 1), '') AS BIGINT)"
-STREAM_SQL = f"coalesce(TRY_CAST(args.stream AS BIGINT), {STREAM_OF_TID})"
+STREAM_SQL = _first("TRY_CAST(args.stream AS BIGINT)", STREAM_OF_TID)
 FLOW_CATS_SQL = _in(FLOW_CATS)

@@ -6,7 +6,8 @@ thread's stack is empty there): nothing after the cut can have a parent before i
 stack walk of `nesting._contain` starts empty there too. Batches are read from DuckDB as Arrow
 record batches and cut at the last such point, so a batch holds about `batch_rows` rows; a
 stretch with no cut point (one top-level event spanning the rest of a thread) is carried
-whole into the next batch.
+whole into the next batch. When the caller already holds `_host`'s columns (host_table sorted
+them in numpy), `split_chunks` cuts them by the same rule without reading DuckDB.
 """
 
 from __future__ import annotations
@@ -98,6 +99,20 @@ def iter_chunks(cur: duckdb.DuckDBPyConnection, batch_rows: int) -> Iterator[Chu
         rows -= lo
     if rows:
         yield Chunk(offset, *_concat(pending))
+
+
+def split_chunks(thread: I64, start: I64, dur: I64, label: I64, batch_rows: int
+                 ) -> Iterator[Chunk]:
+    """`iter_chunks` over columns already in memory (the whole of `_host`, in its order):
+    the same cuts rule, no read back from DuckDB."""
+    points = cut_points(thread, start, dur)
+    n = len(start)
+    lo = 0
+    while n - lo >= batch_rows and (cut := pick(points, lo, batch_rows)):
+        yield Chunk(lo, thread[lo:cut], start[lo:cut], dur[lo:cut], label[lo:cut])
+        lo = cut
+    if n - lo:
+        yield Chunk(lo, thread[lo:], start[lo:], dur[lo:], label[lo:])
 
 
 def _concat(parts: list[list[I64]]) -> list[I64]:

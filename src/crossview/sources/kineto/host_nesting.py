@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from crossview.knowledge.thresholds import defaults
 from crossview.sources.kineto.frames import CallStackPrefixes, append_frames
-from crossview.sources.kineto.host_chunks import Chunk
+from crossview.sources.kineto.host_chunks import Chunk, split_chunks
 from crossview.sources.kineto.host_table import HostTable
 from crossview.sources.kineto.nesting import Nesting, intern_paths
 from crossview.sources.kineto.node_table import I64, NodeTable
@@ -51,7 +51,9 @@ def nest_host(store: Store, artifact_id: int, op_base: int, host: HostTable,
         prov = nodes.merge(nested.depth, node, node_parent, node_label)
         return prov[node] if len(node) else node
 
-    nest_batches(store, op_base, host.n, batch, paths)
+    c = host.cols
+    nest_batches(store, op_base, host.n, batch, paths,
+                 None if c is None else split_chunks(c.thread, c.start, c.dur, c.label, batch))
     if has_stacks:
         con.execute("DROP TABLE _stacks")
     label_rows.extend(prefixes.out["labels"])

@@ -44,7 +44,8 @@ def sniff(head: bytes, path: Path) -> bool:
 
 _EVENTS_SQL = (
     # a regular (not TEMP) table: the GPU insert reads it from a second connection
-    f"CREATE OR REPLACE TABLE ev AS SELECT *, {C.SIDE_SQL} AS side FROM read_json("
+    # `ph` is 'X' on every row kept: not stored
+    f"CREATE OR REPLACE TABLE ev AS SELECT * EXCLUDE (ph), {C.SIDE_SQL} AS side FROM read_json("
     f"$files, format='array', columns={C.COLUMNS}, maximum_object_size=16777216"
     "__EXTRA__) WHERE ph = 'X'"
 )
@@ -252,10 +253,21 @@ def _int(v: int | None, bound: int) -> int | None:
     return v if v is not None and -bound <= v < bound else None
 
 
+def _cores() -> int:
+    """CPUs this process may run on (`taskset -c 0`: 1)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 def _ingest(store: Store, artifact_id: int, base_us: float, scan: Scan) -> None:
-    """ev → host_ops, frames, gpu_ops. The GPU insert runs on a second DuckDB connection
-    while numpy nests the host events (DuckDB drops the GIL), overlapping the two; the
-    nesting goes batch by batch (host_nesting.py) so its memory is bounded."""
+    """ev → host_ops, frames, gpu_ops. With two cores or more the GPU insert runs on a
+    second DuckDB connection while numpy nests the host events (DuckDB drops the GIL),
+    overlapping the two; on one core they run one after the other (taking turns on one
+    core, the two cost ~0.05 s more CPU and up to 0.3 s more wall on the 334 MB trace:
+    docs/decisions/0604). The nesting goes batch by batch (host_nesting.py) so its memory
+    is bounded."""
     con = store.con
     ns = f"CAST({int(base_us)} AS BIGINT) * 1000 + CAST(round((ts - {base_us!r}) * 1000) AS BIGINT)"
     dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
@@ -270,12 +282,17 @@ def _ingest(store: Store, artifact_id: int, base_us: float, scan: Scan) -> None:
         except BaseException as e:  # re-raised on the calling thread
             errors.append(e)
 
-    worker = threading.Thread(target=gpu)
-    worker.start()
-    try:
-        nest_host(store, artifact_id, op_base, host, scan.has_stacks)
-    finally:
-        worker.join()
+    if _cores() > 1:
+        worker = threading.Thread(target=gpu)
+        worker.start()
+        try:
+            nest_host(store, artifact_id, op_base, host, scan.has_stacks)
+        finally:
+            worker.join()
+    else:
+        gpu()
+        if not errors:
+            nest_host(store, artifact_id, op_base, host, scan.has_stacks)
     if errors:
         raise errors[0]
     if scan.has_args:
@@ -302,8 +319,8 @@ def _insert_gpu_args(cur: duckdb.DuckDBPyConnection, artifact_id: int, gpu_base:
 
 def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int,
                     gpu_base: int, ns: str, dur: str) -> None:
-    """GPU ops in one SQL pass: kernel families from the (few) distinct names; ids from
-    rowid; the launching call by correlation (op id = op_base + its row in _host)."""
+    """GPU ops in one SQL pass: kernel families and copy kinds from the (few) distinct names;
+    ids from rowid; the launching call by correlation (op id = op_base + its row in _host)."""
     names = [r[0] for r in cur.execute(
         f"SELECT DISTINCT coalesce(name, '') FROM ev WHERE {C.IS_GPU}"
     ).fetchall()]
@@ -321,6 +338,12 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
             FROM _host h JOIN _labels l USING (label)
             WHERE l.kind = 'runtime' AND h.correlation IS NOT NULL
             GROUP BY h.correlation
+        ), f AS (
+            -- a copy's direction and memory kinds, matched once per distinct name
+            SELECT fname, family, nullif(regexp_extract(fname, 'Memcpy (\\w+)', 1), '')
+                       AS copy_kind,
+                   nullif(regexp_extract(fname, '\\(([^)]*)\\)', 1), '') AS mem_kinds
+            FROM _families
         ), g AS (
             SELECT {gpu_base} + rowid AS gpu_op_id, *,
                    TRY_CAST(args.correlation AS BIGINT) AS corr
@@ -331,15 +354,13 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
                CASE WHEN g.cat IN {C.COPY_CATS} THEN 'memory' ELSE f.family END,
                {ns}, {dur}, g.corr, l.op_id, coalesce(l.graph, false),
                TRY_CAST(args.bytes AS BIGINT),
-               CASE WHEN g.cat IN {C.COPY_CATS} THEN nullif(regexp_extract(
-                   g.name, 'Memcpy (\\w+)', 1), '') END,
-               CASE WHEN g.cat IN {C.COPY_CATS} THEN nullif(regexp_extract(
-                   g.name, '\\(([^)]*)\\)', 1), '') END,
+               CASE WHEN g.cat IN {C.COPY_CATS} THEN f.copy_kind END,
+               CASE WHEN g.cat IN {C.COPY_CATS} THEN f.mem_kinds END,
                args.grid, args.block, TRY_CAST(args."registers per thread" AS INTEGER),
                args."Collective name", args."Process Group Name",
                TRY_CAST(args."Seq" AS BIGINT)
         FROM g
-        LEFT JOIN _families f ON f.fname = coalesce(g.name, '')
+        LEFT JOIN f ON f.fname = coalesce(g.name, '')
         LEFT JOIN launch l ON l.correlation = g.corr
         """,
         {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
