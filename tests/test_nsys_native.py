@@ -111,3 +111,49 @@ def test_gpu_ops_in_tiny_batches_equal_one_batch(monkeypatch: pytest.MonkeyPatch
     whole = rows(path, False, monkeypatch)
     monkeypatch.setattr(gpu, "INSERT_ROWS", 5)  # 18 kernels + copies: several batches
     assert rows(path, False, monkeypatch) == whole
+
+
+@pytest.mark.parametrize("where", ["first", "late"])
+def test_value_not_stored_as_integer_takes_the_checked_select(
+        where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The raw fetch (values as stored, time check in DuckDB) is used only while every value
+    is an integer or NULL: a text start in the driver's first batch types the column as text,
+    one in a later batch fails the stream; either way the casts-and-typeof() SELECT reads the
+    table and the store equals the sqlite3 path's (the text row skipped on both)."""
+    pytest.importorskip("adbc_driver_sqlite")
+    path = tmp_path / "text_start.sqlite"
+    path.write_bytes(real(REAL[0]).read_bytes())
+    con = sqlite3.connect(path)
+    table = "CUPTI_ACTIVITY_KIND_KERNEL"
+    rowid = con.execute(f"SELECT {'min' if where == 'first' else 'max'}(rowid) FROM {table}"
+                        ).fetchone()[0]
+    con.execute(f"UPDATE {table} SET start = start || ' ns' WHERE rowid = ?", (rowid,))
+    con.commit()
+    n = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    con.close()
+    monkeypatch.setattr(native, "BATCH_ROWS", 4)  # the last row in a later batch
+    tried: list[bool] = []
+    real_insert = native.insert
+
+    def spy(*a: object, **k: object) -> int:
+        if table in str(a[1]):
+            tried.append(bool(k.get("strict")))
+        return real_insert(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(native, "insert", spy)
+    fallback = rows_partial(path, False, monkeypatch)
+    tried.clear()
+    arrow = rows_partial(path, True, monkeypatch)
+    assert tried == [True, False]  # the kernel table: raw, then the checked SELECT
+    assert arrow == fallback
+    assert sum(1 for r in arrow["gpu_ops"] if r[3] == "kernel") == n - 1
+
+
+def rows_partial(path: Path, native_on: bool, monkeypatch: pytest.MonkeyPatch
+                 ) -> dict[str, list[tuple[object, ...]]]:
+    monkeypatch.setenv(native.ENV, "1" if native_on else "0")
+    store = Store(threads=1)
+    (rep,) = read_all([path], store)
+    assert rep.status == "partial" and "1 row(s)" in rep.problems[0], rep
+    return {t: store.sql(f"SELECT * {'' if t == 'frames' else 'EXCLUDE (artifact_id)'}"
+                         f" FROM {t} ORDER BY {key}").fetchall() for t, key in TABLES.items()}
