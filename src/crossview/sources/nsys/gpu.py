@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
 from crossview.kernels import families as kernel_families
 from crossview.sources.nsys import enums, fetch, launch_link
+from crossview.sources.nsys import prefetch as prefetch_
 from crossview.sources.nsys.schema_probe import KERNEL, MEMCPY, MEMSET, SYNC, Probe
 from crossview.store.store import ROW_GROUP_ROWS, Store
 
@@ -70,8 +72,19 @@ def _kernel_ints(p: Probe) -> dict[str, str]:
     return ints
 
 
-def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) -> GpuCounts:
-    """Stage every GPU op (integers) and define view `_nsys_gpu`; needs `_nsys_str`."""
+def prefetch(path: Path, src: sqlite3.Connection, store: Store, p: Probe
+             ) -> prefetch_.Prefetch | None:
+    """Start fetching the kernel table on a second thread (sources/nsys/prefetch.py) for
+    `stage` to take; None when it is not done that way here."""
+    if not p.has(KERNEL):
+        return None
+    return prefetch_.start(path, src, store, KERNEL, "_nsys_k", _kernel_ints(p))
+
+
+def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe,
+          prefetched: prefetch_.Prefetch | None = None) -> GpuCounts:
+    """Stage every GPU op (integers) and define view `_nsys_gpu`; needs `_nsys_str`.
+    `prefetched`: the kernel table's fetch started by `prefetch`."""
     c = GpuCounts()
     parts = c.parts
 
@@ -80,7 +93,8 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
                 f" corr, {_GPID} AS pid, gnode, dev")
 
     if p.has(KERNEL):
-        c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", _kernel_ints(p))
+        c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", _kernel_ints(p),
+                                prefetched=prefetched.take(duck) if prefetched else None)
         _families(duck)
         _geometries(duck)
         parts.append((
