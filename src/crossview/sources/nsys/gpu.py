@@ -167,7 +167,8 @@ def _families(duck: duckdb.DuckDBPyConnection) -> None:
     duck.unregister("_kfam_src")
 
 
-def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
+def ingest(store: Store, artifact_id: int, counts: GpuCounts,
+           launches: launch_link.Launches | None) -> None:
     """`_nsys_gpu` → gpu_ops, linked to host_ops by (process, correlationId).
 
     In batches of INSERT_ROWS ops, each compressed (`store.compact`) before the next: rows
@@ -176,7 +177,7 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
     con = store.con
     gpu_base = store.reserve_ops(counts.total + 1)
     # the launch link once, as integers in op order: each batch below joins only its slice
-    launch_link.link(con, "_nsys_gpu")
+    launch_link.link(con, "_nsys_gpu", launches)
     for lo in range(0, counts.total, INSERT_ROWS):
         con.execute(
             f"""

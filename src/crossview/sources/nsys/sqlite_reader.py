@@ -88,7 +88,7 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
         bar.phase("host events")
         hc = host.stage(src, duck, p)
         notes.extend(hc.notes)
-        n_host = host.ingest(store, artifact_id)
+        n_host, launches = host.ingest(store, artifact_id)
         store.compact()  # host_ops compressed before the GPU rows pile up (5 M kernels' peak)
         bar.phase("GPU activity")
         gc = gpu.stage(src, duck, p, kernels)
@@ -96,7 +96,7 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
         if kernels is not None:
             kernels.close(duck)
     if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
-        gpu.ingest(store, artifact_id, gc)
+        gpu.ingest(store, artifact_id, gc, launches)
     gpu.drop(duck)  # the launch link of the host phase too, when no GPU op was read
     n_samples = 0
     if p.has(sp.SAMPLES):
