@@ -1,4 +1,4 @@
-"""The nsys launch link (sources/nsys/launch_link.py): numpy direct-address table and SQL join.
+"""The nsys launch link (sources/nsys/launch_link.py): numpy keys and the SQL join.
 
 A GPU op links to the runtime call with the same correlationId in its process; several calls
 sharing one (process, id): the outermost wins, then the first, and the op is a graph replay
@@ -13,11 +13,9 @@ from __future__ import annotations
 import sqlite3
 
 import duckdb
-import msgspec
 import pytest
 
 from conftest import SHARED_DATA
-from crossview.knowledge import thresholds
 from crossview.sources.nsys import launch_link
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
@@ -37,9 +35,9 @@ EXPECTED = [(0, OP_BASE + 1, False), (1, OP_BASE + 4, True), (2, OP_BASE + 5, Fa
             (3, OP_BASE + 6, False)]
 
 
-def dense_only(monkeypatch: pytest.MonkeyPatch, slots: int) -> None:
-    t = msgspec.structs.replace(thresholds.defaults(), nsys_link_max_slots_per_call=slots)
-    monkeypatch.setattr(launch_link, "defaults", lambda: t)
+def key_limit(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    """Keys of process rank · id span at or above `limit` take the SQL join."""
+    monkeypatch.setattr(launch_link, "_KEY_LIMIT", limit)
 
 
 def staged() -> duckdb.DuckDBPyConnection:
@@ -56,13 +54,13 @@ def staged() -> duckdb.DuckDBPyConnection:
     return con
 
 
-@pytest.mark.parametrize("slots", [4, 0], ids=["numpy", "sql"])
-def test_outermost_then_first_within_the_process(slots: int,
+@pytest.mark.parametrize("limit", [1 << 62, 0], ids=["numpy", "sql"])
+def test_outermost_then_first_within_the_process(limit: int,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    dense_only(monkeypatch, slots)
+    key_limit(monkeypatch, limit)
     con = staged()
     launches = launch_link.stage(con, OP_BASE, "_labels")
-    assert (launches is None) == (slots == 0)
+    assert (launches is None) == (limit == 0)
     launch_link.link(con, "gpu", launches)
     assert con.execute("SELECT rid, op_id, graph FROM _nsys_link").fetchall() == EXPECTED
 
@@ -81,14 +79,14 @@ def test_real_exports_numpy_equals_sql(name: str, monkeypatch: pytest.MonkeyPatc
     if not path.exists():
         pytest.skip(f"real export {path} absent (../shared/data not mounted)")
     got = {}
-    for slots in (4, 0):
-        dense_only(monkeypatch, slots)
+    for limit in (1 << 62, 0):
+        key_limit(monkeypatch, limit)
         store = Store(threads=1)
         (rep,) = read_all([path], store)
         assert rep.status == "ok", rep
-        got[slots] = store.sql("SELECT gpu_op_id, kind, launch_op_id, via_graph FROM gpu_ops"
+        got[limit] = store.sql("SELECT gpu_op_id, kind, launch_op_id, via_graph FROM gpu_ops"
                                " ORDER BY gpu_op_id").fetchall()
-    assert got[4] == got[0]
+    assert got[1 << 62] == got[0]
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     linked = con.execute(
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE EXISTS (SELECT 1 FROM"
@@ -96,12 +94,13 @@ def test_real_exports_numpy_equals_sql(name: str, monkeypatch: pytest.MonkeyPatc
         " AND (r.globalTid >> 24) & 16777215 = (k.globalPid >> 24) & 16777215)").fetchone()[0]
     con.close()
     assert linked > 0
-    assert sum(1 for _, kind, op, _ in got[4] if kind == "kernel" and op is not None) == linked
+    numpy = got[1 << 62]
+    assert sum(1 for _, kind, op, _ in numpy if kind == "kernel" and op is not None) == linked
 
 
-def test_spread_ids_take_the_sql_join(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ids 5 … 8 in two processes: 8 slots for 7 calls (> 1 per call) → the SQL join."""
-    dense_only(monkeypatch, 1)
+def test_ids_beyond_the_key_take_the_sql_join(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids 5 … 8 in two processes: keys up to 2 · 4 = 8, not below a limit of 8."""
+    key_limit(monkeypatch, 8)
     con = staged()
     assert launch_link.stage(con, OP_BASE, "_labels") is None
     launch_link.link(con, "gpu", None)

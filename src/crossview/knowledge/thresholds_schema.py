@@ -39,8 +39,6 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     nsys_rule_yellow_share: float
     # nsys reader: kernel table fetched beside the host phase (sources/nsys/prefetch.py)
     nsys_prefetch_max_mib: int
-    # nsys launch link: direct-address table while ids are dense (sources/nsys/launch_link.py)
-    nsys_link_max_slots_per_call: int
     # per-kernel speed of light (ncu, rigor L4): sol/roofline.py, detectors on kernels
     sol_latency_max_pct: float
     sol_bottleneck_gap_pct: float

@@ -7,11 +7,12 @@ the calls while the host events are still staged as integers (`_host` beside its
 `_nestres`), so no host_ops string (pid, kind, name) is scanned or hashed again; `link`
 numbers the GPU side against it into temp table `_nsys_link(rid, op_id, graph)`.
 
-CUPTI hands out correlation ids densely per process, so the winners go into a direct-address
-table in numpy (slot = process rank × id span + id − lowest id): one scatter-min over the calls,
-one gather per GPU op, no hash table of a million keys (5 M kernels: the DuckDB GROUP BY and
-join took 3.6 s of CPU). When the ids are spread wider than `nsys_link_max_slots_per_call`
-slots per call, the same link is made in SQL (`_nsys_launch`, then a join).
+The winners are found in numpy: each call's (process, correlationId) as one int64 key
+(process rank × id span + id − lowest id), one argsort over the calls, a min of (depth, op id)
+and an any of "launches a graph" per run of equal keys; each GPU op then finds its key by
+binary search. No hash table of a million keys (5 M kernels: the DuckDB GROUP BY and join took
+3.6 s of CPU). Ids spread so wide that the key would not fit in 62 bits take the same link in
+SQL (`_nsys_launch`, then a join).
 """
 
 from __future__ import annotations
@@ -24,33 +25,42 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from crossview.knowledge import api_roles
-from crossview.knowledge.thresholds import defaults
 
 # 2^44: min(depth · 2^44 + op_id) picks the outermost launch call, then the first
 _DEPTH_KEY = 17592186044416
 PID_BITS = "((gtid >> 24) & 16777215)"  # the process of an nsys global thread/process id
-_NONE = np.iinfo(np.int64).max  # an empty slot
+_KEY_LIMIT = 1 << 62  # process rank · id span must stay below (an int64 key, no overflow)
 _CHUNK = 1 << 20  # rows per Arrow batch read back from DuckDB
 
 I64 = npt.NDArray[np.int64]
+_EMPTY = np.zeros(0, np.int64)
 
 
 @dataclass
 class Launches:
-    """The launch call of every (process, correlationId), in a direct-address table."""
+    """The launch call of every (process, correlationId) present, by sorted key."""
 
     pids: I64  # the processes, sorted
     lo: int  # the lowest correlation id
     span: int  # ids lo … lo + span - 1
-    best: I64  # per slot: depth · 2^44 + op id of the winning call, or _NONE
-    graph: npt.NDArray[np.bool_]  # per slot: some call with that key launches a graph
+    keys: I64  # sorted, distinct: process rank · span + id - lo
+    best: I64  # per key: depth · 2^44 + op id of the winning call
+    graph: npt.NDArray[np.bool_]  # per key: some call with it launches a graph
 
-    def slots(self, pid: I64, corr: I64) -> tuple[I64, npt.NDArray[np.bool_]]:
-        """Each (pid, corr)'s slot, and whether it has one (NULL = -1 has none)."""
+    def key(self, pid: I64, corr: I64) -> tuple[I64, npt.NDArray[np.bool_]]:
+        """Each (pid, corr)'s key, and whether it can have one (a process or id outside)."""
         rank = np.searchsorted(self.pids, pid)
         ok = (corr >= self.lo) & (corr < self.lo + self.span) & (rank < len(self.pids))
         ok &= self.pids[np.minimum(rank, len(self.pids) - 1)] == pid
         return np.where(ok, rank * self.span + (corr - self.lo), 0), ok
+
+    def find(self, pid: I64, corr: I64) -> tuple[I64, npt.NDArray[np.bool_]]:
+        """Each (pid, corr)'s index into keys/best/graph, and whether it is there."""
+        k, ok = self.key(pid, corr)
+        at = np.searchsorted(self.keys, k)
+        ok &= at < len(self.keys)
+        at = np.minimum(at, len(self.keys) - 1)
+        return at, ok & (self.keys[at] == k)
 
 
 def _calls(labels: str) -> str:
@@ -65,30 +75,53 @@ def _calls(labels: str) -> str:
 def stage(con: duckdb.DuckDBPyConnection, op_base: int, labels: str) -> Launches | None:
     """The launch calls from `_host` (op id = op_base + rowid) and `_nestres` (depth);
     `labels` (label, kind, name) says which labels are runtime calls and which launch a
-    graph. None: the ids are too sparse for the table, `_nsys_launch` holds them instead."""
-    graph = {"graph": api_roles.names_with_role("graph_launch")}
-    n, lo, hi, pids = con.execute(
-        f"SELECT count(*), min(h.correlation), max(h.correlation),"
-        f" list(DISTINCT {PID_BITS.replace('gtid', 'h.gtid')}) {_calls(labels)}",
-        graph).fetchall()[0]
-    if not n:
-        return Launches(np.zeros(0, np.int64), 0, 0, np.zeros(0, np.int64),
-                        np.zeros(0, np.bool_))
-    span = int(hi) - int(lo) + 1
-    if len(pids) * span > defaults().nsys_link_max_slots_per_call * n:
+    graph. None: the ids are spread too wide for an int64 key; `_nsys_launch` holds them."""
+    graph_names = api_roles.names_with_role("graph_launch")
+    # which labels are runtime calls and which of those launch a graph, by label number
+    lab = con.execute(f"SELECT label, kind = 'runtime', name FROM {labels}").fetchall()
+    runtime = np.zeros(max((int(r[0]) for r in lab), default=-1) + 1, np.bool_)
+    graph_label = np.zeros(len(runtime), np.bool_)
+    for label, is_rt, name in lab:
+        runtime[label] = bool(is_rt)
+        graph_label[label] = bool(is_rt) and name in graph_names
+    parts: dict[str, list[I64]] = {"pid": [], "corr": [], "best": [], "label": []}
+    # no join in SQL: the labels are looked up in numpy
+    reader = con.sql(
+        f"SELECT {PID_BITS.replace('gtid', 'h.gtid')}, h.correlation,"
+        f" CAST(r.depth AS BIGINT) * {_DEPTH_KEY} + {op_base} + h.rid, h.label"
+        " FROM (SELECT rowid AS rid, gtid, label, correlation FROM _host) h"
+        " POSITIONAL JOIN _nestres r WHERE h.correlation IS NOT NULL").to_arrow_reader(_CHUNK)
+    for b in reader:
+        label = _np(b.column(3))
+        keep = runtime[label]
+        for i, k in enumerate(parts):
+            parts[k].append((label if i == 3 else _np(b.column(i)))[keep])
+    pid, corr, best, label = (np.concatenate(v) if v else _EMPTY for v in parts.values())
+    if not len(pid):
+        return Launches(_EMPTY, 0, 0, _EMPTY, _EMPTY, np.zeros(0, np.bool_))
+    lo = int(corr.min())
+    span = int(corr.max()) - lo + 1
+    # `_host` runs thread by thread: the process changes only where a run starts
+    pids = np.unique(pid[np.r_[True, pid[1:] != pid[:-1]]])
+    if len(pids) * span >= _KEY_LIMIT:
         _stage_sql(con, op_base, labels)
         return None
-    t = Launches(np.unique(np.asarray(pids, np.int64)), int(lo), span,
-                 np.full(len(pids) * span, _NONE, np.int64), np.zeros(len(pids) * span, bool))
-    reader = con.sql(
-        f"SELECT {PID_BITS.replace('gtid', 'h.gtid')} AS pid, h.correlation AS corr,"
-        f" CAST(r.depth AS BIGINT) * {_DEPTH_KEY} + {op_base} + h.rid AS key, l.graph"
-        f" {_calls(labels)}", params=graph).to_arrow_reader(_CHUNK)
-    for b in reader:
-        slot, _ = t.slots(_np(b.column(0)), _np(b.column(1)))
-        np.minimum.at(t.best, slot, _np(b.column(2)))
-        g = b.column(3).to_numpy(zero_copy_only=False)
-        t.graph[slot[g]] = True
+    t = Launches(pids, lo, span, _EMPTY, _EMPTY, np.zeros(0, np.bool_))
+    key = corr - lo  # every call's process and id are in range by construction
+    if len(pids) > 1:
+        key += np.searchsorted(pids, pid) * span
+    order = np.argsort(key)  # "then the first": the op id is part of `best`
+    key = key[order]
+    best = best[order]
+    graph = graph_label[label[order]]
+    new = np.r_[True, key[1:] != key[:-1]]
+    if new.all():  # each (process, id) once: nothing to pick
+        t.keys, t.best, t.graph = key, best, graph
+        return t
+    starts = np.flatnonzero(new)
+    t.keys = key[starts]
+    t.best = np.minimum.reduceat(best, starts)
+    t.graph = np.logical_or.reduceat(graph, starts)
     return t
 
 
@@ -101,16 +134,14 @@ def link(con: duckdb.DuckDBPyConnection, gpu: str, launches: Launches | None) ->
     rids: list[I64] = []
     ops: list[I64] = []
     graphs: list[npt.NDArray[np.bool_]] = []
-    if len(launches.best):
+    if len(launches.keys):
         reader = con.sql(f"SELECT rid, corr, pid FROM {gpu}"
                          " WHERE corr IS NOT NULL AND pid IS NOT NULL").to_arrow_reader(_CHUNK)
         for b in reader:
-            slot, ok = launches.slots(_np(b.column(2)), _np(b.column(1)))
-            best = np.where(ok, launches.best[slot], _NONE)
-            hit = best != _NONE
+            at, hit = launches.find(_np(b.column(2)), _np(b.column(1)))
             rids.append(_np(b.column(0))[hit])
-            ops.append(best[hit] % _DEPTH_KEY)
-            graphs.append(launches.graph[slot][hit])
+            ops.append(launches.best[at[hit]] % _DEPTH_KEY)
+            graphs.append(launches.graph[at[hit]])
     rid = np.concatenate(rids) if rids else np.zeros(0, np.int64)
     order = np.argsort(rid, kind="stable") if np.any(np.diff(rid) < 0) else slice(None)
     found = pa.table({
