@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 
-import duckdb
 import pytest
 
 from conftest import SHARED_DATA
@@ -40,8 +39,9 @@ def key_limit(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
     monkeypatch.setattr(launch_link, "_KEY_LIMIT", limit)
 
 
-def staged() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
+def staged() -> Store:
+    store = Store(threads=1)
+    con = store.con
     con.execute("CREATE TABLE _host (gtid BIGINT, label BIGINT, correlation BIGINT)")
     con.execute("CREATE TABLE _nestres (depth INTEGER)")
     con.execute("CREATE TABLE _labels (label BIGINT, kind VARCHAR, name VARCHAR)")
@@ -51,24 +51,26 @@ def staged() -> duckdb.DuckDBPyConnection:
     con.executemany("INSERT INTO _labels VALUES (?, ?, ?)", LABELS)
     con.execute("CREATE TABLE gpu (rid BIGINT, corr BIGINT, pid BIGINT)")
     con.executemany("INSERT INTO gpu VALUES (?, ?, ?)", GPU)
-    return con
+    return store
 
 
 @pytest.mark.parametrize("limit", [1 << 62, 0], ids=["numpy", "sql"])
 def test_outermost_then_first_within_the_process(limit: int,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     key_limit(monkeypatch, limit)
-    con = staged()
+    store = staged()
+    con = store.con
     launches = launch_link.stage(con, OP_BASE, "_labels")
     assert (launches is None) == (limit == 0)
-    launch_link.link(con, "gpu", launches)
-    assert con.execute("SELECT rid, op_id, graph FROM _nsys_link").fetchall() == EXPECTED
+    launch_link.link(store, "gpu", launches)
+    assert con.execute("SELECT * FROM _nsys_link ORDER BY rid").fetchall() == EXPECTED
 
 
 def test_no_runtime_call_links_nothing() -> None:
-    con = staged()
+    store = staged()
+    con = store.con
     con.execute("DELETE FROM _labels WHERE kind = 'runtime'")
-    launch_link.link(con, "gpu", launch_link.stage(con, OP_BASE, "_labels"))
+    launch_link.link(store, "gpu", launch_link.stage(con, OP_BASE, "_labels"))
     assert con.execute("SELECT count(*) FROM _nsys_link").fetchall() == [(0,)]
 
 
@@ -101,7 +103,8 @@ def test_real_exports_numpy_equals_sql(name: str, monkeypatch: pytest.MonkeyPatc
 def test_ids_beyond_the_key_take_the_sql_join(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ids 5 … 8 in two processes: keys up to 2 · 4 = 8, not below a limit of 8."""
     key_limit(monkeypatch, 8)
-    con = staged()
+    store = staged()
+    con = store.con
     assert launch_link.stage(con, OP_BASE, "_labels") is None
-    launch_link.link(con, "gpu", None)
-    assert con.execute("SELECT rid, op_id, graph FROM _nsys_link").fetchall() == EXPECTED
+    launch_link.link(store, "gpu", None)
+    assert con.execute("SELECT * FROM _nsys_link ORDER BY rid").fetchall() == EXPECTED
