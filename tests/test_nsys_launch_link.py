@@ -62,15 +62,15 @@ def test_outermost_then_first_within_the_process(limit: int,
     con = store.con
     launches = launch_link.stage(con, OP_BASE, "_labels")
     assert (launches is None) == (limit == 0)
-    launch_link.link(store, "gpu", launches)
-    assert con.execute("SELECT * FROM _nsys_link ORDER BY rid").fetchall() == EXPECTED
+    launch_link.link(con, "gpu", launches)
+    assert con.execute("SELECT * FROM _nsys_link").fetchall() == EXPECTED
 
 
 def test_no_runtime_call_links_nothing() -> None:
     store = staged()
     con = store.con
     con.execute("DELETE FROM _labels WHERE kind = 'runtime'")
-    launch_link.link(store, "gpu", launch_link.stage(con, OP_BASE, "_labels"))
+    launch_link.link(con, "gpu", launch_link.stage(con, OP_BASE, "_labels"))
     assert con.execute("SELECT count(*) FROM _nsys_link").fetchall() == [(0,)]
 
 
@@ -106,5 +106,5 @@ def test_ids_beyond_the_key_take_the_sql_join(monkeypatch: pytest.MonkeyPatch) -
     store = staged()
     con = store.con
     assert launch_link.stage(con, OP_BASE, "_labels") is None
-    launch_link.link(store, "gpu", None)
-    assert con.execute("SELECT * FROM _nsys_link ORDER BY rid").fetchall() == EXPECTED
+    launch_link.link(con, "gpu", None)
+    assert con.execute("SELECT * FROM _nsys_link").fetchall() == EXPECTED

@@ -176,8 +176,8 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts,
     checkpoint, so one insert of 5 M kernels held ~2 GB of names at once."""
     con = store.con
     gpu_base = store.reserve_ops(counts.total + 1)
-    # the launch link once, as integers: each batch below joins only its slice of rids
-    launch_link.link(store, "_nsys_gpu", launches)
+    # the launch link once, as integers in op order: each batch below joins only its slice
+    launch_link.link(con, "_nsys_gpu", launches)
     for lo in range(0, counts.total, INSERT_ROWS):
         con.execute(
             f"""
