@@ -40,6 +40,8 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     gpu_util_chunks: int
     gpu_util_low_share: float
     nsys_rule_yellow_share: float
+    # nsys reader: kernel table fetched beside the host phase (sources/nsys/prefetch.py)
+    nsys_prefetch_max_mib: int
     # per-kernel speed of light (ncu, rigor L4): sol/roofline.py, detectors on kernels
     sol_latency_max_pct: float
     sol_bottleneck_gap_pct: float

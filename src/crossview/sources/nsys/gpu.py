@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
 from crossview.kernels import families as kernel_families
 from crossview.sources.nsys import enums, fetch, launch_link
+from crossview.sources.nsys import prefetch as prefetch_
 from crossview.sources.nsys.schema_probe import KERNEL, MEMCPY, MEMSET, SYNC, Probe
 from crossview.store.store import ROW_GROUP_ROWS, Store
 
@@ -70,8 +72,19 @@ def _kernel_ints(p: Probe) -> dict[str, str]:
     return ints
 
 
-def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) -> GpuCounts:
-    """Stage every GPU op (integers) and define view `_nsys_gpu`; needs `_nsys_str`."""
+def prefetch(path: Path, src: sqlite3.Connection, store: Store, p: Probe
+             ) -> prefetch_.Prefetch | None:
+    """Start fetching the kernel table on a second thread (sources/nsys/prefetch.py) for
+    `stage` to take; None when it is not done that way here."""
+    if not p.has(KERNEL):
+        return None
+    return prefetch_.start(path, src, store, KERNEL, "_nsys_k", _kernel_ints(p))
+
+
+def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe,
+          prefetched: prefetch_.Prefetch | None = None) -> GpuCounts:
+    """Stage every GPU op (integers) and define view `_nsys_gpu`; needs `_nsys_str`.
+    `prefetched`: the kernel table's fetch started by `prefetch`."""
     c = GpuCounts()
     parts = c.parts
 
@@ -80,7 +93,8 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
                 f" corr, {_GPID} AS pid, gnode, dev")
 
     if p.has(KERNEL):
-        c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", _kernel_ints(p))
+        c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", _kernel_ints(p),
+                                prefetched=prefetched.take(duck) if prefetched else None)
         _families(duck)
         _geometries(duck)
         parts.append((
@@ -153,7 +167,8 @@ def _families(duck: duckdb.DuckDBPyConnection) -> None:
     duck.unregister("_kfam_src")
 
 
-def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
+def ingest(store: Store, artifact_id: int, counts: GpuCounts,
+           launches: launch_link.Launches | None) -> None:
     """`_nsys_gpu` → gpu_ops, linked to host_ops by (process, correlationId).
 
     In batches of INSERT_ROWS ops, each compressed (`store.compact`) before the next: rows
@@ -162,7 +177,7 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts) -> None:
     con = store.con
     gpu_base = store.reserve_ops(counts.total + 1)
     # the launch link once, as integers in op order: each batch below joins only its slice
-    launch_link.link(con, "_nsys_gpu")
+    launch_link.link(con, "_nsys_gpu", launches)
     for lo in range(0, counts.total, INSERT_ROWS):
         con.execute(
             f"""

@@ -126,10 +126,12 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
     return c
 
 
-def ingest(store: Store, artifact_id: int, batch_rows: int | None = None) -> int:
+def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
+           ) -> tuple[int, launch_link.Launches | None]:
     """`_nsys_host` → host_ops and frames, nested per thread in bounded batches
-    (sources/nesting_batches.py). Returns the row count. `batch_rows` overrides the
-    threshold (tests force tiny batches)."""
+    (sources/nesting_batches.py). Returns the row count and the launch calls by (process,
+    correlationId) for the GPU side (launch_link.py). `batch_rows` overrides the threshold
+    (tests force tiny batches)."""
     con = store.con
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _threads AS SELECT gtid,"
@@ -177,7 +179,7 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None) -> int
 
     op_base = store.reserve_ops(max(n, 1))
     nest_batches(store, op_base, n, batch_rows or defaults().kineto_nest_batch_rows, paths)
-    launch_link.stage(con, op_base, "_labels")  # while `_host` and `_nestres` are here
+    launches = launch_link.stage(con, op_base, "_labels")  # while `_host`, `_nestres` are
     first = store.reserve_nodes(0)
     numbered = nodes.finish(first)
     store.reserve_nodes(len(numbered.node_parent))
@@ -189,4 +191,4 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None) -> int
                     batch_rows=INSERT_ROWS)
     for t in ("_host", "_labels", "_threads"):
         con.execute(f"DROP TABLE {t}")
-    return n
+    return n, launches

@@ -79,20 +79,34 @@ def reset(token: contextvars.Token[Any | None]) -> None:
             con.close()
 
 
+class NotIntegers(ValueError):
+    """A column of the raw fetch holds something other than integers or NULL."""
+
+
 def insert(con: Any, sql: str, duck: duckdb.DuckDBPyConnection, dest: str, width: int,
-           null: int) -> int:
+           null: int, ok: str | None = None, strict: bool = False) -> int:
     """Stream the rows of `sql` (integer columns named c0 … c{width-1}, NULL sent as `null`)
-    into DuckDB table `dest`, one Arrow batch at a time. Returns the row count."""
+    into DuckDB table `dest`, one Arrow batch at a time. Returns the row count.
+
+    `ok`: a DuckDB expression over c0 … (NULL already restored) appended as the last column
+    (the time check of a raw fetch). `strict`: the columns are raw SQLite values, not cast;
+    unless every one arrives as int64 (the driver types a column from its first batch and
+    fails on a later value of another type) this raises, and the caller fetches with casts."""
     cur = con.cursor()
     try:
         cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})
         cur.execute(sql)
         reader: pa.RecordBatchReader = cur.fetch_record_batch()
-        cols = ", ".join(f"nullif(c{i}, {null})" for i in range(width))
+        if strict and any(f.type not in (pa.int64(), pa.null()) for f in reader.schema):
+            raise NotIntegers(str(reader.schema))
+        cols = ", ".join(f"nullif(c{i}, {null}) AS c{i}" for i in range(width))
+        src = f"SELECT {cols} FROM _nsys_native"
+        if ok:
+            src = f"SELECT *, {ok} FROM ({src})"
         before = _count(duck, dest)
         duck.register("_nsys_native", reader)
         try:
-            duck.execute(f"INSERT INTO {dest} SELECT {cols} FROM _nsys_native")
+            duck.execute(f"INSERT INTO {dest} {src}")
         finally:
             duck.unregister("_nsys_native")
         return _count(duck, dest) - before

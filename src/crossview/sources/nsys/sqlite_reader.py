@@ -82,15 +82,21 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     if need_chains:
         callchains.stage(src, duck, p)
     bar = progress.current()  # phases of a large export (crossview.progress)
-    bar.phase("host events")
-    hc = host.stage(src, duck, p)
-    notes.extend(hc.notes)
-    n_host = host.ingest(store, artifact_id)
-    store.compact()  # host_ops compressed before the GPU rows pile up (5 M kernels' peak)
-    bar.phase("GPU activity")
-    gc = gpu.stage(src, duck, p)
+    # the kernel table through the second core while the host events are read and nested
+    kernels = gpu.prefetch(path, src, store, p)
+    try:
+        bar.phase("host events")
+        hc = host.stage(src, duck, p)
+        notes.extend(hc.notes)
+        n_host, launches = host.ingest(store, artifact_id)
+        store.compact()  # host_ops compressed before the GPU rows pile up (5 M kernels' peak)
+        bar.phase("GPU activity")
+        gc = gpu.stage(src, duck, p, kernels)
+    finally:
+        if kernels is not None:
+            kernels.close(duck)
     if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
-        gpu.ingest(store, artifact_id, gc)
+        gpu.ingest(store, artifact_id, gc, launches)
     gpu.drop(duck)  # the launch link of the host phase too, when no GPU op was read
     n_samples = 0
     if p.has(sp.SAMPLES):
