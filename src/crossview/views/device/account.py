@@ -181,7 +181,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     s = np.asarray(k["start_ns"], dtype=np.int64)
     e = np.asarray(k["e"], dtype=np.int64)
     fam = np.asarray(k["fam"], dtype=np.int32)
-    host = host_state.ops(store, a, d)
+    host = host_state.ops(store, a, d, np.asarray(k["lop"], dtype=np.int64))
     # the launch calls: searched among the host ops just read when they hold every op of
     # the artifact, else joined in SQL (a host filter leaves launch calls out of the scope)
     launches = (launch_queue.from_ops(s, e, np.asarray(k["lop"], dtype=np.int64), host.op,
