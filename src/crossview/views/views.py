@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
+import numpy as np
+
 from crossview.knowledge import api_roles, frames
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.filter import ResolvedFilter
@@ -172,10 +174,10 @@ class Views:
         those frames' intervals over all threads: (ns, frames matched, top 3 (name, ns))."""
         startup = host_calls.NameOrRuntime(frames.startup_pattern(),
                                            tuple(api_roles.names_with_role("startup")))
-        rows = host_calls.ns_by_name(self.store, startup)
+        rows, cols = host_calls.ns_by_name_and_intervals(self.store, startup)
         if not rows:
             return 0, 0, []
-        hs, he, _ = timeline.host_intervals(self.store, startup)
+        hs, he = (np.asarray(cols[c], dtype=np.int64) for c in ("start_ns", "e"))
         if self.filter.window_ns:
             lo, hi = self.filter.window_ns
             hs, he = hs.clip(lo, hi), he.clip(lo, hi)

@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 
 from crossview.knowledge.steps_rules import StepRules, rules
+from crossview.store.host_calls import NO_LIMIT
 from crossview.store.store import Store
 from crossview.views.device import timeline
 from crossview.views.device.kernel_rows import KernelRows
@@ -122,7 +123,9 @@ def _paths(store: Store) -> dict[int, str]:
 def _profiler_steps(store: Store, host: str, r: StepRules) -> list[tuple[int, str, int, int]]:
     rows = store.sql(
         f"SELECT artifact_id, name, min(start_ns), max(start_ns + dur_ns) FROM {host}"
-        " WHERE regexp_matches(name, $p) GROUP BY ALL ORDER BY 1, 3",
+        # the regex on the distinct names, not on every op (host_calls.NO_LIMIT)
+        f" WHERE name IN (SELECT name FROM (SELECT DISTINCT name FROM {host} LIMIT {NO_LIMIT})"
+        " WHERE regexp_matches(name, $p)) GROUP BY ALL ORDER BY 1, 3",
         {"p": r.profiler_step.pattern},
     ).fetchall()
     return [(int(a), str(n), int(s), int(e)) for a, n, s, e in rows]
@@ -146,7 +149,8 @@ def _engine_steps(store: Store, host: str, r: StepRules) -> tuple[str, Raw]:
         rows = store.sql(
             f"SELECT artifact_id, name, start_ns, start_ns + dur_ns FROM {host}"
             " WHERE kind IN ('python', 'annotation') AND name IN (SELECT name FROM"
-            f" (SELECT DISTINCT name FROM {host} WHERE kind IN ('python', 'annotation'))"
+            f" (SELECT DISTINCT name FROM {host} WHERE kind IN ('python', 'annotation')"
+            f" LIMIT {NO_LIMIT})"
             " WHERE regexp_matches(name, $p))", {"p": pat.pattern},
         ).fetchall()
         if rows:
