@@ -15,7 +15,7 @@ from crossview.store import host_calls
 from crossview.store.store import Store
 from crossview.views import summary
 from crossview.views.counters import device_counters as gpu_metrics
-from crossview.views.device import busy_lanes, gpu_activity, timeline
+from crossview.views.device import busy_lanes, gpu_activity, kernel_rows, timeline
 from crossview.views.device import trace_metrics as metrics
 from crossview.views.device.account import Account
 from crossview.views.device.kernel_rows import KernelRows
@@ -84,6 +84,10 @@ class Views:
         kernels = KernelRows(store)
         self.metrics = metrics.compute(store, limits, kernels)
         self._steps = self._find_steps(kernels) if resolved.requested.step is None else None
+        # the kernel union per device from the same columns (the account and the host-call
+        # effects read it); a NULL device leaves it to the SQL read
+        self._union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
+                       if not (kernels.dev == kernel_rows.NULL).any() else None)
         del kernels
         self._frames = calltree.frames_of(store)
         self.gpu = calltree.gpu_view(store, self._frames)  # traced kernels
@@ -211,11 +215,11 @@ class Views:
         kernels. Computing it flags JIT / start-up steps on `steps`."""
         from crossview.views.device import account
 
-        return account.compute(self.store, self.steps)
+        return account.compute(self.store, self.steps, self.device_union)
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:
-        return timeline.kernel_union(self.store)
+        return self._union if self._union is not None else timeline.kernel_union(self.store)
 
     @cached_property
     def busy_lanes(self) -> busy_lanes.BusyLanes:

@@ -100,6 +100,26 @@ def kernel_union(store: Store) -> list[DeviceIntervals]:
     return out
 
 
+def union_by_device(art: I64, dev: I64, s: I64, e: I64) -> list[DeviceIntervals]:
+    """`kernel_union` from kernel columns already read (views/device/kernel_rows.py): the
+    same unions, per (artifact, device) in that order, without a sorted re-read."""
+    out: list[DeviceIntervals] = []
+    if len(s) == 0:
+        return out
+    if (art[0] == art).all() and (dev[0] == dev).all():  # one device: no grouping sort
+        groups = [np.arange(len(s))]
+    else:
+        o = np.lexsort((dev, art))
+        a, d = art[o], dev[o]
+        cut = np.nonzero((a[1:] != a[:-1]) | (d[1:] != d[:-1]))[0] + 1
+        groups = np.split(o, cut)
+    for g in groups:
+        us, ue = merge(s[g], e[g])
+        out.append(DeviceIntervals(int(art[g[0]]), int(dev[g[0]]), us, ue, int(us[0]),
+                                   int(ue[-1])))
+    return out
+
+
 @dataclass
 class HostWindowEffect:
     """GPU behaviour inside a set of host intervals."""
