@@ -81,16 +81,16 @@ class Views:
         self.rejected: list[rank_job.Rejected] = []
         # f_gpu's kernels, read once (one scan, one join to the launch calls) for the idle
         # metrics and the steps; the steps are found now so the columns are not kept
-        kernels = KernelRows(store)
+        kernels = KernelRows(store, names=True)
         self.metrics = metrics.compute(store, limits, kernels)
         self._steps = self._find_steps(kernels) if resolved.requested.step is None else None
         # the kernel union per device from the same columns (the account and the host-call
         # effects read it); a NULL device leaves it to the SQL read
         self._union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
                        if not (kernels.dev == kernel_rows.NULL).any() else None)
-        del kernels
         self._frames = calltree.frames_of(store)
-        self.gpu = calltree.gpu_view(store, self._frames)  # traced kernels
+        self.gpu = calltree.gpu_view(store, self._frames, kernels)  # traced kernels
+        del kernels
         if not self.gpu.roots and sampled.gpu_present(store):  # else sampled GPU stacks (L1)
             self.gpu = sampled.gpu_view(store, self._frames)
         # sampled stacks in scope (nsys CPU sampling) are the L1 CPU view, else traced ops

@@ -159,22 +159,33 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
         "CREATE OR REPLACE TEMP TABLE _hs_th AS SELECT pid, tid,"
         " row_number() OVER (ORDER BY pid, tid) AS th FROM (SELECT DISTINCT pid, tid"
         " FROM f_host WHERE artifact_id = $a)", a)
+    # the rows in op id order for `_ops`: as stored where a reader wrote them so (Kineto),
+    # else sorted by DuckDB (nsys writes thread by thread: a sort there costs a third of a
+    # numpy argsort and gather of every column); the ids alone tell which
+    ids = np.asarray(store.sql("SELECT op_id FROM f_host WHERE artifact_id = $a", a
+                               ).fetchnumpy()["op_id"])
+    order = "" if _sorted(ids) else " ORDER BY f.op_id"
+    del ids
     try:
         r = store.sql(
             "SELECT f.op_id, coalesce(f.parent, -1) AS parent, f.depth, f.start_ns,"
             " f.start_ns + f.dur_ns AS e, t.th, coalesce(f.node_id, -1) AS node FROM f_host f"
             " JOIN _hs_th t ON f.pid IS NOT DISTINCT FROM t.pid"
-            " AND f.tid IS NOT DISTINCT FROM t.tid WHERE f.artifact_id = $a", a).fetchnumpy()
+            " AND f.tid IS NOT DISTINCT FROM t.tid WHERE f.artifact_id = $a" + order, a
+        ).fetchnumpy()
     finally:
         store.sql("DROP TABLE IF EXISTS _hs_th")
     op = np.asarray(r["op_id"], dtype=np.int64)
+    if not _sorted(op):  # (the join kept the scan order: it probes the scan's rows)
+        o = np.argsort(op, kind="stable")
+        r = {c: np.asarray(v)[o] for c, v in r.items()}
+        op = np.asarray(r["op_id"], dtype=np.int64)
+        del o
     th = np.asarray(r["th"], dtype=np.int64)
     # the launching threads (in (pid, tid) order, as the join numbers them), then their ops
-    o = np.argsort(op, kind="stable")
-    i = np.minimum(np.searchsorted(op, launch_op, sorter=o), max(len(op) - 1, 0))
-    hit = o[i[op[o[i]] == launch_op]] if len(op) else i[:0]
-    launching = timeline.uniq(th[hit])
-    del o, i, hit
+    i = np.minimum(np.searchsorted(op, launch_op), max(len(op) - 1, 0))
+    launching = timeline.uniq(th[i[op[i] == launch_op]] if len(op) else i[:0])
+    del i
     every = len(launching) == len(timeline.uniq(th))  # (the usual case: no copy)
     keep = slice(None) if every else np.nonzero(np.isin(th, launching))[0]
     node = np.asarray(r.pop("node"), dtype=np.int64)[keep]
@@ -189,17 +200,34 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
         return None
     pairs = sorted({(int(k), n, kd) for _, k, n, kd in nk})
     out = {c: np.asarray(r.pop(c))[keep] for c in ("op_id", "parent", "depth", "start_ns", "e")}
-    out["th"] = np.searchsorted(launching, th[keep]) + 1
+    out["th"] = _lookup(launching, np.arange(1, len(launching) + 1), th[keep])
     del r, th
-    out["nk"] = np.array([k for _, k, _, _ in nk], dtype=np.int64)[np.searchsorted(nodes, node)]
+    out["nk"] = _lookup(nodes, np.array([k for _, k, _, _ in nk], dtype=np.int64), node)
     return out, [(n, kd) for _, n, kd in pairs]
+
+
+def _sorted(a: npt.NDArray[np.integer]) -> bool:
+    return bool((a[1:] >= a[:-1]).all())
+
+
+def _lookup(keys: I64, values: I64, x: I64) -> I64:
+    """values[j] where keys[j] == x, for x among the sorted distinct `keys`: a table indexed
+    by value where the keys span a small range (node ids, thread numbers), else a search."""
+    if len(keys) == 0:
+        return np.zeros(len(x), dtype=np.int64)
+    lo, hi = int(keys[0]), int(keys[-1])
+    if hi - lo <= len(x) + (1 << 16):
+        table = np.zeros(hi - lo + 1, dtype=np.int64)
+        table[keys - lo] = values
+        return table[x - lo]
+    return values[np.searchsorted(keys, x)]
 
 
 def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool) -> HostOps:
     rules = causes.rules()
     none = len(rules.causes)
     op = np.asarray(r.pop("op_id"), dtype=np.int64)
-    o = np.argsort(op, kind="stable")
+    o = slice(None) if _sorted(op) else np.argsort(op, kind="stable")
     op = op[o]
     parent, depth, s, e, th, name_ix = (np.asarray(r.pop(c), dtype=np.int64)[o] for c in
                                         ("parent", "depth", "start_ns", "e", "th", "nk"))

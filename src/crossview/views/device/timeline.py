@@ -25,6 +25,11 @@ def uniq(a: npt.NDArray[G]) -> npt.NDArray[G]:
     `unique` is several times slower on millions of int64 here)."""
     if len(a) == 0:
         return a
+    if a.dtype.kind in "iu":  # few values in a small range (threads, depths, nodes): counts
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo <= min(len(a), 1 << 22) + (1 << 16):
+            n = np.bincount((a - lo).astype(np.intp), minlength=hi - lo + 1)
+            return (np.nonzero(n)[0] + lo).astype(a.dtype)
     a = np.sort(a, kind="stable")
     return a[np.r_[True, a[1:] != a[:-1]]]
 
