@@ -240,7 +240,7 @@ class Views:
     @cached_property
     def device_activity(self) -> list[gpu_activity.DeviceActivity]:
         """Union of all GPU ops (kernels, copies, memsets) per device: the nsys rules' view."""
-        return gpu_activity.activity(self.store)
+        return gpu_activity.activity(self.store, self._union)
 
     @cached_property
     def kernels(self) -> list[roofline.KernelRoofline]:
