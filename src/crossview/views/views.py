@@ -83,11 +83,11 @@ class Views:
         # metrics and the steps; the steps are found now so the columns are not kept
         kernels = KernelRows(store, names=True)
         self.metrics = metrics.compute(store, limits, kernels)
-        self._steps = self._find_steps(kernels) if resolved.requested.step is None else None
-        # the kernel union per device from the same columns (the account and the host-call
-        # effects read it); a NULL device leaves it to the SQL read
+        # the kernel union per device from the same columns (the steps, the account and the
+        # host-call effects read it); a NULL device leaves it to the SQL read
         self._union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
                        if not (kernels.dev == kernel_rows.NULL).any() else None)
+        self._steps = self._find_steps(kernels) if resolved.requested.step is None else None
         self._frames = calltree.frames_of(store)
         self.gpu = calltree.gpu_view(store, self._frames, kernels)  # traced kernels
         del kernels
@@ -201,7 +201,8 @@ class Views:
 
         spec = self.filter.requested.step
         if spec is None:
-            return steps.detect(self.store, kernels=kernels)
+            return steps.detect(self.store, kernels=kernels,
+                                unions=self._union if kernels is not None else None)
         # `--step`: the steps as numbered over the whole capture, then the selected ones
         ids = [int(a) for (a,) in self.store.sql(
             "SELECT artifact_id FROM artifacts WHERE path IN (SELECT unnest($p))",
