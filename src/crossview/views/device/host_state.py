@@ -45,12 +45,24 @@ class HostOps:
     def near(self, t0: int, t1: int) -> HostOps:
         """The ops running at some instant of [t0, t1) (all that can paint a cut there), and
         any op ending before it starts (a bound of its inside [t0, t1) still cuts)."""
-        m = np.nonzero(((self.s < t1) & (self.e > t0)) | (self.e < self.s))[0]
+        return self.take(np.nonzero(((self.s < t1) & (self.e > t0)) | (self.e < self.s))[0])
+
+    def take(self, m: I64) -> HostOps:
+        """The ops at indices m (sorted), or self when m holds every op."""
         if len(m) == len(self.s):
             return self
         return HostOps(self.op[m], self.complete, self.s[m], self.e[m], self.depth[m],
                        self.th[m], self.eff[m], self.frame[m], self.call[m], self.names,
                        self.none)
+
+    def touching(self, gs: I64, ge: I64, i: I64) -> npt.NDArray[np.bool_]:
+        """Which ops reach into a gap of the sorted disjoint gaps [gs, ge) (i: per op, the
+        first gap ending after its start): every op with a bound strictly inside a gap and
+        every op covering part of one, the only ops that cut or paint an idle piece (an op in
+        busy time only does neither); also ops ending before they start, as `near` keeps."""
+        hit = i < len(gs)
+        hit[hit] = gs[i[hit]] < np.maximum(self.s[hit], self.e[hit])
+        return hit | (self.e < self.s)
 
 
 @dataclass
