@@ -24,12 +24,14 @@ def overlap_notes(store: Store, paths: list[str], ids: list[int],
                   mapped: tuple[int, int, TraceClock] | None) -> list[str]:
     """Lines for the metrics-first block: the selected artifacts (ids) that hold metrics."""
     out: list[str] = []
-    windows = _windows(store, paths, mapped)
-    if not windows:
-        return out
     rows = store.sql("SELECT f.artifact_id, a.path, count(*) FROM metrics f JOIN artifacts a"
                      " USING (artifact_id) WHERE f.ts_ns IS NOT NULL AND f.artifact_id IN"
                      " (SELECT unnest($ids)) GROUP BY 1, 2 ORDER BY 2", {"ids": ids}).fetchall()
+    if not rows:  # no timed metric sample: no trace span to read (a scan of every op)
+        return out
+    windows = _windows(store, paths, mapped)
+    if not windows:
+        return out
     for aid, path, total in rows:
         for label, a, b in windows:
             n, lo, hi = store.sql(

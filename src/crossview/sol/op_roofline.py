@@ -26,6 +26,7 @@ from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.loader import load_yaml
 from crossview.opmodels import conv
 from crossview.opmodels.inputs import OpCost, OpInputs
+from crossview.store.host_calls import NO_LIMIT
 from crossview.store.store import Store
 
 RECAPTURE = ("re-capture with `torch.profiler.profile(record_shapes=True)` to get per-op "
@@ -278,8 +279,10 @@ def _fp32_kernels(store: Store, specs: dict[tuple[int, int], HwSpec]
 def _training(store: Store) -> bool:
     marks = limits()["training_op_markers"]
     return bool(store.sql(
+        # the markers tested on distinct names (the LIMIT: no push into the scan)
         "SELECT count(*) FROM (SELECT DISTINCT name FROM host_ops WHERE artifact_id IN"
-        " (SELECT DISTINCT artifact_id FROM f_gpu)) WHERE list_has_any([m FOR m IN $m IF"
+        f" (SELECT DISTINCT artifact_id FROM f_gpu) LIMIT {NO_LIMIT})"
+        " WHERE list_has_any([m FOR m IN $m IF"
         " contains(name, m)], $m)", {"m": marks}).fetchall()[0][0])
 
 

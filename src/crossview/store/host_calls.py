@@ -10,6 +10,7 @@ between modules.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from crossview.store.store import Store
 
@@ -50,6 +51,8 @@ class CopyLaunches:
     mem_kinds: tuple[str, ...] = ()
 
 
+# a LIMIT that keeps every row: an optimizer fence (no filter is pushed below it)
+NO_LIMIT = (1 << 63) - 1
 HostSelection = RuntimeCalls | NamesMatching | NameOrRuntime | CopyLaunches
 Sql = tuple[str, dict[str, object]]
 
@@ -77,8 +80,11 @@ def where(sel: HostSelection) -> Sql:
         return ("name ILIKE $contains AND regexp_matches(name, $pattern)",
                 {"contains": f"%{sel.contains}%", "pattern": sel.pattern})
     if isinstance(sel, NameOrRuntime):
-        # the regex runs on the distinct names (thousands), not on every event (millions)
-        return ("name IN (SELECT name FROM (SELECT DISTINCT name FROM f_host)"
+        # the regex runs on the distinct names (thousands), not on every event (millions):
+        # the LIMIT keeps DuckDB from pushing the regex filter below the DISTINCT into the
+        # scan (1 M nsys host ops: 0.12 → 0.03 s)
+        return ("name IN (SELECT name FROM (SELECT DISTINCT name FROM f_host LIMIT"
+                f" {NO_LIMIT})"
                 " WHERE regexp_matches(name, $pattern)) OR (kind = 'runtime' AND name IN"
                 " (SELECT unnest($runtime_names)))",
                 {"pattern": sel.pattern, "runtime_names": list(sel.runtime_names)})
@@ -108,6 +114,24 @@ def ns_by_name(store: Store, sel: HostSelection) -> list[tuple[str, int]]:
     return [(n, int(t)) for n, t in store.sql(
         f"SELECT name, sum(dur_ns) FROM f_host WHERE {cond} GROUP BY name ORDER BY 2 DESC",
         params).fetchall()]
+
+
+def ns_by_name_and_intervals(store: Store, sel: HostSelection
+                             ) -> tuple[list[tuple[str, int]], dict[str, Any]]:
+    """`ns_by_name` and the selected calls' columns start_ns, e (end), artifact_id (as
+    fetchnumpy gives them) from one scan of f_host: the selected rows (few) are kept in a
+    temp table and both read from it (1 M nsys host ops: 0.32 → 0.17 s)."""
+    cond, params = where(sel)
+    store.sql("CREATE OR REPLACE TEMP TABLE _host_sel AS SELECT name, dur_ns, start_ns,"
+              f" start_ns + dur_ns AS e, artifact_id FROM f_host WHERE {cond}", params)
+    try:
+        rows = [(n, int(t)) for n, t in store.sql(
+            "SELECT name, sum(dur_ns) FROM _host_sel GROUP BY name ORDER BY 2 DESC"
+        ).fetchall()]
+        cols = store.sql("SELECT start_ns, e, artifact_id FROM _host_sel").fetchnumpy()
+    finally:
+        store.sql("DROP TABLE IF EXISTS _host_sel")
+    return rows, dict(cols)
 
 
 def launched(store: Store, sel: CopyLaunches) -> list[tuple[str, str, str, int, int, int]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
+import numpy as np
+
 from crossview.knowledge import api_roles, frames
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.filter import ResolvedFilter
@@ -13,7 +15,7 @@ from crossview.store import host_calls
 from crossview.store.store import Store
 from crossview.views import summary
 from crossview.views.counters import device_counters as gpu_metrics
-from crossview.views.device import busy_lanes, gpu_activity, timeline
+from crossview.views.device import busy_lanes, gpu_activity, kernel_rows, timeline
 from crossview.views.device import trace_metrics as metrics
 from crossview.views.device.account import Account
 from crossview.views.device.kernel_rows import KernelRows
@@ -79,12 +81,16 @@ class Views:
         self.rejected: list[rank_job.Rejected] = []
         # f_gpu's kernels, read once (one scan, one join to the launch calls) for the idle
         # metrics and the steps; the steps are found now so the columns are not kept
-        kernels = KernelRows(store)
+        kernels = KernelRows(store, names=True)
         self.metrics = metrics.compute(store, limits, kernels)
+        # the kernel union per device from the same columns (the steps, the account and the
+        # host-call effects read it); a NULL device leaves it to the SQL read
+        self._union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
+                       if not (kernels.dev == kernel_rows.NULL).any() else None)
         self._steps = self._find_steps(kernels) if resolved.requested.step is None else None
-        del kernels
         self._frames = calltree.frames_of(store)
-        self.gpu = calltree.gpu_view(store, self._frames)  # traced kernels
+        self.gpu = calltree.gpu_view(store, self._frames, kernels)  # traced kernels
+        del kernels
         if not self.gpu.roots and sampled.gpu_present(store):  # else sampled GPU stacks (L1)
             self.gpu = sampled.gpu_view(store, self._frames)
         # sampled stacks in scope (nsys CPU sampling) are the L1 CPU view, else traced ops
@@ -172,10 +178,10 @@ class Views:
         those frames' intervals over all threads: (ns, frames matched, top 3 (name, ns))."""
         startup = host_calls.NameOrRuntime(frames.startup_pattern(),
                                            tuple(api_roles.names_with_role("startup")))
-        rows = host_calls.ns_by_name(self.store, startup)
+        rows, cols = host_calls.ns_by_name_and_intervals(self.store, startup)
         if not rows:
             return 0, 0, []
-        hs, he, _ = timeline.host_intervals(self.store, startup)
+        hs, he = (np.asarray(cols[c], dtype=np.int64) for c in ("start_ns", "e"))
         if self.filter.window_ns:
             lo, hi = self.filter.window_ns
             hs, he = hs.clip(lo, hi), he.clip(lo, hi)
@@ -195,7 +201,8 @@ class Views:
 
         spec = self.filter.requested.step
         if spec is None:
-            return steps.detect(self.store, kernels=kernels)
+            return steps.detect(self.store, kernels=kernels,
+                                unions=self._union if kernels is not None else None)
         # `--step`: the steps as numbered over the whole capture, then the selected ones
         ids = [int(a) for (a,) in self.store.sql(
             "SELECT artifact_id FROM artifacts WHERE path IN (SELECT unnest($p))",
@@ -209,11 +216,11 @@ class Views:
         kernels. Computing it flags JIT / start-up steps on `steps`."""
         from crossview.views.device import account
 
-        return account.compute(self.store, self.steps)
+        return account.compute(self.store, self.steps, self.device_union)
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:
-        return timeline.kernel_union(self.store)
+        return self._union if self._union is not None else timeline.kernel_union(self.store)
 
     @cached_property
     def busy_lanes(self) -> busy_lanes.BusyLanes:
@@ -234,7 +241,7 @@ class Views:
     @cached_property
     def device_activity(self) -> list[gpu_activity.DeviceActivity]:
         """Union of all GPU ops (kernels, copies, memsets) per device: the nsys rules' view."""
-        return gpu_activity.activity(self.store)
+        return gpu_activity.activity(self.store, self._union)
 
     @cached_property
     def kernels(self) -> list[roofline.KernelRoofline]:

@@ -171,6 +171,11 @@ def util(d: DeviceCounters) -> float | None:
 
 def compute(store: Store, resolved: ResolvedFilter, spike_ratio: float) -> GpuMetrics:
     notes = resolve_metrics(store, resolved)
+    if not store.sql(  # no metric sample in the selected artifacts: nothing to summarize
+            "SELECT EXISTS (SELECT 1 FROM metrics WHERE artifact_id IN (SELECT artifact_id"
+            " FROM artifacts WHERE path IN (SELECT unnest($p))))",
+            {"p": list(resolved.artifacts)}).fetchall()[0][0]:
+        return GpuMetrics([], [], bench_arms(store, spike_ratio), notes)
     gm = GpuMetrics(device_counters(store), serving_summaries(store),
                     bench_arms(store, spike_ratio), notes)
     gm.samples = int(store.sql("SELECT count(*) FROM f_metrics").fetchall()[0][0])

@@ -165,8 +165,9 @@ def _largest_remainder(total: int, weights: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in out.items() if v}
 
 
-def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
-            ) -> tuple[DeviceAccount, Pieces]:
+def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
+            union: timeline.DeviceIntervals | None = None) -> tuple[DeviceAccount, Pieces]:
+    """union: the device's kernel union when the caller has it (else merged here)."""
     rules = causes.rules()
     ids = [c.id for c in rules.causes]
     # kernel families as codes into their sorted names (no per-row Python string)
@@ -181,7 +182,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     s = np.asarray(k["start_ns"], dtype=np.int64)
     e = np.asarray(k["e"], dtype=np.int64)
     fam = np.asarray(k["fam"], dtype=np.int32)
-    host = host_state.ops(store, a, d)
+    host = host_state.ops(store, a, d, np.asarray(k["lop"], dtype=np.int64))
     # the launch calls: searched among the host ops just read when they hold every op of
     # the artifact, else joined in SQL (a host filter leaves launch calls out of the scope)
     launches = (launch_queue.from_ops(s, e, np.asarray(k["lop"], dtype=np.int64), host.op,
@@ -191,7 +192,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step]
     ls, depth = launch_queue.depth_at_launches(launches)
     first_end = launch_queue.first_launch_end(launches)
     del launches
-    us, ue = timeline.merge(s, e)
+    us, ue = (union.busy_s, union.busy_e) if union is not None else timeline.merge(s, e)
     ws = np.array([x.start_ns for x in steps], dtype=np.int64)
     we = np.array([x.end_ns for x in steps], dtype=np.int64)
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
@@ -286,8 +287,10 @@ def _gap_calls(p: Pieces, sel: slice, ln: I64, top: int) -> list[tuple[int, int,
 
 
 # -- over the steady state -------------------------------------------------------------------
-def compute(store: Store, steps: StepSet) -> Account | None:
-    """The account of every device with kernels, over the steps of its artifact."""
+def compute(store: Store, steps: StepSet,
+            unions: list[timeline.DeviceIntervals] | None = None) -> Account | None:
+    """The account of every device with kernels, over the steps of its artifact. unions:
+    the kernel union per device (timeline.kernel_union), when the caller has it."""
     if not steps.steps:
         return None
     rules = causes.rules()
@@ -301,7 +304,8 @@ def compute(store: Store, steps: StepSet) -> Account | None:
         mine = [x for x in steps.steps if x.artifact_id == a]
         if not mine:
             continue
-        acc, pcs = _device(store, int(a), mine[0].artifact, int(d), mine)
+        acc, pcs = _device(store, int(a), mine[0].artifact, int(d), mine, next(
+            (u for u in unions or [] if (u.artifact_id, u.device) == (a, d)), None))
         per_device.append(acc)
         pieces.append((pcs, mine))
     if not per_device:

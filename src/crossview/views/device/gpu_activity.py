@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from crossview.store.store import Store
-from crossview.views.device.timeline import I64, merge, overlap
+from crossview.views.device.timeline import I64, DeviceIntervals, merge, overlap
 
 _KINDS = "('kernel', 'memcpy', 'memset')"
 
@@ -54,7 +54,13 @@ class Chunks:
     busy: list[float]  # busy share of each chunk, 0..1
 
 
-def activity(store: Store) -> list[DeviceActivity]:
+def activity(store: Store, kernel_union: list[DeviceIntervals] | None = None
+             ) -> list[DeviceActivity]:
+    """kernel_union: f_gpu's kernel union per device (timeline.kernel_union) when the
+    caller has it: then only the copies are read, and merged with it (the union of a union
+    and more intervals is the union of all of them)."""
+    if kernel_union is not None:
+        return _with_copies(store, kernel_union)
     r = store.sql(
         "SELECT artifact_id, device, start_ns, start_ns + dur_ns AS e FROM f_gpu"
         f" WHERE kind IN {_KINDS} AND device IS NOT NULL ORDER BY artifact_id, device"
@@ -71,6 +77,25 @@ def activity(store: Store) -> list[DeviceActivity]:
     for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(a)], strict=True):
         us, ue = merge(s[lo:hi], e[lo:hi])
         out.append(DeviceActivity(int(a[lo]), int(d[lo]), us, ue))
+    return out
+
+
+def _with_copies(store: Store, kernel_union: list[DeviceIntervals]) -> list[DeviceActivity]:
+    r = store.sql(
+        "SELECT artifact_id, device, start_ns, start_ns + dur_ns AS e FROM f_gpu"
+        " WHERE kind IN ('memcpy', 'memset') AND device IS NOT NULL"
+    ).fetchnumpy()
+    a, d, s, e = (np.asarray(r[c], dtype=np.int64) for c in ("artifact_id", "device",
+                                                             "start_ns", "e"))
+    k = {(u.artifact_id, u.device): u for u in kernel_union}
+    out = []
+    for key in sorted(set(k) | set(zip(a.tolist(), d.tolist(), strict=True))):
+        sel = (a == key[0]) & (d == key[1])
+        u = k.get(key)
+        us, ue = (u.busy_s, u.busy_e) if u is not None else (s[:0], e[:0])
+        if sel.any():
+            us, ue = merge(np.concatenate([us, s[sel]]), np.concatenate([ue, e[sel]]))
+        out.append(DeviceActivity(key[0], key[1], us, ue))
     return out
 
 

@@ -13,6 +13,7 @@ highest-ranked cause. Pure numpy over integer columns; names stay in a small loo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -44,12 +45,24 @@ class HostOps:
     def near(self, t0: int, t1: int) -> HostOps:
         """The ops running at some instant of [t0, t1) (all that can paint a cut there), and
         any op ending before it starts (a bound of its inside [t0, t1) still cuts)."""
-        m = np.nonzero(((self.s < t1) & (self.e > t0)) | (self.e < self.s))[0]
+        return self.take(np.nonzero(((self.s < t1) & (self.e > t0)) | (self.e < self.s))[0])
+
+    def take(self, m: I64) -> HostOps:
+        """The ops at indices m (sorted), or self when m holds every op."""
         if len(m) == len(self.s):
             return self
         return HostOps(self.op[m], self.complete, self.s[m], self.e[m], self.depth[m],
                        self.th[m], self.eff[m], self.frame[m], self.call[m], self.names,
                        self.none)
+
+    def touching(self, gs: I64, ge: I64, i: I64) -> npt.NDArray[np.bool_]:
+        """Which ops reach into a gap of the sorted disjoint gaps [gs, ge) (i: per op, the
+        first gap ending after its start): every op with a bound strictly inside a gap and
+        every op covering part of one, the only ops that cut or paint an idle piece (an op in
+        busy time only does neither); also ops ending before they start, as `near` keeps."""
+        hit = i < len(gs)
+        hit[hit] = gs[i[hit]] < np.maximum(self.s[hit], self.e[hit])
+        return hit | (self.e < self.s)
 
 
 @dataclass
@@ -100,9 +113,23 @@ def _paint(bounds: I64, s: I64, e: I64, depth: I64, value: I64) -> I64:
                       depth, value)
 
 
-def ops(store: Store, artifact_id: int, device: int) -> HostOps:
-    rules = causes.rules()
-    none = len(rules.causes)
+def ops(store: Store, artifact_id: int, device: int, launch_op: I64 | None = None) -> HostOps:
+    """launch_op: the device's kernels' launch op ids (-1 none), when the caller has read
+    them: the launching threads are then found among the ops read here (no join of the
+    kernels to host_ops) where the scope holds every host op of the artifact."""
+    complete = bool(store.sql(
+        "SELECT (SELECT count(*) FROM f_host WHERE artifact_id = $a)"
+        " = (SELECT count(*) FROM host_ops WHERE artifact_id = $a)",
+        {"a": artifact_id}).fetchall()[0][0])
+    rows = _by_node(store, artifact_id, launch_op) if complete and launch_op is not None \
+        else None
+    return _ops(*(rows or _joined(store, artifact_id, device)), complete)
+
+
+def _joined(store: Store, artifact_id: int, device: int
+            ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The op rows of the launching threads (threads from a join of the device's kernels to
+    their launch calls) with (name, kind) ids, and the (name, kind) pairs in id order."""
     # one row per op on the launching threads; threads and (name, kind) pairs as dense
     # integer ids numbered over the few distinct values and joined back (a window over the
     # op rows sorts ~1 M strings: seconds), then sorted by op id in numpy
@@ -126,28 +153,105 @@ def ops(store: Store, artifact_id: int, device: int) -> HostOps:
             " JOIN _hs_nk l ON f.name IS NOT DISTINCT FROM l.name"
             " AND f.kind IS NOT DISTINCT FROM l.kind WHERE f.artifact_id = $a",
             {"a": artifact_id}).fetchnumpy()
-        pairs = store.sql("SELECT nk, name, kind FROM _hs_nk ORDER BY nk").fetchall()
-        complete = bool(store.sql(
-            "SELECT (SELECT count(*) FROM f_host WHERE artifact_id = $a)"
-            " = (SELECT count(*) FROM host_ops WHERE artifact_id = $a)",
-            {"a": artifact_id}).fetchall()[0][0])
+        pairs = store.sql("SELECT name, kind FROM _hs_nk ORDER BY nk").fetchall()
     finally:
         store.sql("DROP TABLE IF EXISTS _hs_th")
         store.sql("DROP TABLE IF EXISTS _hs_nk")
+    return dict(r), pairs
+
+
+def _by_node(store: Store, artifact_id: int, launch_op: I64
+             ) -> tuple[dict[str, Any], list[tuple[str, str]]] | None:
+    """The rows of `_joined` from one read of the artifact's ops, numbered the same way:
+    launching threads are the threads of the ops `launch_op` names, and (name, kind) comes
+    from the op's frame node (frames hold each op's name and kind; 1 M nsys ops: 0.37 s of
+    joins → 0.12 s). None when some op has no frame node (rows written without one)."""
+    a = {"a": artifact_id}
+    store.sql(
+        "CREATE OR REPLACE TEMP TABLE _hs_th AS SELECT pid, tid,"
+        " row_number() OVER (ORDER BY pid, tid) AS th FROM (SELECT DISTINCT pid, tid"
+        " FROM f_host WHERE artifact_id = $a)", a)
+    # the rows in op id order for `_ops`: as stored where a reader wrote them so (Kineto),
+    # else sorted by DuckDB (nsys writes thread by thread: a sort there costs a third of a
+    # numpy argsort and gather of every column); the ids alone tell which
+    ids = np.asarray(store.sql("SELECT op_id FROM f_host WHERE artifact_id = $a", a
+                               ).fetchnumpy()["op_id"])
+    order = "" if _sorted(ids) else " ORDER BY f.op_id"
+    del ids
+    try:
+        r = store.sql(
+            "SELECT f.op_id, coalesce(f.parent, -1) AS parent, f.depth, f.start_ns,"
+            " f.start_ns + f.dur_ns AS e, t.th, coalesce(f.node_id, -1) AS node FROM f_host f"
+            " JOIN _hs_th t ON f.pid IS NOT DISTINCT FROM t.pid"
+            " AND f.tid IS NOT DISTINCT FROM t.tid WHERE f.artifact_id = $a" + order, a
+        ).fetchnumpy()
+    finally:
+        store.sql("DROP TABLE IF EXISTS _hs_th")
+    op = np.asarray(r["op_id"], dtype=np.int64)
+    if not _sorted(op):  # (the join kept the scan order: it probes the scan's rows)
+        o = np.argsort(op, kind="stable")
+        r = {c: np.asarray(v)[o] for c, v in r.items()}
+        op = np.asarray(r["op_id"], dtype=np.int64)
+        del o
+    th = np.asarray(r["th"], dtype=np.int64)
+    # the launching threads (in (pid, tid) order, as the join numbers them), then their ops
+    i = np.minimum(np.searchsorted(op, launch_op), max(len(op) - 1, 0))
+    launching = timeline.uniq(th[i[op[i] == launch_op]] if len(op) else i[:0])
+    del i
+    every = len(launching) == len(timeline.uniq(th))  # (the usual case: no copy)
+    keep = slice(None) if every else np.nonzero(np.isin(th, launching))[0]
+    node = np.asarray(r.pop("node"), dtype=np.int64)[keep]
+    if (node < 0).any():
+        return None
+    nodes = timeline.uniq(node)
+    nk = store.sql(
+        "SELECT node_id, dense_rank() OVER (ORDER BY name, kind) - 1 AS nk, name, kind"
+        " FROM frames WHERE node_id IN (SELECT unnest($n)) ORDER BY node_id",
+        {"n": nodes.tolist()}).fetchall()
+    if len(nk) != len(nodes):
+        return None
+    pairs = sorted({(int(k), n, kd) for _, k, n, kd in nk})
+    out = {c: np.asarray(r.pop(c))[keep] for c in ("op_id", "parent", "depth", "start_ns", "e")}
+    out["th"] = _lookup(launching, np.arange(1, len(launching) + 1), th[keep])
+    del r, th
+    out["nk"] = _lookup(nodes, np.array([k for _, k, _, _ in nk], dtype=np.int64), node)
+    return out, [(n, kd) for _, n, kd in pairs]
+
+
+def _sorted(a: npt.NDArray[np.integer]) -> bool:
+    return bool((a[1:] >= a[:-1]).all())
+
+
+def _lookup(keys: I64, values: I64, x: I64) -> I64:
+    """values[j] where keys[j] == x, for x among the sorted distinct `keys`: a table indexed
+    by value where the keys span a small range (node ids, thread numbers), else a search."""
+    if len(keys) == 0:
+        return np.zeros(len(x), dtype=np.int64)
+    lo, hi = int(keys[0]), int(keys[-1])
+    if hi - lo <= len(x) + (1 << 16):
+        table = np.zeros(hi - lo + 1, dtype=np.int64)
+        table[keys - lo] = values
+        return table[x - lo]
+    return values[np.searchsorted(keys, x)]
+
+
+def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool) -> HostOps:
+    rules = causes.rules()
+    none = len(rules.causes)
     op = np.asarray(r.pop("op_id"), dtype=np.int64)
-    o = np.argsort(op, kind="stable")
+    o = slice(None) if _sorted(op) else np.argsort(op, kind="stable")
     op = op[o]
     parent, depth, s, e, th, name_ix = (np.asarray(r.pop(c), dtype=np.int64)[o] for c in
                                         ("parent", "depth", "start_ns", "e", "th", "nk"))
     del r, o
     n = len(op)
-    names = [str(nm) for _, nm, _ in pairs]
+    names = [str(nm) for nm, _ in pairs]
     if n == 0:
         e0 = np.zeros(0, dtype=np.int64)
         e1 = np.zeros(0, dtype=np.int32)
         return HostOps(e0, complete, e0, e0, e1, e1, e1, e1, e1, names, none)
-    rank_of = np.array([causes.classify(str(nm), str(k)) for _, nm, k in pairs], dtype=np.int64)
-    py_of = np.array([k == "python" for _, _, k in pairs], dtype=bool)
+    rank_of = np.array([causes.classify(str(nm), str(k)) for nm, k in pairs], dtype=np.int64)
+    py_of = np.array([k == "python" for _, k in pairs], dtype=bool)
     own = rank_of[name_ix]
     is_py = py_of[name_ix]
     pidx = np.searchsorted(op, parent)

@@ -43,14 +43,28 @@ def _complement(us: I64, ue: I64, lo: int, hi: int) -> tuple[I64, I64]:
     return s[keep].astype(np.int64), e[keep].astype(np.int64)
 
 
-def _inside(gs: I64, ge: I64, t: I64) -> I64:
-    """The instants of t strictly inside a gap (gs < t < ge)."""
+def _inside(gs: I64, ge: I64, t: I64, i: I64 | None = None) -> I64:
+    """The instants of t strictly inside a gap (gs < t < ge); i: the search below, if done."""
     if len(gs) == 0 or len(t) == 0:
         return t[:0]
-    i = np.searchsorted(ge, t, side="right")  # first gap ending after t
+    if i is None:
+        i = np.searchsorted(ge, t, side="right")  # first gap ending after t
     ok = i < len(gs)
     ok[ok] = gs[i[ok]] < t[ok]
     return t[ok]
+
+
+def _touching(host: host_state.HostOps, gs: I64, ge: I64
+              ) -> tuple[host_state.HostOps, I64]:
+    """The ops' starts strictly inside a gap, and the ops that reach into a gap (the same
+    cuts and paint from fewer ops) when that drops a quarter of them or more (Kineto 334 MB:
+    half the ops lie in busy time); one search serves both."""
+    if len(gs) == 0 or len(host.s) == 0:
+        return host, _inside(gs, ge, host.s)
+    i = np.searchsorted(ge, host.s, side="right")
+    starts = _inside(gs, ge, host.s, i)
+    m = np.nonzero(host.touching(gs, ge, i))[0]
+    return (host.take(m) if len(m) <= 0.75 * len(host.s) else host), starts
 
 
 def _cuts(gs: I64, ge: I64, inner: I64) -> tuple[I64, I64, I64]:
@@ -110,8 +124,9 @@ def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
     """The pieces of a run of gaps: start, end, cause, frame, calling frame."""
     rules = causes.rules()
     rk = {c.id: i for i, c in enumerate(rules.causes)}
-    cuts, at, gi = _cuts(gs, ge, np.concatenate([_inside(gs, ge, x)
-                                                 for x in (host.s, host.e, cs, ce)]))
+    host, starts = _touching(host, gs, ge)
+    cuts, at, gi = _cuts(gs, ge, np.concatenate([starts] + [_inside(gs, ge, x)
+                                                            for x in (host.e, cs, ce)]))
     ps, pe = cuts[at], cuts[at + 1]
     st = host_state.paint(host, cuts)
     none = host.none

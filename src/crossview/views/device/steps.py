@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 
 from crossview.knowledge.steps_rules import StepRules, rules
+from crossview.store.host_calls import NO_LIMIT
 from crossview.store.store import Store
 from crossview.views.device import timeline
 from crossview.views.device.kernel_rows import KernelRows
@@ -122,7 +123,9 @@ def _paths(store: Store) -> dict[int, str]:
 def _profiler_steps(store: Store, host: str, r: StepRules) -> list[tuple[int, str, int, int]]:
     rows = store.sql(
         f"SELECT artifact_id, name, min(start_ns), max(start_ns + dur_ns) FROM {host}"
-        " WHERE regexp_matches(name, $p) GROUP BY ALL ORDER BY 1, 3",
+        # the regex on the distinct names, not on every op (host_calls.NO_LIMIT)
+        f" WHERE name IN (SELECT name FROM (SELECT DISTINCT name FROM {host} LIMIT {NO_LIMIT})"
+        " WHERE regexp_matches(name, $p)) GROUP BY ALL ORDER BY 1, 3",
         {"p": r.profiler_step.pattern},
     ).fetchall()
     return [(int(a), str(n), int(s), int(e)) for a, n, s, e in rows]
@@ -146,7 +149,8 @@ def _engine_steps(store: Store, host: str, r: StepRules) -> tuple[str, Raw]:
         rows = store.sql(
             f"SELECT artifact_id, name, start_ns, start_ns + dur_ns FROM {host}"
             " WHERE kind IN ('python', 'annotation') AND name IN (SELECT name FROM"
-            f" (SELECT DISTINCT name FROM {host} WHERE kind IN ('python', 'annotation'))"
+            f" (SELECT DISTINCT name FROM {host} WHERE kind IN ('python', 'annotation')"
+            f" LIMIT {NO_LIMIT})"
             " WHERE regexp_matches(name, $p))", {"p": pat.pattern},
         ).fetchall()
         if rows:
@@ -238,10 +242,12 @@ def _tables(whole: Sequence[int] | Literal["all"] | None) -> tuple[str, str]:
 
 
 def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None,
-           kernels: KernelRows | None = None) -> StepSet:
+           kernels: KernelRows | None = None,
+           unions: list[timeline.DeviceIntervals] | None = None) -> StepSet:
     """Find the steps: in the filter's scope (f_host / f_gpu) by default; with `whole`, over
     the whole capture (filter ignored) of every artifact ("all") or of these artifact ids.
-    `kernels`: f_gpu's kernels when the caller has them (the filter's scope only)."""
+    `kernels`: f_gpu's kernels when the caller has them (the filter's scope only), with
+    `unions` their kernel union per device (timeline.union_by_device) if computed."""
     host, gpu = _tables(whole)
     r = rules()
     raw = _profiler_steps(store, host, r)
@@ -264,10 +270,12 @@ def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None,
         m = r.profiler_step.match(name) if source == "profiler-step" else None
         steps.append(Step(a, paths.get(a, str(a)), per_art[a],
                           int(m.group(1)) if m else per_art[a], name, s, e))
-    k = kernels if kernels is not None and whole is None else KernelRows(store, gpu)
+    mine = kernels is not None and whole is None
+    k = kernels if kernels is not None and mine else KernelRows(store, gpu)
     if len(k):
         _extend_to_gpu_tail(k, steps)
-        _gpu_facts(k, steps)
+        _gpu_facts(k, steps, {(u.artifact_id, u.device): u for u in unions or []}
+                   if mine else {})
     _flag_walls(steps, r)
     return StepSet(source, steps)
 
@@ -293,9 +301,10 @@ def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
             x.end_ns = end
 
 
-def _gpu_facts(k: KernelRows, steps: list[Step]) -> None:
-    """Per step: kernel union (mean over the artifact's devices) and kernel time by family
-    (each kernel clipped to the step)."""
+def _gpu_facts(k: KernelRows, steps: list[Step],
+               unions: dict[tuple[int, int], timeline.DeviceIntervals]) -> None:
+    """Per step: kernel union (mean over the artifact's devices; `unions` holds those already
+    merged) and kernel time by family (each kernel clipped to the step)."""
     for a in {x.artifact_id for x in steps}:
         mine = [x for x in steps if x.artifact_id == a]
         ws = np.array([x.start_ns for x in mine], dtype=np.int64)
@@ -306,8 +315,9 @@ def _gpu_facts(k: KernelRows, steps: list[Step]) -> None:
         busy = np.zeros(len(mine), dtype=np.int64)
         s_a, e_a = k.s[sel_a], k.e[sel_a]
         for d in devices:
-            sel = dev == d
-            us, ue = timeline.merge(s_a[sel], e_a[sel])
+            u = unions.get((int(a), int(d)))
+            us, ue = (u.busy_s, u.busy_e) if u is not None else timeline.merge(
+                s_a[dev == d], e_a[dev == d])
             busy += timeline.overlap(ws, we, us, ue)
         for x, b in zip(mine, busy, strict=True):
             x.gpu_busy_ns = int(b // max(len(devices), 1))

@@ -25,6 +25,11 @@ def uniq(a: npt.NDArray[G]) -> npt.NDArray[G]:
     `unique` is several times slower on millions of int64 here)."""
     if len(a) == 0:
         return a
+    if a.dtype.kind in "iu":  # few values in a small range (threads, depths, nodes): counts
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo <= min(len(a), 1 << 22) + (1 << 16):
+            n = np.bincount((a - lo).astype(np.intp), minlength=hi - lo + 1)
+            return (np.nonzero(n)[0] + lo).astype(a.dtype)
     a = np.sort(a, kind="stable")
     return a[np.r_[True, a[1:] != a[:-1]]]
 
@@ -97,6 +102,26 @@ def kernel_union(store: Store) -> list[DeviceIntervals]:
     for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(key)], strict=True):
         us, ue = merge(s[lo:hi], e[lo:hi])
         out.append(DeviceIntervals(int(a[lo]), int(d[lo]), us, ue, int(us[0]), int(ue[-1])))
+    return out
+
+
+def union_by_device(art: I64, dev: I64, s: I64, e: I64) -> list[DeviceIntervals]:
+    """`kernel_union` from kernel columns already read (views/device/kernel_rows.py): the
+    same unions, per (artifact, device) in that order, without a sorted re-read."""
+    out: list[DeviceIntervals] = []
+    if len(s) == 0:
+        return out
+    if (art[0] == art).all() and (dev[0] == dev).all():  # one device: no grouping sort
+        groups = [np.arange(len(s))]
+    else:
+        o = np.lexsort((dev, art))
+        a, d = art[o], dev[o]
+        cut = np.nonzero((a[1:] != a[:-1]) | (d[1:] != d[:-1]))[0] + 1
+        groups = np.split(o, cut)
+    for g in groups:
+        us, ue = merge(s[g], e[g])
+        out.append(DeviceIntervals(int(art[g[0]]), int(dev[g[0]]), us, ue, int(us[0]),
+                                   int(ue[-1])))
     return out
 
 

@@ -126,9 +126,15 @@ def _gaps(k: KernelRows, kw: int) -> tuple[list[Gap], list[Gap]]:
     of its partition (ordered by start, end) has ended."""
     if len(k) == 0:
         return [], []
-    by_device = np.lexsort((k.e, k.s, k.dev, k.art))
-    by_stream = np.lexsort((k.e, k.s, k.stream, k.dev, k.art))
+    by_device = _lexsort((k.e, k.s, k.dev, k.art))
+    by_stream = _lexsort((k.e, k.s, k.stream, k.dev, k.art))
     return _partition_gaps(k, False, by_device, kw), _partition_gaps(k, True, by_stream, kw)
+
+
+def _lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
+    """np.lexsort without the keys that hold one value (one artifact, one device): the same
+    order, a sort pass less per such key."""
+    return np.lexsort(tuple(x for x in keys if len(x) and not (x == x[0]).all()) or keys[:1])
 
 
 def _partition_gaps(k: KernelRows, per_stream: bool, order: np.ndarray, kw: int) -> list[Gap]:
