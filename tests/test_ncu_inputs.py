@@ -113,6 +113,25 @@ def test_tensor_cores_unused_on_a_v100_is_told_fp16(tmp_path: Path) -> None:
     assert "allow_tf32 = True" in g.fix
 
 
+def test_latency_bound_library_kernel_is_told_to_change_the_call(tmp_path: Path) -> None:
+    """SYNTHETIC: the raw page above with compute 30% / memory 20% of peak (both under 60%,
+    6.06 waves: latency-bound). Named as a cuBLAS kernel, the fix changes the call (batching,
+    another library kernel), never `__launch_bounds__`; named as the user's own kernel, the
+    register/occupancy advice stands."""
+    lat = RAW.replace('"1.2","400","85","40"', '"1.2","400","30","20"')
+    assert '"30","20"' in lat
+    lib = lat.replace("sgemm_fp32_kernel(float const*, float*)",
+                      "void gemv2T_kernel_val<int, int, float, 128>(cublasGemvParams<float>)")
+    a = analyze([write(tmp_path, "lib_raw.csv", lib)])
+    (k,) = a.views.kernels  # type: ignore[union-attr]
+    assert k.bound == "latency-bound"
+    (f,) = [f for f in a.findings if f.pattern == "below-roofline"]
+    assert "is a library kernel" in f.fix and "__launch_bounds__" not in f.fix
+    own = analyze([write(tmp_path, "own_raw.csv", lat)])
+    (g,) = [f for f in own.findings if f.pattern == "below-roofline"]
+    assert "__launch_bounds__" in g.fix
+
+
 def test_details_csv_with_no_kernel_rows_is_one_clear_error(tmp_path: Path) -> None:
     header = IDS + ',"Section Name","Metric Name","Metric Unit","Metric Value"\n'
     p = write(tmp_path, "empty_ncu.csv", header)

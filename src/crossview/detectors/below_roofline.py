@@ -6,6 +6,7 @@ from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
+from crossview.sol.kernel_inputs import library_kernel_pattern
 from crossview.sol.roofline import KernelRoofline
 from crossview.views.views import Views
 
@@ -34,10 +35,12 @@ def detect(v: Views) -> list[Finding]:
     obs = " ".join(lines) + kc.ncu_says(top, ("SOLBottleneck", "TheoreticalOccupancy",
                                               "IssueSlotUtilization"))
     key = PATTERN + ("-small-grid" if top.bound == "small-grid" else "")
+    variant = ("library" if top.bound == "latency-bound"
+               and library_kernel_pattern().search(top.name) else None)
     return [kc.finding(
         PATTERN, sev, f"Kernel{'s' if len(ks) > 1 else ''} far below the roofline: "
         f"{kc.names(ks)} ({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
-        fix_for(key, None, kc.names(ks[:1])), share, ks,
+        fix_for(key, variant, kc.names(ks[:1])), share, ks,
         "Up to the nearer ceiling: these kernels use well under 60% of both compute and "
         "memory throughput.")]
 

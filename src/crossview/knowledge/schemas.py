@@ -332,6 +332,7 @@ class NcuMetrics(Rec):
     tensor_ops_metric: str
     tensor_ops: list[TensorHint]
     tensor_activity: str
+    library_kernels: str
     waves_rule_text: str
     pipe_utilization: str
     tensor_pipe_pct: str

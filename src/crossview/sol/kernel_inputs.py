@@ -52,6 +52,11 @@ def pipe_pattern() -> re.Pattern[str]:
 
 
 @cache
+def library_kernel_pattern() -> re.Pattern[str]:
+    return re.compile(str(_table()["library_kernels"]))
+
+
+@cache
 def waves_rule_pattern() -> str:
     return str(_table()["waves_rule_text"])
 
