@@ -16,10 +16,29 @@ from crossview.detectors.common import evidence, fix_where, ms, pct, severity, s
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
+from crossview.knowledge.frames import zero_grad_ops
 from crossview.views.views import Views
 
 PATTERN = "host-python-overhead"
 CAUSES = ("cpu_dispatch",)
+ZERO_GRAD = PATTERN + "-zero-grad"
+# zero-fill ops directly under the optimizer's reset, and how many resets
+_ZERO_FILLS = """
+SELECT count(*), count(DISTINCT p.op_id) FROM f_host z JOIN host_ops p ON p.op_id = z.parent
+WHERE z.name = $fill AND starts_with(p.name, $call)
+"""
+
+
+def _zero_grad(v: Views, frames: list[str]) -> str:
+    """A sentence when the optimizer's zero_grad zero-fills gradients among the top frames."""
+    call, fill = zero_grad_ops()
+    if not any(f.startswith(call) or f == fill for f in frames):
+        return ""
+    fills, resets = v.store.sql(_ZERO_FILLS, {"fill": fill, "call": call}).fetchall()[0]
+    if not fills:
+        return ""
+    return (f" `{call}` zero-fills the gradients: {fills:,} `{fill}` ops under {resets:,} "
+            f"calls ({fills / resets:,.0f} per call, one fill kernel each).")
 
 _SELF_ON_LAUNCH_THREADS = """
 WITH t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM f_gpu g
@@ -47,6 +66,10 @@ def detect(v: Views) -> list[Finding]:
         if sev is None:
             return []
         top = "; ".join(f"`{short(f.frame, 80)}` {ms(f.ns)}" for f in sl.top_frames)
+        zero = _zero_grad(v, [f.frame for f in sl.top_frames])
+        fix = fix_for(PATTERN, v.engine, fix_where(v))
+        if zero:
+            fix = fix_for(ZERO_GRAD, None) + " " + fix
         return [Finding(
             pattern=PATTERN, severity=sev,
             title=f"Host Python/framework work between launches: the GPU waits on it "
@@ -56,8 +79,8 @@ def detect(v: Views) -> list[Finding]:
                 f"{ms(sl.wall_ns)} step) while the launching thread ran operator, Python or "
                 f"dispatcher code between launches (innermost frames: {top}); the launch "
                 f"queue was empty at {pct(acc.empty_queue_share)} of launches, so these are "
-                "stalls of CPU work between deep queues, not per-launch cost."),
-            fix=fix_for(PATTERN, v.engine, fix_where(v)), share=sl.share,
+                "stalls of CPU work between deep queues, not per-launch cost." + zero),
+            fix=fix, share=sl.share,
             evidence=evidence(v, "innermost host frame of the launching thread during GPU "
                                  "idle (time account: cpu_dispatch)"),
             details=claims(*CAUSES),
@@ -99,5 +122,5 @@ def detect(v: Views) -> list[Finding]:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
     thresholds=("python_overhead_red_share", "python_overhead_yellow_share"),
-    fix_keys=(PATTERN,),
+    fix_keys=(PATTERN, ZERO_GRAD),
     shared={"cpu_dispatch": "kernel-launch-bound owns it when the launch queue is empty"})

@@ -51,3 +51,9 @@ def startup_pattern() -> str:
 def compiled_prefixes() -> list[str]:
     """Host-op name prefixes that mean torch.compile ran the step (frames.yaml: compiled)."""
     return list(load_yaml("frames.yaml")["compiled"])
+
+
+def zero_grad_ops() -> tuple[str, str]:
+    """(the optimizer reset's op-name prefix, the fill op under it) (frames.yaml: zero_grad)."""
+    z = load_yaml("frames.yaml")["zero_grad"]
+    return str(z["call_prefix"]), str(z["fill"])

@@ -206,12 +206,18 @@ class EvidenceRule(Rec):
     tables: list[str]
 
 
+class ZeroGrad(Rec):
+    call_prefix: str
+    fill: str
+
+
 class Frames(Rec):
     library: list[str]
     engines: dict[str, str]
     dataloader: list[str]
     startup: list[str]
     compiled: list[str]
+    zero_grad: ZeroGrad
 
 
 # --- gpu_metrics.yaml, host_metrics.yaml, serving_metrics.yaml ----------------------------
