@@ -139,6 +139,11 @@ def events(trace: dict) -> list[dict]:
     return trace["traceEvents"]
 
 
+def complete_events(path: str | Path) -> list[dict]:
+    """The timed (``ph`` X) events of a trace file, ts/dur as Decimal µs."""
+    return [e for e in events(load_trace(path)) if e.get("ph") == "X"]
+
+
 # --------------------------------------------------------------------------- kernels
 
 

@@ -8,13 +8,12 @@ hta_a100_ddp_resnet_nccl records neither: the default fix stays.
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+import oracle
 from conftest import SHARED_DATA, SHARED_DATA_ABSENT
 from crossview.analysis import analyze
 
@@ -24,9 +23,7 @@ pytestmark = pytest.mark.skipif(not V100.exists(), reason=SHARED_DATA_ABSENT)
 
 
 def _names(path: Path) -> Counter[str]:
-    with gzip.open(path) as f:
-        return Counter(e.get("name", "") for e in json.load(f)["traceEvents"]
-                       if e.get("ph") == "X")
+    return Counter(e.get("name", "") for e in oracle.complete_events(path))
 
 
 def test_compiled_step_without_graphs_is_told_reduce_overhead() -> None:

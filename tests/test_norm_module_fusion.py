@@ -8,12 +8,11 @@ thread within its interval, kernels by `args.correlation`) and compares it with 
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 
 import pytest
 
+import oracle
 from conftest import SHARED_DATA, SHARED_DATA_ABSENT
 from crossview.analysis import analyze
 
@@ -22,8 +21,7 @@ pytestmark = pytest.mark.skipif(not TRACE.exists(), reason=SHARED_DATA_ABSENT)
 
 
 def _rmsnorm_kernel_ns() -> int:
-    with gzip.open(TRACE) as f:
-        ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    ev = oracle.complete_events(TRACE)
     mods = [e for e in ev if str(e.get("name", "")).startswith("nn.Module: Qwen2RMSNorm_")]
     launches = [e for e in ev if e.get("cat") == "cuda_runtime"
                 and e.get("name") == "cudaLaunchKernel"]

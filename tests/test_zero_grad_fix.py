@@ -7,11 +7,9 @@ interval on the same thread) and checks the finding's numbers and its set_to_non
 
 from __future__ import annotations
 
-import gzip
-import json
-
 import pytest
 
+import oracle
 from conftest import SHARED_DATA, SHARED_DATA_ABSENT
 from crossview.analysis import analyze
 
@@ -20,8 +18,7 @@ pytestmark = pytest.mark.skipif(not TRACE.exists(), reason=SHARED_DATA_ABSENT)
 
 
 def test_zero_filling_zero_grad_is_told_set_to_none() -> None:
-    with gzip.open(TRACE) as f:
-        ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    ev = oracle.complete_events(TRACE)
     resets = [e for e in ev if str(e.get("name", "")).startswith("Optimizer.zero_grad")]
     fills = sum(1 for z in resets for e in ev if e.get("name") == "aten::zero_"
                 and e.get("tid") == z["tid"] and z["ts"] <= e["ts"] <= z["ts"] + z["dur"])

@@ -15,8 +15,7 @@ from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import hardware
-from crossview.knowledge.fixes import fix_for
-from crossview.knowledge.loader import load_yaml
+from crossview.knowledge.fixes import fix_for, variants
 from crossview.sol.roofline import KernelRoofline
 from crossview.units import duration, flop_rate
 from crossview.views.views import Views
@@ -39,14 +38,15 @@ def _fp64_ratio(k: KernelRoofline) -> tuple[float, str] | None:
 def _by_pipe(v: Views, k: KernelRoofline, where: str) -> tuple[str, str] | None:
     """(fix, expected effect) from the pipes `k` keeps at least compute_pipe_busy_pct busy,
     busiest first; None when no busy pipe has advice (the generic fix stands)."""
-    advice = load_yaml("fixes.yaml")[PIPE_FIXES]
+    advice = variants(PIPE_FIXES)
     busy = [(p, pct) for p, pct in k.busiest_pipes.items()
             if pct >= v.limits.compute_pipe_busy_pct and p in advice]
     if not busy:
         return None
     ratio = _fp64_ratio(k) if any(p == "fp64" for p, _ in busy) else None
     slow64 = ratio is not None and ratio[0] >= v.limits.fp64_slow_ratio
-    parts = [advice["fp64_slow" if p == "fp64" and slow64 else p] for p, _ in busy]
+    parts = [fix_for(PIPE_FIXES, "fp64_slow" if p == "fp64" and slow64 else p)
+             for p, _ in busy]
     fix = (f"Cut the work on the busy SM pipes of {where}, busiest first: "
            + " ".join(f"({i}) {t}" for i, t in enumerate(parts, 1)))
     effects = []
@@ -59,7 +59,7 @@ def _by_pipe(v: Views, k: KernelRoofline, where: str) -> tuple[str, str] | None:
             f"Relieving the {p1.upper()} pipe alone leaves {where} at least as long as the "
             f"{p2.upper()} pipe stays busy ({x2:.1f}% of its {duration(k.duration_ns)}: "
             f"≥ {duration(k.duration_ns * x2 / 100)}); a larger cut needs the work on both.")
-    return " ".join(fix.split()), " ".join(effects) or DEFAULT_EFFECT
+    return fix, " ".join(effects) or DEFAULT_EFFECT
 
 
 def detect(v: Views) -> list[Finding]:

@@ -80,6 +80,8 @@ def detect(v: Views) -> list[Finding]:
         details = {}
     eager = [(str(n), int(c), int(t)) for n, c, t in v.store.sql(_EAGER).fetchall()] \
         if mostly_graphs else []
+    # one scan for both findings, only when one is made
+    variant = _variant(v) if launch_sev and not mostly_graphs else v.engine
     if launch_sev:
         obs = (
             f"{ls.short_kernels:,} of {m.kernel_count:,} kernels ({pct(short_share)}) ran "
@@ -101,7 +103,7 @@ def detect(v: Views) -> list[Finding]:
                    "span"),
             observation=obs,
             fix=fix_for(PARTIAL, v.engine, where) if mostly_graphs
-            else fix_for(PATTERN, _variant(v), where),
+            else fix_for(PATTERN, variant, where),
             share=share, evidence=ev,
             expected_effect="Replaying the step as a graph removes per-kernel launch cost; "
                             f"the waiting time ({ms(waiting)}) bounds the gain.",
@@ -120,7 +122,7 @@ def detect(v: Views) -> list[Finding]:
                 f"calls; {eager_short:,} kernels under {ms(ls.short_kernel_ns)} ran outside "
                 "any graph."
             ),
-            fix=fix_for(GRAPHS, _variant(v), where), share=0.0, evidence=ev,
+            fix=fix_for(GRAPHS, variant, where), share=0.0, evidence=ev,
         ))
     return out
 

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
+from crossview.sol.kernel_inputs import gemm_tile_pattern
 from crossview.sol.roofline import KernelRoofline
 from crossview.views.views import Views
 
 PATTERN = "memory-bandwidth-bound"
-# a GEMM kernel's thread-block tile as library kernel names spell it (`…_128x64_…`, cutlass
-# `…_32x32_128…`): the first M×N pair
-_TILE = re.compile(r"_(\d{2,3})x(\d{2,3})(?:_|x)")
 
 
 def _unit(k: KernelRoofline) -> tuple[str, float] | None:
@@ -33,7 +29,7 @@ def _busiest(k: KernelRoofline) -> str:
     text = f" The busiest memory unit is {u[0]} at {u[1]:.1f}% of its peak"
     if u[0] != "DRAM" and k.dram_sol_pct is not None:
         text += f", DRAM at {k.dram_sol_pct:.1f}%"
-    if k.family == "gemm" and (t := _TILE.search(k.name)):
+    if k.family == "gemm" and (t := gemm_tile_pattern().search(k.name)):
         text += f"; its name gives a {t.group(1)}×{t.group(2)} tile"
     return text + "."
 

@@ -12,6 +12,11 @@ def fix_for(pattern: str, engine: str | None, where: str = "") -> str:
     return " ".join(text.format(where=where).split())
 
 
+def variants(pattern: str) -> set[str]:
+    """The variant keys fixes.yaml holds for a pattern (engines, GPUs, SM pipes, …)."""
+    return set(load_yaml("fixes.yaml")[pattern])
+
+
 def where_text(site: str, frame: str = "") -> str:
     """The {where} sentence for a code site (Views.code_site: a fix_where.yaml key and the
     user's frame it names, if any)."""

@@ -339,6 +339,7 @@ class NcuMetrics(Rec):
     tensor_ops: list[TensorHint]
     tensor_activity: str
     library_kernels: str
+    gemm_tile_in_name: str
     waves_rule_text: str
     pipe_utilization: str
     tensor_pipe_pct: str

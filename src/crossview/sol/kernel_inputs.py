@@ -57,6 +57,11 @@ def library_kernel_pattern() -> re.Pattern[str]:
 
 
 @cache
+def gemm_tile_pattern() -> re.Pattern[str]:
+    return re.compile(str(_table()["gemm_tile_in_name"]))
+
+
+@cache
 def waves_rule_pattern() -> str:
     return str(_table()["waves_rule_text"])
 
