@@ -8,13 +8,12 @@ last before that start.
 
 from __future__ import annotations
 
-import gzip
-import json
 from functools import cache
 from typing import Any
 
 import pytest
 
+import oracle
 from conftest import SHARED_DATA, SHARED_DATA_ABSENT
 from crossview.analysis import Analysis, analyze
 from crossview.store.host_calls import RuntimeCalls
@@ -32,8 +31,7 @@ def _analysis() -> Analysis:
 
 @cache
 def _events() -> list[dict[str, Any]]:
-    with gzip.open(TRACE) as f:
-        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    return oracle.complete_events(TRACE)
 
 
 def _expected_longest() -> dict[str, Any]:
@@ -78,3 +76,8 @@ def test_sync_bound_names_the_wait_and_fixes_the_dependency() -> None:
     # the fix breaks the dependency; it does not tell the user to drop `.item()` calls
     assert f.fix.startswith("Break the wait behind the blocking call")
     assert ".item()" not in f.fix
+    # the remove-sync replay does not model this wait: the capture's own bound stays beside
+    # it, with what an A/B compares (the 146,934 µs call read from the JSON above)
+    assert "The capture's bound: Up to " in f.expected_effect
+    assert ("(146.93 ms in the longest call here) once stream 27 no longer waits on stream 7"
+            in f.expected_effect)

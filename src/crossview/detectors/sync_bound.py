@@ -27,21 +27,22 @@ CAUSES = ("sync_drained", "blocking_copy")
 HELD = PATTERN + "-held"
 
 
-def _held(v: Views) -> tuple[str, str | None]:
-    """A sentence on what the longest blocking call waited for, and the fix variant of
-    sync-bound-held when another stream held it (None: the call waited for its own work)."""
+def _held(v: Views) -> tuple[str, str | None, str]:
+    """A sentence on what the longest blocking call waited for, the fix variant of
+    sync-bound-held when another stream held it (None: the call waited for its own work), and
+    what an A/B of that fix compares."""
     lim = v.limits
     waits = blocking_waits.longest(v.store, v.sync_calls().names, lim.blocking_wait_calls,
                                    lim.blocking_wait_release_ns)
     if not waits:
-        return "", None
+        return "", None, ""
     w = waits[0]
     where = f" under `{short(w.scope, 60)}`" if w.scope else ""
     text = (f" The longest blocking call, `{w.call}`{where} ({duration(w.host_ns)}), launched "
             f"a {duration(w.op_ns)} `{short(w.op_name, 50)}` on stream {w.stream}")
     r = w.release
     if r is None or w.held_ns < lim.blocking_wait_held_share * w.host_ns:
-        return text + ": it waited for the work queued ahead of it on that stream.", None
+        return text + ": it waited for the work queued ahead of it on that stream.", None, ""
     comm = r.family == "comm"
     alike = sum(1 for x in waits if x.release and x.release.stream == r.stream
                 and x.held_ns >= lim.blocking_wait_held_share * x.host_ns)
@@ -51,7 +52,10 @@ def _held(v: Views) -> tuple[str, str | None]:
              f"{r.stream}'s work ({'the other ranks' if comm else 'a cross-stream dependency'})"
              f", not on its own {'copy' if 'memcpy' in w.call.lower() else 'work'}"
              f" ({alike} of the {len(waits)} longest blocking calls alike).")
-    return text, "collective" if comm else "default"
+    check = (f" An A/B compares the step time and the host time of `{w.call}`{where} "
+             f"({duration(w.host_ns)} in the longest call here) once stream {w.stream} no "
+             f"longer waits on stream {r.stream}.")
+    return text, "collective" if comm else "default", check
 
 
 def detect(v: Views) -> list[Finding]:
@@ -79,7 +83,7 @@ def detect(v: Views) -> list[Finding]:
         obs += (f"Idle gaps that opened while the host was blocked total "
                 f"{ms(eff.gaps_opened_inside_ns)} ({pct(share)} of the span)")
     sev = severity(share, lim.sync_red_share, lim.sync_yellow_share)
-    held, variant = _held(v) if sev else ("", None)
+    held, variant, check = _held(v) if sev else ("", None, "")
     ev = evidence(v, "sync API intervals against device idle gaps (time account: "
                      "sync_drained)")
     if sev is None:
@@ -113,8 +117,11 @@ def detect(v: Views) -> list[Finding]:
         + held,
         fix=(fix_for(HELD, variant, fix_where(v)) if variant
              else fix_for(PATTERN, v.engine, fix_where(v))), share=share, evidence=ev,
-        expected_effect=(f"Up to {ms(sl.ns)} per step if the syncs go." if sl else
-                         f"Up to {ms(eff.gaps_opened_inside_ns)} of GPU idle if the syncs go."),
+        expected_effect=(
+            f"Up to {ms(sl.ns)} per step, the GPU idle charged to these blocking calls."
+            + check if sl and check else
+            f"Up to {ms(sl.ns)} per step if the syncs go." if sl else
+            f"Up to {ms(eff.gaps_opened_inside_ns)} of GPU idle if the syncs go."),
         details=claims(*CAUSES) if sl is not None else {},
     )]
 

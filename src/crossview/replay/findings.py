@@ -64,6 +64,9 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
             w.unsteady = flagged
             text = effect_text(w, lever)
             if text:
+                if f.expected_effect and lever in graph_mod.params()["lever_caveats"]:
+                    # the lever models only part of the fix: the finding's own bound stays
+                    text += f" The capture's bound: {f.expected_effect}"
                 f.expected_effect = text
                 m = w.medians()
                 f.details["replay"] = {"lever": lever,
