@@ -437,6 +437,11 @@ class StackViews(Rec):
     device_name: list[str]
 
 
+class VllmGraphSizes(Rec):
+    default_max: int
+    step_above_256: int
+
+
 class Steps(Rec):
     profiler_step: str
     engine_steps: dict[str, list[str]]
@@ -448,6 +453,8 @@ class Steps(Rec):
     jit_step_share: Num
     startup_step_share: Num
     step_rows: int
+    engine_batch: dict[str, list[str]]
+    vllm_graph_sizes: VllmGraphSizes
 
 
 class RepeatRule(Rec):
