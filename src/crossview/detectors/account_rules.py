@@ -14,7 +14,6 @@ from crossview.detectors.declare import Declaration
 from crossview.knowledge import causes
 from crossview.views.device.account import Account
 
-
 _STARTUP_NOTE = (" Measured in start-up (this capture has no steady-state step): first launches"
                  " load modules and compile, so this says nothing about the steady state.")
 
