@@ -311,3 +311,14 @@ def test_a10g_grids_smaller_than_the_gpu_are_small_grid_from_launch_stats_alone(
     floor_us = sum(r[1] for r in small) * 64 / 80 / 1e3
     assert f"≥ {floor_us:.1f} µs of their" in f.expected_effect
     assert f.severity == "yellow"
+
+
+def test_a10g_recap_says_what_all_launches_lack_once() -> None:
+    """Every one of the 12 A10G launches lacks the same sections (no SpeedOfLight, no memory
+    workload, no roofline chart): the recap says so once above the list, not 12 times."""
+    from crossview.render import markdown
+
+    text = markdown.render(analyze([need(A10G)]))
+    assert text.count("All 12 launches — not in the capture: DRAM bytes") == 1
+    assert "   - not in the capture" not in text
+    assert text.count("All 12 launches — compute class: not collected") == 1
