@@ -12,10 +12,17 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
+from crossview.detectors.common import (
+    evidence,
+    fix_where,
+    is_compiled,
+    ms,
+    pct,
+    severity,
+    short,
+)
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.knowledge.frames import compiled_prefixes
 from crossview.views.host import engine_batch
 from crossview.views.views import Views
 
@@ -35,10 +42,7 @@ def _variant(v: Views) -> str | None:
     without graphs (no graph launch), else None (default)."""
     if v.engine or (v.metrics.launch and v.metrics.launch.graph_launches):
         return v.engine
-    hit = v.store.sql("SELECT 1 FROM f_host WHERE kind IN ('op', 'annotation') AND ("
-                      + " OR ".join("starts_with(name, ?)" for _ in compiled_prefixes())
-                      + ") LIMIT 1", compiled_prefixes()).fetchall()
-    return "compiled" if hit else None
+    return "compiled" if is_compiled(v) else None
 
 
 def _large_step(v: Views) -> tuple[str, dict[str, object]] | None:

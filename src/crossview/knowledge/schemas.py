@@ -374,6 +374,11 @@ class OpRoofline(Rec):
     what_if_pct: Num
     small_gemm_dim: int
     gemm_align_elems: int
+    unfused_families: list[str]
+    unfused_min_share: Num
+    unfused_red_share: Num
+    unfused_busy_pct: Num
+    unfused_modules_shown: int
     memory_min_share: Num
     memory_near_pct: Num
     memory_red_share: Num

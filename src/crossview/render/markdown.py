@@ -238,7 +238,8 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
         side = ("host" if head.pattern in ("gpu-idle", "kernel-launch-bound", "sync-bound",
                                            "host-python-overhead", "dataloader-starved",
                                            "cuda-graphs-missing")
-                else "GPU / communication")
+                else "communication" if head.pattern.startswith("nccl")
+                else "GPU kernel")
         return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel "
                 f"span. The dominant pattern is **{head.pattern}**: the {side} side limits "
                 "throughput.")
