@@ -65,6 +65,8 @@ class Sorted:
     start: I64
     dur: I64
     label: I64
+    corr: I64  # the correlation id, any value where `no_corr`
+    no_corr: npt.NDArray[np.bool_]  # the correlation id is NULL
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ def _sort_in_numpy(con: duckdb.DuckDBPyConnection, rows: str) -> Sorted:
         con.execute("CREATE OR REPLACE TABLE _host AS SELECT * FROM _host_sorted")
     finally:
         con.unregister("_host_sorted")
-    return Sorted(c["thread"], c["start_ns"], c["dur_ns"], c["label"])
+    return Sorted(c["thread"], c["start_ns"], c["dur_ns"], c["label"], c["corr"], c["no_corr"])
 
 
 def insert_args(con: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int) -> None:
