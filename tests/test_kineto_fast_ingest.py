@@ -21,11 +21,15 @@ from crossview.sources.kineto import reader as kineto
 from crossview.store.store import Store
 
 KINETO = SHARED_DATA / "kineto"
-# a DDP training step with NCCL, an HF forward with recorded shapes (op_args), a vLLM TP8
-# prefill, a V100 trace with dataloader workers
-REAL = ["hta_a100_ddp_resnet_nccl.json.gz", "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz",
-        "tracelens_b200_vllm_eager_prefill_tp8.json.gz",
-        "kineto_v100_resnet50_workers4.pt.trace.json.gz"]
+# (trace, kernels launched through a CUDA/HIP graph): a DDP training step with NCCL, an HF
+# forward with recorded shapes (op_args), a vLLM TP8 prefill, a V100 trace with dataloader
+# workers, and two traces with graph launches (via_graph, linked from numpy on the fast path)
+REAL = [("hta_a100_ddp_resnet_nccl.json.gz", False),
+        ("tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz", False),
+        ("tracelens_b200_vllm_eager_prefill_tp8.json.gz", False),
+        ("kineto_v100_resnet50_workers4.pt.trace.json.gz", False),
+        ("hta_a100_16rank_training_graphs.json.gz", True),
+        ("tracelens_mi300x_vllm_decode_full_graph.json.gz", True)]
 TABLES = {
     "host_ops": "op_id", "gpu_ops": "gpu_op_id", "frames": "node_id",
     "op_args": "op_id, on_gpu", "devices": "device",
@@ -50,8 +54,9 @@ def _read(path: Path, plain: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Sto
     return store, len(calls)
 
 
-@pytest.mark.parametrize("name", REAL)
-def test_fast_host_path_equals_plain_path(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("name", "graphs"), REAL)
+def test_fast_host_path_equals_plain_path(name: str, graphs: bool,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     path = KINETO / name
     if not path.exists():
         pytest.skip(f"real trace {path} absent (../shared/data not mounted)")
@@ -62,7 +67,9 @@ def test_fast_host_path_equals_plain_path(name: str, monkeypatch: pytest.MonkeyP
         q = f"SELECT * FROM {table} ORDER BY {key}"
         assert fast.sql(q).fetchall() == plain.sql(q).fetchall(), table
     # a real host timeline with launches linked and correlation ids kept (NULL where none)
-    n_host, n_corr, n_null, n_linked = fast.sql(
+    n_host, n_corr, n_null, n_linked, n_graph = fast.sql(
         "SELECT count(*), count(correlation), count(*) - count(correlation),"
-        " (SELECT count(launch_op_id) FROM gpu_ops) FROM host_ops").fetchall()[0]
-    assert n_host > 10_000 and n_corr > 500 and n_null > 500 and n_linked > 500
+        " (SELECT count(launch_op_id) FROM gpu_ops),"
+        " (SELECT count(*) FILTER (WHERE via_graph) FROM gpu_ops) FROM host_ops").fetchall()[0]
+    assert n_host > 1_000 and n_corr >= 20 and n_null > 400 and n_linked > 400
+    assert (n_graph > 300) == graphs

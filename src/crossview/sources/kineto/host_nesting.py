@@ -31,7 +31,7 @@ from crossview.store.store import Store
 
 # the legacy call stacks of host events, by row of `_host` (made only when some exist)
 _STACKS_TABLE_SQL = (
-    "CREATE OR REPLACE TEMP TABLE _stacks AS SELECT h.rowid AS hr, e.call_stack FROM _host h"
+    "CREATE OR REPLACE TEMP TABLE _stacks AS SELECT h.hr, e.call_stack FROM __HOST__ h"
     " JOIN (SELECT rowid AS er, args.\"Call stack\" AS call_stack FROM ev"
     " WHERE args.\"Call stack\" <> '') e USING (er) ORDER BY hr"
 )
@@ -46,7 +46,7 @@ def nest_host(store: Store, artifact_id: int, op_base: int, host: HostTable,
     batch = batch_rows or defaults().kineto_nest_batch_rows
     label_rows = list(host.labels)
     if has_stacks:
-        con.execute(_STACKS_TABLE_SQL)
+        con.execute(_STACKS_TABLE_SQL.replace("__HOST__", host.rows_sql))
     prefixes = CallStackPrefixes(len(label_rows), store)
     nodes = NodeTable()
 
