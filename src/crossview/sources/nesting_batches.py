@@ -7,7 +7,8 @@ columns already), nests each batch in numpy, lets the reader intern the
 batch's call paths (its `paths` callback returns a provisional node id per event, usually from
 a `kineto.node_table.NodeTable`) and appends the results to the DuckDB table `_nestres` before
 the next batch is read, so numpy never holds more than one batch. `insert_host_ops` then joins
-`_host` and `_nestres` by position in SQL. Results do not depend on the batch size
+`_host` and `_nestres` by position in SQL (`nest_in_memory`: the same batches, results kept
+as arrays for a caller that inserts host_ops itself). Results do not depend on the batch size
 (tests/test_host_chunks.py, tests/test_nsys_batches.py).
 """
 

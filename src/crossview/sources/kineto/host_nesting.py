@@ -8,6 +8,12 @@ nested in numpy, its call paths interned (node_table), and its results appended 
 table `_nestres` before the next batch is read, so numpy never holds more than one batch.
 The loop and the host_ops insert are shared with the nsys reader (sources/nesting_batches.py).
 The results equal one pass over all rows (tests/test_host_chunks.py).
+
+When numpy sorted `_host` (host_table's numpy path, up to `kineto_host_sort_rows` rows), its
+columns are in memory already: the batches' results are kept as arrays and host_ops is
+inserted straight from them, strings as Arrow dictionaries over the thread and label lists
+(no `_nestres` table, no per-row list lookup; tests/test_kineto_fast_ingest.py compares the
+two paths column by column; docs/decisions/0680).
 """
 
 from __future__ import annotations
