@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from crossview.kernels import families as kernel_families
-from crossview.sources.nsys import enums, fetch, launch_link
+from crossview.sources.nsys import enums, fetch, kernel_insert, launch_link
 from crossview.sources.nsys import prefetch as prefetch_
 from crossview.sources.nsys.schema_probe import KERNEL, MEMCPY, MEMSET, SYNC, Probe
 from crossview.store.store import ROW_GROUP_ROWS, Store
@@ -31,6 +31,9 @@ _STREAM = f"CASE WHEN stream = {enums.NO_STREAM} THEN NULL ELSE stream END"
 _STAGED = ("_nsys_k", "_nsys_cp", "_nsys_ms", "_nsys_sy")
 # GPU ops per gpu_ops insert (each batch compressed before the next): whole row groups
 INSERT_ROWS = 2 * ROW_GROUP_ROWS
+# kernels inserted from numpy with dictionary strings (kernel_insert.py); off: the SQL insert
+# (tests compare the two)
+KERNELS_FROM_ARRAYS = True
 
 
 @dataclass
@@ -173,12 +176,21 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts,
 
     In batches of INSERT_ROWS ops, each compressed (`store.compact`) before the next: rows
     appended to a compressed store stay as written (every kernel's name in full) until a
-    checkpoint, so one insert of 5 M kernels held ~2 GB of names at once."""
+    checkpoint, so one insert of 5 M kernels held ~2 GB of names at once. Kernels (op numbers
+    0 … kernels-1) go in from numpy with dictionary strings (kernel_insert.py) unless
+    `KERNELS_FROM_ARRAYS` is off; the other ops, and kernels then, by the SQL below."""
     con = store.con
     gpu_base = store.reserve_ops(counts.total + 1)
     # the launch link once, as integers in op order: each batch below joins only its slice
     launch_link.link(con, "_nsys_gpu", launches)
-    for lo in range(0, counts.total, INSERT_ROWS):
+    first_sql = counts.kernels if KERNELS_FROM_ARRAYS and counts.kernels else 0
+    if first_sql:
+        names = kernel_insert.Names(con)
+        for lo in range(0, first_sql, INSERT_ROWS):
+            kernel_insert.insert(store, artifact_id, gpu_base, names, lo,
+                                 min(lo + INSERT_ROWS, first_sql))
+            store.compact()
+    for lo in range(first_sql, counts.total, INSERT_ROWS):
         con.execute(
             f"""
             INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
