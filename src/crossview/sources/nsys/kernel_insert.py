@@ -41,7 +41,7 @@ class Names:
 
     def index(self, nm: pa.Array) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
         """Dictionary index per kernel and the mask of kernels with no kfam row (NULL)."""
-        vals, null = _ints(nm)
+        vals, null = ints(nm)
         at = np.searchsorted(self.ids, vals).clip(0, max(len(self.ids) - 1, 0))
         hit = (self.ids[at] == vals) if len(self.ids) else np.zeros(len(vals), np.bool_)
         idx = at.astype(np.int32)
@@ -60,21 +60,21 @@ def insert(store: Store, artifact_id: int, gpu_base: int, names: Names, lo: int,
     link = con.sql(f"SELECT rid, op_id, graph FROM _nsys_link WHERE rid >= {lo}"
                    f" AND rid < {hi}").to_arrow_table().combine_chunks()
     n = k.num_rows
-    rid, _ = _ints(k.column("rid"))
+    rid, _ = ints(k.column("rid"))
     if np.any(np.diff(rid) < 0):  # a scan of one table hands rows out in rowid order
         raise RuntimeError("kernel rows out of order")
-    s, _ = _ints(k.column("s"))
-    e, e_null = _ints(k.column("e"))
+    s, _ = ints(k.column("s"))
+    e, e_null = ints(k.column("e"))
     dur = np.where(e_null, 0, np.maximum(e - s, 0))
-    stream, stream_null = _ints(k.column("stream"))
-    gnode, _ = _ints(k.column("gnode"))  # NULL read as 0, as coalesce(gnode, 0)
+    stream, stream_null = ints(k.column("stream"))
+    gnode, _ = ints(k.column("gnode"))  # NULL read as 0, as coalesce(gnode, 0)
     # the launch: _nsys_link holds at most one row per GPU op, in rid order
-    lrid, _ = _ints(link.column("rid"))
+    lrid, _ = ints(link.column("rid"))
     if np.any(np.diff(lrid) < 0):  # written in rid order (launch_link.link)
         raise RuntimeError("launch link out of order")
     at = np.searchsorted(lrid, rid).clip(0, max(len(lrid) - 1, 0))
     linked = (lrid[at] == rid) if len(lrid) else np.zeros(n, np.bool_)
-    op_id, op_null = _ints(link.column("op_id"))
+    op_id, op_null = ints(link.column("op_id"))
     graph = np.asarray(link.column("graph").fill_null(False).to_numpy(zero_copy_only=False),
                        dtype=np.bool_)
     if len(lrid):
@@ -84,7 +84,7 @@ def insert(store: Store, artifact_id: int, gpu_base: int, names: Names, lo: int,
         launch, launch_null = np.zeros(n, np.int64), np.ones(n, np.bool_)
         via = gnode != 0
     name_idx, name_null = names.index(k.column("nm"))
-    blk, blk_null = _ints(k.column("blk"))
+    blk, blk_null = ints(k.column("blk"))
     store.append("gpu_ops", pa.table({
         "artifact_id": pa.array(np.full(n, artifact_id, dtype=np.int32)),
         "gpu_op_id": pa.array(gpu_base + rid, pa.int64()),
@@ -92,8 +92,8 @@ def insert(store: Store, artifact_id: int, gpu_base: int, names: Names, lo: int,
         "stream": pa.array(stream, pa.int64(), mask=stream_null | (stream == enums.NO_STREAM)),
         "kind": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
                                                pa.array(["kernel"], pa.string())),
-        "name": _dict(name_idx, name_null, names.names),
-        "family": _dict(name_idx, name_null, names.families),
+        "name": dict_strings(name_idx, name_null, names.names),
+        "family": dict_strings(name_idx, name_null, names.families),
         "start_ns": pa.array(s, pa.int64()),
         "dur_ns": pa.array(dur, pa.int64()),
         "correlation": k.column("corr"),
@@ -105,16 +105,20 @@ def insert(store: Store, artifact_id: int, gpu_base: int, names: Names, lo: int,
     }))
 
 
-def _ints(col: pa.ChunkedArray | pa.Array) -> tuple[I64, npt.NDArray[np.bool_]]:
+def ints(col: pa.ChunkedArray | pa.Array) -> tuple[I64, npt.NDArray[np.bool_]]:
     """An int64 column as numpy with NULL read as 0, and its NULL mask."""
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if arr.null_count == 0:  # no mask to build, no copy to fill
+        return (np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64),
+                np.zeros(len(arr), np.bool_))
     null = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=np.bool_)
     vals = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
     return vals, null
 
 
-def _dict(idx: npt.NDArray[np.int32], null: npt.NDArray[np.bool_] | None,
-          values: pa.Array) -> pa.DictionaryArray:
+def dict_strings(idx: npt.NDArray[np.int32], null: npt.NDArray[np.bool_] | None,
+                 values: pa.Array) -> pa.DictionaryArray:
+    """`values[idx]` as an Arrow dictionary (DuckDB reads it without a per-row lookup)."""
     indices = pa.array(idx, pa.int32(), mask=null if null is not None and null.any() else None)
     return pa.DictionaryArray.from_arrays(indices, values)
 
