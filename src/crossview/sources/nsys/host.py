@@ -38,6 +38,8 @@ TID_SQL = "CAST(gtid & 16777215 AS VARCHAR)"
 # host_ops rows per insert (each batch compressed before the next): whole row groups,
 # about a million rows
 INSERT_ROWS = 9 * ROW_GROUP_ROWS
+# staged by `stage`, read through view `_nsys_host` until `ingest` has built `_host`
+_STAGED = ("_nsys_rt", "_nsys_nvtx", "_nsys_nvtxn", "_nsys_nvtxk", "_nsys_osrt")
 
 
 @dataclass
@@ -117,13 +119,22 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe) ->
         names.append("SELECT NULL::VARCHAR AS kind, NULL::BIGINT AS key,"
                      " NULL::VARCHAR AS name WHERE false")
     duck.execute("CREATE OR REPLACE TEMP TABLE _nsys_hname AS " + " UNION ALL ".join(names))
+    # a view: `ingest` reads these rows once into `_host` (a table here was a copy of every
+    # host event, with a kind string per row, dropped right after); the staged tables it
+    # reads stay until then (`drop_staged`)
     duck.execute(
-        "CREATE OR REPLACE TEMP TABLE _nsys_host AS SELECT gtid, kind, key, s AS start_ns,"
+        "CREATE OR REPLACE TEMP VIEW _nsys_host AS SELECT gtid, kind, key, s AS start_ns,"
         " greatest(coalesce(e - s, 0), 0) AS dur_ns, corr AS correlation, chain FROM ("
         + " UNION ALL ".join(parts) + ") WHERE s IS NOT NULL AND gtid IS NOT NULL")
-    for t in ("_nsys_rt", "_nsys_nvtx", "_nsys_nvtxn", "_nsys_nvtxk", "_nsys_osrt"):
-        duck.execute(f"DROP TABLE IF EXISTS {t}")
+    duck.execute("DROP TABLE IF EXISTS _nsys_nvtx")
     return c
+
+
+def drop_staged(duck: duckdb.DuckDBPyConnection) -> None:
+    """Drop view `_nsys_host` and the staged tables it reads."""
+    duck.execute("DROP VIEW IF EXISTS _nsys_host")
+    for t in _STAGED:
+        duck.execute(f"DROP TABLE IF EXISTS {t}")
 
 
 def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
@@ -157,7 +168,7 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
         " JOIN _keylabel k ON k.kind = h.kind AND k.key IS NOT DISTINCT FROM h.key"
         " JOIN _labels l ON l.kind = k.kind AND l.name = k.name"
         " ORDER BY t.thread, h.start_ns, h.dur_ns DESC")
-    con.execute("DROP TABLE _nsys_host")
+    drop_staged(con)
     con.execute("DROP TABLE _nsys_hname")
     con.execute("DROP TABLE _keylabel")
     n = int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])

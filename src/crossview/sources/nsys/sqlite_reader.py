@@ -61,7 +61,8 @@ def read(path: Path, store: Store) -> ArtifactReport:
 def _cleanup(store: Store, artifact_id: int) -> None:
     store.discard(artifact_id)
     gpu.drop(store.con)
-    for t in ("_nsys_str", "_nsys_cc", "_nsys_host", "_nsys_hname", "_keylabel", "_nsys_samp",
+    host.drop_staged(store.con)
+    for t in ("_nsys_str", "_nsys_cc", "_nsys_hname", "_keylabel", "_nsys_samp",
               "_host", "_labels", "_threads", "_nestres"):
         store.con.execute(f"DROP TABLE IF EXISTS {t}")
 
