@@ -29,6 +29,7 @@ from crossview.store.store import ROW_GROUP_ROWS, Store
 _GPID = launch_link.PID_BITS.replace("gtid", "gpid")
 _STREAM = f"CASE WHEN stream = {enums.NO_STREAM} THEN NULL ELSE stream END"
 _STAGED = ("_nsys_k", "_nsys_cp", "_nsys_ms", "_nsys_sy")
+_TABLE = dict(zip(("k", "c", "m", "y"), _STAGED, strict=True))  # by the aliases of stage()
 # GPU ops per gpu_ops insert (each batch compressed before the next): whole row groups
 INSERT_ROWS = 2 * ROW_GROUP_ROWS
 # kernels inserted from numpy with dictionary strings (kernel_insert.py); off: the SQL insert
@@ -141,6 +142,11 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe,
     if parts:
         duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpu AS "
                      + " UNION ALL ".join(sql for sql, _, _ in parts))
+        # the launch link's keys only: scanning `_nsys_gpu` for them joined every kernel to
+        # its name and geometry (1 M kernels: 0.10 → 0.03 s)
+        duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpukeys AS " + " UNION ALL ".join(
+            f"SELECT {first} + {alias}.rowid AS rid, {alias}.corr, {_GPID} AS pid"
+            f" FROM {_TABLE[alias]} {alias}" for _, alias, first in parts))
     return c
 
 
@@ -182,7 +188,7 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts,
     con = store.con
     gpu_base = store.reserve_ops(counts.total + 1)
     # the launch link once, as integers in op order: each batch below joins only its slice
-    launch_link.link(con, "_nsys_gpu", launches)
+    launch_link.link(con, "_nsys_gpukeys", launches)
     first_sql = counts.kernels if KERNELS_FROM_ARRAYS and counts.kernels else 0
     if first_sql:
         names = kernel_insert.Names(con)
@@ -221,5 +227,6 @@ def _slice(parts: list[tuple[str, str, int]], lo: int, hi: int) -> str:
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP VIEW IF EXISTS _nsys_gpu")
+    con.execute("DROP VIEW IF EXISTS _nsys_gpukeys")
     for t in (*_STAGED, "_nsys_kfam", "_nsys_kgeom", "_nsys_launch", "_nsys_link"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
