@@ -48,6 +48,8 @@ class Names:
         if self.null_at >= 0:
             idx[null] = self.null_at
             hit |= null
+        else:  # a NULL id read as 0 is not id 0
+            hit &= ~null
         return idx, ~hit
 
 
