@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from crossview.cli.app import (
+    OPTIONS,
     AnalyzeFmt,
     Fmt,
     app,
@@ -56,6 +57,8 @@ def analyze(
         raise typer.Exit(2)
     if workers or dask:  # one task per rank file (lake/rank_fanout.py)
         run = fanned_out(workers, dask)
+    else:  # all in this process: nothing to tear down once the output is written
+        OPTIONS.exit_at_once = True
     result = run_analysis(lambda: run(
         paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)
     if fmt is AnalyzeFmt.html:  # the same page as `crossview report`
