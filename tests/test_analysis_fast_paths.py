@@ -80,3 +80,44 @@ def test_union_and_activity_from_kernel_columns_equal_the_reads(path: Path) -> N
         [(x.artifact_id, x.device) for x in act_want]
     for g, w in zip(act_got, act_want, strict=True):
         assert np.array_equal(g.busy_s, w.busy_s) and np.array_equal(g.busy_e, w.busy_e)
+
+
+def _search(keys: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The plain lookup `timeline.find` replaced: a binary search, -1 where x is no key."""
+    if len(keys) == 0:
+        return np.full(len(x), -1, dtype=np.int64)
+    i = np.minimum(np.searchsorted(keys, x), len(keys) - 1)
+    return np.where(keys[i] == x, i, -1)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_find_by_offset_equals_the_search(path: Path) -> None:
+    """Op ids of a real capture: one consecutive run per artifact (the offset path), and
+    with every third op dropped (the search path); looked up with the kernels' launch op ids,
+    the ops' parents, -1 and ids past either end."""
+    v = analyze([path]).views
+    assert v is not None
+    ops = np.asarray(v.store.sql("SELECT op_id, coalesce(parent, -1) AS p FROM host_ops"
+                                 " WHERE artifact_id = (SELECT min(artifact_id) FROM host_ops)"
+                                 " ORDER BY op_id").fetchnumpy()["op_id"], dtype=np.int64)
+    parents = np.asarray(v.store.sql("SELECT coalesce(parent, -1) AS p FROM host_ops")
+                         .fetchnumpy()["p"], dtype=np.int64)
+    launch = np.asarray(v.store.sql("SELECT coalesce(launch_op_id, -1) AS l FROM gpu_ops")
+                        .fetchnumpy()["l"], dtype=np.int64)
+    assert len(ops) > 1000 and int(ops[-1]) - int(ops[0]) == len(ops) - 1  # one block
+    x = np.concatenate([launch, parents, np.array([-1, 0, int(ops[0]) - 1, int(ops[-1]),
+                                                   int(ops[-1]) + 1, 1 << 40])])
+    for keys in (ops, np.delete(ops, np.s_[::3]), ops[:1], ops[:0]):
+        got = timeline.find(keys, x)
+        assert np.array_equal(got, _search(keys, x))
+    hits = timeline.find(ops, launch)
+    assert (hits >= 0).sum() > 0 and np.array_equal(ops[hits[hits >= 0]], launch[hits >= 0])
+
+
+def test_find_with_repeated_keys_takes_the_search() -> None:
+    """Sorted keys with a repeat whose span still equals their count minus one: not a run of
+    consecutive ids, so the search answers (the first of the repeats)."""
+    keys = np.array([5, 6, 6, 8], dtype=np.int64)
+    x = np.array([4, 5, 6, 7, 8, 9, -1], dtype=np.int64)
+    assert timeline.find(keys, x).tolist() == [-1, 0, 1, -1, 3, -1, -1]
+    assert timeline.find(keys, x).tolist() == _search(keys, x).tolist()

@@ -195,8 +195,8 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
         del o
     th = np.asarray(r["th"], dtype=np.int64)
     # the launching threads (in (pid, tid) order, as the join numbers them), then their ops
-    i = np.minimum(np.searchsorted(op, launch_op), max(len(op) - 1, 0))
-    launching = timeline.uniq(th[i[op[i] == launch_op]] if len(op) else i[:0])
+    i = timeline.find(op, launch_op)
+    launching = timeline.uniq(th[i[i >= 0]])
     del i
     every = len(launching) == len(timeline.uniq(th))  # (the usual case: no copy)
     keep = slice(None) if every else np.nonzero(np.isin(th, launching))[0]
@@ -254,9 +254,7 @@ def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool) -> Hos
     py_of = np.array([k == "python" for _, k in pairs], dtype=bool)
     own = rank_of[name_ix]
     is_py = py_of[name_ix]
-    pidx = np.searchsorted(op, parent)
-    pidx = np.where((parent >= 0) & (pidx < n) & (op[np.minimum(pidx, n - 1)] == parent),
-                    pidx, -1)
+    pidx = np.where(parent >= 0, timeline.find(op, parent), -1)
     del parent
     # inherit down the chain, level by level: effective rank, the op that names it, and
     # the nearest python frame above (the calling frame of an API call)
