@@ -2,7 +2,8 @@
 the launching threads' ops numbered from their frame nodes (host_state._by_node) against the
 joins (host_state._joined), the GPU view summed in numpy from the kernel columns against its
 SQL join, the kernel union and GPU activity from the kernel columns against their sorted
-re-reads (docs/decisions/0620, 0622)."""
+re-reads (docs/decisions/0620, 0622); op ids found by offset and the replayed artifact found by
+probes against the searches and the join they replaced (0690)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import pytest
 
 from conftest import SHARED_DATA
 from crossview.analysis import analyze
+from crossview.replay import findings
+from crossview.sources.registry import read_all
+from crossview.store.store import Store
 from crossview.views.device import gpu_activity, host_state, timeline
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.host import calltree
@@ -121,3 +125,24 @@ def test_find_with_repeated_keys_takes_the_search() -> None:
     x = np.array([4, 5, 6, 7, 8, 9, -1], dtype=np.int64)
     assert timeline.find(keys, x).tolist() == [-1, 0, 1, -1, 3, -1, -1]
     assert timeline.find(keys, x).tolist() == _search(keys, x).tolist()
+
+
+def _artifact_by_join(store: Store) -> int | None:
+    """The query `replay.findings._artifact` replaced: every artifact id of gpu_ops joined to
+    the runtime calls of host_ops."""
+    rows = store.sql(
+        "SELECT DISTINCT artifact_id FROM gpu_ops WHERE artifact_id IN (SELECT artifact_id "
+        "FROM host_ops WHERE kind = 'runtime')").fetchall()
+    return rows[0][0] if len(rows) == 1 else None
+
+
+@pytest.mark.parametrize("paths", [[p] for p in CAPTURES] + [CAPTURES[:2]] + [
+    [Path(__file__).resolve().parents[1] / "examples/cpu_tiny_decode.pt.trace.json.gz"]],
+    ids=[p.name for p in CAPTURES] + ["two captures", "cpu only"])
+def test_replayed_artifact_probe_equals_the_join(paths: list[Path]) -> None:
+    """One capture with kernels: its id; two: none (no single timeline); CPU only: none."""
+    store = Store()
+    read_all(paths, store)
+    want = _artifact_by_join(store)
+    assert findings._artifact(store) == want
+    assert (want is not None) == (len(paths) == 1 and "cpu_tiny" not in paths[0].name)
