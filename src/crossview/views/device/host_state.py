@@ -167,33 +167,34 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
     from the op's frame node (frames hold each op's name and kind; 1 M nsys ops: 0.37 s of
     joins → 0.12 s). None when some op has no frame node (rows written without one)."""
     a = {"a": artifact_id}
-    store.sql(
-        "CREATE OR REPLACE TEMP TABLE _hs_th AS SELECT pid, tid,"
-        " row_number() OVER (ORDER BY pid, tid) AS th FROM (SELECT DISTINCT pid, tid"
-        " FROM f_host WHERE artifact_id = $a)", a)
+    # threads numbered as the join numbers them, each known by hash(pid, tid): the ops' rows
+    # carry the hash instead of a join on the two strings, so a plain scan keeps the stored
+    # op id order (Kineto: no sort of the rows after the join; docs/decisions/0690)
+    t = store.sql(
+        "SELECT hash(pid, tid) AS h, row_number() OVER (ORDER BY pid, tid) AS th FROM"
+        " (SELECT DISTINCT pid, tid FROM f_host WHERE artifact_id = $a) ORDER BY h", a
+    ).fetchnumpy()
+    th_hash = np.asarray(t["h"], dtype=np.uint64)
+    if (th_hash[1:] == th_hash[:-1]).any():  # two threads of one hash: the joins tell them
+        return None
     # the rows in op id order for `_ops`: as stored where a reader wrote them so (Kineto),
     # else sorted by DuckDB (nsys writes thread by thread: a sort there costs a third of a
     # numpy argsort and gather of every column); the ids alone tell which
     ids = np.asarray(store.sql("SELECT op_id FROM f_host WHERE artifact_id = $a", a
                                ).fetchnumpy()["op_id"])
-    order = "" if _sorted(ids) else " ORDER BY f.op_id"
+    order = "" if _sorted(ids) else " ORDER BY op_id"
     del ids
-    try:
-        r = store.sql(
-            "SELECT f.op_id, coalesce(f.parent, -1) AS parent, f.depth, f.start_ns,"
-            " f.start_ns + f.dur_ns AS e, t.th, coalesce(f.node_id, -1) AS node FROM f_host f"
-            " JOIN _hs_th t ON f.pid IS NOT DISTINCT FROM t.pid"
-            " AND f.tid IS NOT DISTINCT FROM t.tid WHERE f.artifact_id = $a" + order, a
-        ).fetchnumpy()
-    finally:
-        store.sql("DROP TABLE IF EXISTS _hs_th")
+    r = store.sql(
+        "SELECT op_id, coalesce(parent, -1) AS parent, depth, start_ns,"
+        " start_ns + dur_ns AS e, hash(pid, tid) AS h, coalesce(node_id, -1) AS node"
+        " FROM f_host WHERE artifact_id = $a" + order, a).fetchnumpy()
     op = np.asarray(r["op_id"], dtype=np.int64)
-    if not _sorted(op):  # (the join kept the scan order: it probes the scan's rows)
+    if not _sorted(op):  # (DuckDB keeps a scan's order: only repeated op ids come here)
         o = np.argsort(op, kind="stable")
         r = {c: np.asarray(v)[o] for c, v in r.items()}
         op = np.asarray(r["op_id"], dtype=np.int64)
         del o
-    th = np.asarray(r["th"], dtype=np.int64)
+    th = np.asarray(t["th"], dtype=np.int64)[np.searchsorted(th_hash, np.asarray(r.pop("h")))]
     # the launching threads (in (pid, tid) order, as the join numbers them), then their ops
     i = timeline.find(op, launch_op)
     launching = timeline.uniq(th[i[i >= 0]])
