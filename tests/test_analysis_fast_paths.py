@@ -17,7 +17,7 @@ from crossview.analysis import analyze
 from crossview.replay import findings
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
-from crossview.views.device import gpu_activity, host_state, timeline
+from crossview.views.device import gpu_activity, host_state, idle_pieces, timeline
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.host import calltree
 
@@ -146,3 +146,42 @@ def test_replayed_artifact_probe_equals_the_join(paths: list[Path]) -> None:
     want = _artifact_by_join(store)
     assert findings._artifact(store) == want
     assert (want is not None) == (len(paths) == 1 and "cpu_tiny" not in paths[0].name)
+
+
+def _cuts_by_search(gs: np.ndarray, ge: np.ndarray, inner: np.ndarray) -> tuple:
+    """The cuts as `idle_pieces._cuts` built them before: each inner bound's gap searched
+    among the gap starts, then counted."""
+    inner = np.unique(inner)
+    gi = np.searchsorted(gs, inner, side="right") - 1
+    g = len(gs)
+    cnt = np.bincount(gi, minlength=g)
+    at_gs = 2 * np.arange(g, dtype=np.int64) + (np.cumsum(cnt) - cnt)
+    at_ge = at_gs + cnt + 1
+    cuts = np.empty(2 * g + len(inner), dtype=np.int64)
+    cuts[at_gs], cuts[at_ge] = gs, ge
+    cuts[np.arange(len(inner), dtype=np.int64) + 2 * gi + 1] = inner
+    start = np.ones(len(cuts), dtype=bool)
+    start[at_ge] = False
+    return cuts, np.nonzero(start)[0], np.repeat(np.arange(g, dtype=np.int64), cnt + 1)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_cuts_by_gap_runs_equal_the_search(path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """Every call the account makes on a real capture: the cuts, piece starts and piece gaps
+    equal those of the per-bound search."""
+    seen: list[tuple] = []
+    real = idle_pieces._cuts
+
+    def spy(gs: np.ndarray, ge: np.ndarray, inner: np.ndarray) -> tuple:
+        got = real(gs, ge, inner)
+        seen.append((len(gs), len(inner)))
+        want = _cuts_by_search(gs, ge, inner)
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(g, w)
+        return got
+
+    monkeypatch.setattr(idle_pieces, "_cuts", spy)
+    v = analyze([path]).views
+    assert v is not None and v.account is not None
+    assert seen and sum(n for _, n in seen) > 1000  # real gaps with many inner bounds
