@@ -75,7 +75,8 @@ def test_ev_is_in_file_order_with_its_side(tmp_path: Path) -> None:
 def test_host_table_order_and_ids(tmp_path: Path, sort_rows: int) -> None:
     """`_host`: one row per host event, sorted (thread, start, longest first, label,
     correlation, file order), thread and label ids dense ranks of (pid, tid) and (kind, name).
-    Either path; the numpy one also keeps the sorted columns the nesting reads."""
+    Either path; the numpy one also keeps the sorted columns the nesting reads (and `_host`
+    is an Arrow table registered on the connection there)."""
     path = shared_file(TRACE)
     store = Store(threads=2)
     con = store.con
@@ -85,8 +86,8 @@ def test_host_table_order_and_ids(tmp_path: Path, sort_rows: int) -> None:
     ns = f"CAST({int(base)} AS BIGINT) * 1000 + CAST(round((ts - {base!r}) * 1000) AS BIGINT)"
     dur = "CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT)"
     host = reader.host_table.build(con, ns, dur, sort_rows=sort_rows)
-    rows = con.execute("SELECT thread, label, start_ns, dur_ns, correlation, er FROM _host"
-                       " ORDER BY rowid").fetchall()
+    rows = con.execute("SELECT thread, label, start_ns, dur_ns, correlation, er FROM"
+                       f" {host.rows_sql} ORDER BY hr").fetchall()
     if sort_rows:
         c = host.cols
         assert c is not None

@@ -9,6 +9,7 @@ what crossview stores and derives. Tests skip with a reason when ../shared/data 
 from __future__ import annotations
 
 import csv
+import re
 from functools import cache
 from pathlib import Path
 
@@ -267,3 +268,57 @@ def test_profiled_kernel_absent_from_the_timeline_is_not_ranked_over_it() -> Non
     # a 2080 Ti kernel is not in the MI300X timeline: its weight there is 0, so it is a note
     assert f.severity == "info" and f.share == 0.0
     assert "not in the timeline of this bundle" in f.observation
+
+
+def _launch(path: Path) -> list[tuple[str, float, float, float]]:
+    """(name, duration ns, grid blocks, SMs) per profiled launch, read with ncu_report."""
+    N = ncu_report()
+    rng = N.load_report(str(path)).range_by_idx(0)
+    out = []
+    for i in range(rng.num_actions()):
+        a = rng.action_by_idx(i)
+        out.append((a.name(), a.metric_by_name("gpu__time_duration.sum").as_double(),
+                    a.metric_by_name("launch__grid_size").as_double(),
+                    a.metric_by_name("device__attribute_multiprocessor_count").as_double()))
+    return out
+
+
+def test_a10g_grids_smaller_than_the_gpu_are_small_grid_from_launch_stats_alone() -> None:
+    """The A10G report has launch stats but no SpeedOfLight section. Five 128×128-tile SGEMM
+    variants launch 64 blocks (an (8, 8, 1) grid) on the A10G's 80 SMs: 16 SMs get no block,
+    whatever the counters would say — small-grid, told to size the grid (own kernels), with
+    cuBLAS's ampere_sgemm_128x64_nn of the same capture (640 blocks) as the example. The
+    effect's floor is Σ time × 64 ÷ 80 over the five, computed here from ncu_report."""
+    rows = _launch(need(A10G))
+    small = [r for r in rows if r[2] < r[3]]
+    assert sorted(r[2] for r in small) == [64.0] * 5 and {r[3] for r in rows} == {80.0}
+    a = analyze([A10G])
+    ks = a.views.kernels  # type: ignore[union-attr]
+    def base(name: str) -> str:  # ncu_report's name() is the function's base name
+        return re.split(r"[<(]", name.removeprefix("void "))[0]
+
+    assert sorted(base(k.name) for k in ks if k.bound == "small-grid") == sorted(
+        r[0] for r in small)
+    assert all(k.bound == "unknown" for k in ks if k.bound != "small-grid")
+    (f,) = [f for f in a.findings if f.pattern == "below-roofline"]
+    assert f.title.startswith("Grid smaller than the GPU") and "far below" not in f.title
+    assert "the grid has 64 blocks for 80 SMs: 16 SMs get no block" in f.observation
+    cublas = min((r for r in rows if r[0] == "ampere_sgemm_128x64_nn"), key=lambda r: r[1])
+    assert cublas[2] == 640.0
+    assert (f"`ampere_sgemm_128x64_nn` in the same capture runs {cublas[1] / 1e3:.1f} µs on a "
+            "(8, 16, 5) grid = 640 blocks") in f.observation
+    assert f.fix.startswith("Size `void two_blocktiling") and "split-K" in f.fix
+    floor_us = sum(r[1] for r in small) * 64 / 80 / 1e3
+    assert f"≥ {floor_us:.1f} µs of their" in f.expected_effect
+    assert f.severity == "yellow"
+
+
+def test_a10g_recap_says_what_all_launches_lack_once() -> None:
+    """Every one of the 12 A10G launches lacks the same sections (no SpeedOfLight, no memory
+    workload, no roofline chart): the recap says so once above the list, not 12 times."""
+    from crossview.render import markdown
+
+    text = markdown.render(analyze([need(A10G)]))
+    assert text.count("All 12 launches — not in the capture: DRAM bytes") == 1
+    assert "   - not in the capture" not in text
+    assert text.count("All 12 launches — compute class: not collected") == 1

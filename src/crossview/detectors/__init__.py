@@ -35,6 +35,7 @@ from crossview.detectors import (
     sync_memcpy,
     sync_memset,
     tensor_cores,
+    unfused_elementwise,
     utilization_regime,
 )
 from crossview.detectors.declare import Declaration
@@ -71,6 +72,7 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     kernel_inefficiency.detect,
     op_memory_bound.detect,
     op_fp32_math.detect,
+    unfused_elementwise.detect,
 )
 
 _ORDER = {"red": 0, "yellow": 1, "info": 2}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from crossview.core.finding import Evidence, Severity
 from crossview.knowledge import evidence_tables
 from crossview.knowledge.fixes import where_text
+from crossview.knowledge.frames import compiled_prefixes
 from crossview.units import duration
 from crossview.views.views import Views
 
@@ -58,3 +59,12 @@ def step_share(v: Views, kernel_share: float) -> float:
         return kernel_share
     busy = sum(c.share_of_step for c in acc.steady_state if not c.idle)
     return kernel_share * busy
+
+
+def is_compiled(v: Views) -> bool:
+    """torch.compile ran (part of) the captured step: its compiled-function host ops are in
+    the trace (frames.yaml `compiled`)."""
+    prefixes = compiled_prefixes()
+    return bool(v.store.sql("SELECT 1 FROM f_host WHERE kind IN ('op', 'annotation') AND ("
+                            + " OR ".join("starts_with(name, ?)" for _ in prefixes)
+                            + ") LIMIT 1", prefixes).fetchall())

@@ -47,8 +47,8 @@ def reason(g: OpGroup) -> str:
     if not why and g.bound == "memory":
         why.append("its roofline is the DRAM ceiling at this intensity, and it moves bytes "
                    "far slower than that")
-    return "; ".join(why) or "no shape or dtype reason: the kernel choice itself (profile it "\
-        "with ncu)"
+    return "; ".join(why) or "no shape or dtype reason: the kernel choice itself (profile its "\
+        "kernel with per-kernel counters: Nsight Compute, or ROCm Compute Profiler on AMD)"
 
 
 def attention_chains(groups: list[OpGroup]) -> list[tuple[OpGroup, list[OpGroup]]]:

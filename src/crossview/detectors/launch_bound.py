@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
+from crossview.detectors.common import (
+    evidence,
+    fix_where,
+    is_compiled,
+    ms,
+    pct,
+    severity,
+    short,
+)
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.knowledge.frames import compiled_prefixes
+from crossview.views.host import engine_batch
 from crossview.views.views import Views
 
 PATTERN = "kernel-launch-bound"
@@ -34,10 +42,22 @@ def _variant(v: Views) -> str | None:
     without graphs (no graph launch), else None (default)."""
     if v.engine or (v.metrics.launch and v.metrics.launch.graph_launches):
         return v.engine
-    hit = v.store.sql("SELECT 1 FROM f_host WHERE kind IN ('op', 'annotation') AND ("
-                      + " OR ".join("starts_with(name, ?)" for _ in compiled_prefixes())
-                      + ") LIMIT 1", compiled_prefixes()).fetchall()
-    return "compiled" if hit else None
+    return "compiled" if is_compiled(v) else None
+
+
+def _large_step(v: Views) -> tuple[str, dict[str, object]] | None:
+    """A vLLM step larger than vLLM's default largest CUDA-graph size runs without a graph
+    even when graphs are on: (observation sentence, facts for the fix text), else None."""
+    got = engine_batch.batches(v.store, v.engine, v.steps.steady)
+    big = max(got, key=lambda b: b.tokens, default=None)
+    if big is None or big.tokens <= engine_batch.vllm_default_max_graph():
+        return None
+    obs = (f" The largest steady step's batch, as vLLM's annotation `{big.annotation}` "
+           f"states it: {big.tokens:,} tokens ({big.prefill_tokens:,} prefill in "
+           f"{big.prefill_reqs:,} request{'s' if big.prefill_reqs != 1 else ''}, "
+           f"{big.decode_tokens:,} decode).")
+    return obs, {"tokens": f"{big.tokens:,}", "size": engine_batch.vllm_graph_size(big.tokens),
+                 "default_max": engine_batch.vllm_default_max_graph()}
 
 
 def detect(v: Views) -> list[Finding]:
@@ -82,6 +102,10 @@ def detect(v: Views) -> list[Finding]:
         if mostly_graphs else []
     # one scan for both findings, only when one is made
     variant = _variant(v) if launch_sev and not mostly_graphs else v.engine
+    large = _large_step(v) if variant == "vllm" and launch_sev and not mostly_graphs else None
+    facts: dict[str, object] = large[1] if large else {}
+    if large:
+        variant = "vllm_large_step"
     if launch_sev:
         obs = (
             f"{ls.short_kernels:,} of {m.kernel_count:,} kernels ({pct(short_share)}) ran "
@@ -94,6 +118,8 @@ def detect(v: Views) -> list[Finding]:
                     f"({ls.graph_launches:,} graph launches); launched one by one: "
                     + "; ".join(f"`{short(n, 70)}` ×{c:,} ({ms(t)})" for n, c, t in eager)
                     + ".")
+        if large:
+            obs += large[0]
         out.append(Finding(
             pattern=PATTERN, severity=launch_sev,
             title=(f"Launch-bound: the GPU waits on the host {pct(share)} of the step"
@@ -103,7 +129,7 @@ def detect(v: Views) -> list[Finding]:
                    "span"),
             observation=obs,
             fix=fix_for(PARTIAL, v.engine, where) if mostly_graphs
-            else fix_for(PATTERN, variant, where),
+            else fix_for(PATTERN, variant, where, **facts),
             share=share, evidence=ev,
             expected_effect="Replaying the step as a graph removes per-kernel launch cost; "
                             f"the waiting time ({ms(waiting)}) bounds the gain.",
@@ -122,7 +148,7 @@ def detect(v: Views) -> list[Finding]:
                 f"calls; {eager_short:,} kernels under {ms(ls.short_kernel_ns)} ran outside "
                 "any graph."
             ),
-            fix=fix_for(GRAPHS, variant, where), share=0.0, evidence=ev,
+            fix=fix_for(GRAPHS, variant, where, **facts), share=0.0, evidence=ev,
         ))
     return out
 

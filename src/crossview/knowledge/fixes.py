@@ -6,10 +6,12 @@ from __future__ import annotations
 from crossview.knowledge.loader import load_yaml
 
 
-def fix_for(pattern: str, engine: str | None, where: str = "") -> str:
+def fix_for(pattern: str, engine: str | None, where: str = "", **facts: object) -> str:
+    """The fix text for a pattern and variant; `facts` fill the variant's other {fields}
+    (numbers the capture shows, e.g. the step's token count)."""
     table = load_yaml("fixes.yaml")[pattern]
     text = table.get(engine or "default") or table["default"]
-    return " ".join(text.format(where=where).split())
+    return " ".join(text.format(where=where, **facts).split())
 
 
 def variants(pattern: str) -> set[str]:

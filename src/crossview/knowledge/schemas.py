@@ -374,6 +374,11 @@ class OpRoofline(Rec):
     what_if_pct: Num
     small_gemm_dim: int
     gemm_align_elems: int
+    unfused_families: list[str]
+    unfused_min_share: Num
+    unfused_red_share: Num
+    unfused_busy_pct: Num
+    unfused_modules_shown: int
     memory_min_share: Num
     memory_near_pct: Num
     memory_red_share: Num
@@ -437,6 +442,11 @@ class StackViews(Rec):
     device_name: list[str]
 
 
+class VllmGraphSizes(Rec):
+    default_max: int
+    step_above_256: int
+
+
 class Steps(Rec):
     profiler_step: str
     engine_steps: dict[str, list[str]]
@@ -448,6 +458,8 @@ class Steps(Rec):
     jit_step_share: Num
     startup_step_share: Num
     step_rows: int
+    engine_batch: dict[str, list[str]]
+    vllm_graph_sizes: VllmGraphSizes
 
 
 class RepeatRule(Rec):

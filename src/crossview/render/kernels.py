@@ -61,9 +61,26 @@ def table(rows: list[KernelRoofline]) -> list[str]:
     return out
 
 
+def _class_line(k: KernelRoofline) -> str:
+    pipe = (f", tensor pipe {k.tensor_pipe_pct:.1f}% of peak"
+            if k.tensor_pipe_pct is not None else "")
+    return f"compute class: {k.compute_class}{pipe} — {_cell(k.tensor_note)}"
+
+
+def _missing_line(k: KernelRoofline) -> str:
+    return "not in the capture: " + "; ".join(k.missing) if k.missing else ""
+
+
 def notes(rows: list[KernelRoofline]) -> list[str]:
     out: list[str] = []
     seen_gpu: set[str] = set()
+    # a line every launch shares (a report without the SpeedOfLight section: all 12 miss the
+    # same sections) is said once, above the list
+    shared = {f for f in (_class_line, _missing_line)
+              if len(rows) > 1 and len({f(k) for k in rows}) == 1 and f(rows[0])}
+    for f in (_class_line, _missing_line):
+        if f in shared:
+            out.append(f"All {len(rows)} launches — {f(rows[0])}.")
     for i, k in enumerate(rows, 1):
         head = f"{i}. {_name(k)}: {k.bound_reason}"
         if k.flops_per_s:
@@ -82,11 +99,9 @@ def notes(rows: list[KernelRoofline]) -> list[str]:
         out.append(head + ".")
         if k.tensor_cores is not None:
             out.append(f"   - tensor cores: {_TC[k.tensor_cores]} ({_cell(k.tensor_evidence)})")
-        pipe = (f", tensor pipe {k.tensor_pipe_pct:.1f}% of peak"
-                if k.tensor_pipe_pct is not None else "")
-        out.append(f"   - compute class: {k.compute_class}{pipe} — {_cell(k.tensor_note)}")
-        if k.missing:
-            out.append("   - not in the capture: " + "; ".join(k.missing))
+        for f in (_class_line, _missing_line):
+            if f not in shared and f(k):
+                out.append(f"   - {f(k)}")
         for r in k.ncu_rules:
             if r.get("type") in ("OPT", "WRN", "ERR") or r.get("rule") == "SOLBottleneck":
                 title = f"{r['title']}: " if r.get("title") else ""

@@ -8,6 +8,7 @@ from pathlib import Path
 from crossview.analysis import Analysis
 from crossview.core.finding import Finding
 from crossview.knowledge import api_roles
+from crossview.knowledge.fixes import fix_for
 from crossview.knowledge.loader import load_yaml
 from crossview.render import (
     account_md,
@@ -237,13 +238,21 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
         side = ("host" if head.pattern in ("gpu-idle", "kernel-launch-bound", "sync-bound",
                                            "host-python-overhead", "dataloader-starved",
                                            "cuda-graphs-missing")
-                else "GPU / communication")
+                else "communication" if head.pattern.startswith("nccl")
+                else "GPU kernel")
         return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel "
                 f"span. The dominant pattern is **{head.pattern}**: the {side} side limits "
                 "throughput.")
+    where = ""
+    if v.families and v.top_kernels:
+        f0, k0 = v.families[0], v.top_kernels[0]
+        where = (f": {f0.family} kernels take {100 * f0.share:.1f}% of it, the top kernel "
+                 f"{_code(_cut(k0.name, 60))} {100 * k0.share:.1f}%")
     return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel span; "
             "no dominant host-side or communication bottleneck in this capture — what is left "
-            "is kernel time itself (per-kernel counters, ncu, say how close to roofline).")
+            f"is kernel time itself{where}; "
+            + fix_for("kernel-time-left", v.gpu_vendor if v.gpu_vendor == "amd" else None)
+            + ".")
 
 
 def render(a: Analysis) -> str:

@@ -69,6 +69,8 @@ class KernelRoofline:
     block: str | None
     cc: str | None
     missing: list[str] = field(default_factory=list)
+    grid_blocks: float | None = None  # blocks in the launch (LaunchStats grid)
+    sm_count: float | None = None  # SMs of its GPU (the capture, else sol_ceilings.yaml)
     # tensor-core class (sol/tensor_class.py): tensor-core | cuda-core | not collected
     compute_class: str = "not collected"
     tensor_pipe_pct: float | None = None  # tensor pipe utilization, % of peak
@@ -189,8 +191,9 @@ def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str,
         evidence.append(waves_how)
     elif waves is None:
         missing.append("waves per SM (LaunchStats section, or Occupancy limits + SM count)")
+    cover = roofline_class.grid_cover(inp, rows[0][9], spec)  # type: ignore[arg-type]
     bound, reason = roofline_class.classify(sol["compute_sol_pct"], sol["memory_sol_pct"],
-                                            waves, limits)
+                                            waves, limits, cover)
     ai = achieved / dram_rate if achieved is not None and dram_rate else None
     return KernelRoofline(
         name=str(rows[0][3]), family=str(rows[0][4]), device_name=name,
@@ -210,6 +213,7 @@ def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str,
         busiest_pipes=roofline_class.pipes(inp, pipe_pattern()), bound=bound, bound_reason=reason,
         at_roofline=roofline_class.at_roofline(pct_flops, pct_bw, limits),
         grid=rows[0][9], block=rows[0][10], cc=cc,  # type: ignore[arg-type]
+        grid_blocks=cover.blocks if cover else None, sm_count=cover.sms if cover else None,
         missing=missing, compute_class=tcls.compute_class, tensor_pipe_pct=tcls.pipe_pct,
         tensor_ceiling=tcls.ceiling_key, tensor_note=tcls.note, ncu_rules=ncu_rules,
         evidence=list(dict.fromkeys(evidence)),

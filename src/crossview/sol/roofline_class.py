@@ -2,15 +2,18 @@
 
 The rule is ncu's SOLBottleneck (thresholds.yaml: sol_*): compute and memory throughput both
 under 60% of peak → latency-bound, or small-grid when the grid fills less than one wave;
-one side at least 10 points above the other → that side; else balanced. "At roofline" is
-decided only from achieved FLOP/s or DRAM bytes/s against the datasheet ceiling — never
-from SM-busy % (conventions.md §1).
+one side at least 10 points above the other → that side; else balanced. Without the
+throughputs, a grid with fewer blocks than the GPU has SMs is still small-grid: SMs without a
+block idle for the whole kernel whatever its counters would say (launch stats alone).
+"At roofline" is decided only from achieved FLOP/s or DRAM bytes/s against the datasheet
+ceiling — never from SM-busy % (conventions.md §1).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.thresholds import Thresholds
@@ -22,8 +25,12 @@ _LIMITS = {"limit_registers": "registers", "limit_shared_mem": "shared memory",
 
 
 def classify(compute: float | None, memory: float | None, waves: float | None,
-             limits: Thresholds) -> tuple[str, str]:
+             limits: Thresholds, cover: GridCover | None = None) -> tuple[str, str]:
     if compute is None or memory is None:
+        if cover is not None and cover.idle_sms > 0:
+            return "small-grid", (f"no SpeedOfLight throughputs, but the grid has "
+                                  f"{cover.blocks:,.0f} blocks for {cover.sms:g} SMs: "
+                                  f"{cover.idle_sms:g} SMs get no block for the whole kernel")
         return "unknown", "no SpeedOfLight throughputs in the capture"
     sol = f"compute {compute:.1f}% / memory {memory:.1f}% of peak"
     lat, gap = limits.sol_latency_max_pct, limits.sol_bottleneck_gap_pct
@@ -58,6 +65,32 @@ def _grid_blocks(inp: KernelInputs, grid: str | None) -> float | None:
     return float(math.prod(dims)) if len(dims) == 3 else None
 
 
+@dataclass(frozen=True)
+class GridCover:
+    """How a launch's blocks cover the GPU's SMs (LaunchStats grid × the SM count)."""
+
+    blocks: float
+    sms: float
+    sms_from: str  # "the capture" or the sol_ceilings.yaml entry
+
+    @property
+    def idle_sms(self) -> float:
+        """SMs that get no block at all: the block scheduler gives each SM one before any
+        SM a second, so a grid smaller than the GPU leaves the rest idle."""
+        return max(0.0, self.sms - self.blocks)
+
+
+def grid_cover(inp: KernelInputs, grid: str | None, spec: HwSpec | None) -> GridCover | None:
+    blocks = _grid_blocks(inp, grid)
+    sms_v = inp.get("sm_count")
+    sms, sms_from = (sms_v.value, "the capture") if sms_v else (
+        (float(spec.sm_count), f"{spec.hw_key} in sol_ceilings.yaml")
+        if spec and spec.sm_count else (None, ""))
+    if blocks is None or not sms:
+        return None
+    return GridCover(blocks, sms, sms_from)
+
+
 def waves(inp: KernelInputs, grid: str | None, spec: HwSpec | None
           ) -> tuple[str | None, float | None, str]:
     """(occupancy limiter, waves per SM, how the waves were derived — "" when measured).
@@ -72,13 +105,10 @@ def waves(inp: KernelInputs, grid: str | None, spec: HwSpec | None
     measured = inp.value("waves_per_sm")
     if measured is not None:
         return limiter, measured, ""
-    blocks = _grid_blocks(inp, grid)
-    sms_v = inp.get("sm_count")
-    sms, sms_from = (sms_v.value, "the capture") if sms_v else (
-        (float(spec.sm_count), f"{spec.hw_key} in sol_ceilings.yaml")
-        if spec and spec.sm_count else (None, ""))
-    if not lims or blocks is None or not sms or min(lims.values()) <= 0:
+    cover = grid_cover(inp, grid, spec)
+    if not lims or cover is None or min(lims.values()) <= 0:
         return limiter, None, ""
+    blocks, sms, sms_from = cover.blocks, cover.sms, cover.sms_from
     per_sm = min(lims.values())
     w = blocks / (per_sm * sms)
     how = (f"waves per SM derived: {blocks:,.0f} blocks ÷ ({per_sm:g} blocks/SM, limited by "

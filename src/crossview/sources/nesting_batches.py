@@ -7,13 +7,15 @@ columns already), nests each batch in numpy, lets the reader intern the
 batch's call paths (its `paths` callback returns a provisional node id per event, usually from
 a `kineto.node_table.NodeTable`) and appends the results to the DuckDB table `_nestres` before
 the next batch is read, so numpy never holds more than one batch. `insert_host_ops` then joins
-`_host` and `_nestres` by position in SQL. Results do not depend on the batch size
+`_host` and `_nestres` by position in SQL (`nest_in_memory`: the same batches, results kept
+as arrays for a caller that inserts host_ops itself). Results do not depend on the batch size
 (tests/test_host_chunks.py, tests/test_nsys_batches.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,20 +43,49 @@ def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Pat
     reader = cursor_of(con)  # its own cursor: results are written on `con` while it streams
     try:
         for ch in chunks if chunks is not None else iter_chunks(reader, batch_rows):
-            nested = nest(ch.thread, ch.start, ch.dur)
-            prov = paths(ch, nested)
-            parent = np.where(nested.parent >= 0, nested.parent + (op_base + ch.offset), -1)
+            r = _nest_chunk(ch, op_base, paths)
             store.append("_nestres", pa.table({
-                "depth": pa.array(nested.depth),
-                "parent": pa.array(parent, mask=parent < 0),
-                "node_id": pa.array(prov, pa.int64()),
-                "self_ns": pa.array(nested.self_ns),
+                "depth": pa.array(r.depth),
+                "parent": pa.array(r.parent, mask=r.parent < 0),
+                "node_id": pa.array(r.node_id, pa.int64()),
+                "self_ns": pa.array(r.self_ns),
             }))
             done += len(ch)
     finally:
         reader.close()
     if done != n:
         raise RuntimeError(f"host nesting saw {done} of {n} rows")
+
+
+@dataclass(frozen=True)
+class Nested:
+    """`_nestres`'s columns in `_host`'s row order (parent: an op id, −1 for a root;
+    node_id: provisional)."""
+    depth: npt.NDArray[np.int32]
+    parent: I64
+    node_id: I64
+    self_ns: I64
+
+
+def nest_in_memory(op_base: int, n: int, paths: Paths, chunks: Iterable[Chunk]) -> Nested:
+    """`nest_batches` for a caller that holds all of `_host`'s columns already (Kineto's
+    numpy path): the same batches and results, kept as arrays instead of written to
+    `_nestres` (the caller inserts host_ops straight from them, docs/decisions/0680)."""
+    parts = [_nest_chunk(ch, op_base, paths) for ch in chunks]
+    if sum(len(p.depth) for p in parts) != n:
+        raise RuntimeError(f"host nesting saw {sum(len(p.depth) for p in parts)} of {n} rows")
+    if not parts:
+        e = np.zeros(0, dtype=np.int64)
+        return Nested(e.astype(np.int32), e, e, e)
+    return Nested(*(np.concatenate([getattr(p, k) for p in parts])
+                    for k in ("depth", "parent", "node_id", "self_ns")))
+
+
+def _nest_chunk(ch: Chunk, op_base: int, paths: Paths) -> Nested:
+    nested = nest(ch.thread, ch.start, ch.dur)
+    prov = np.asarray(paths(ch, nested), dtype=np.int64)
+    parent = np.where(nested.parent >= 0, nested.parent + (op_base + ch.offset), -1)
+    return Nested(nested.depth, parent, prov, nested.self_ns)
 
 
 def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, tid_sql: str,

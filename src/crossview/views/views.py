@@ -244,6 +244,19 @@ class Views:
         return gpu_activity.activity(self.store, self._union)
 
     @cached_property
+    def gpu_vendor(self) -> str | None:
+        """The vendor (sol_ceilings.yaml `vendor`) of the GPUs whose kernels are in scope, when
+        one vendor covers them all; None when unknown or mixed."""
+        from crossview.knowledge import hardware
+
+        rows = self.store.sql(
+            "SELECT DISTINCT name, sm_count, mem_bytes, cc_major, cc_minor FROM devices WHERE"
+            " artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)").fetchall()
+        vendors = {s.vendor for n, sms, mem, ma, mi in rows if (s := hardware.match(
+            n, sm_count=sms, mem_bytes=mem, cc=f"{ma}.{mi}" if ma is not None else None))}
+        return vendors.pop() if len(vendors) == 1 else None
+
+    @cached_property
     def kernels(self) -> list[roofline.KernelRoofline]:
         """Per-kernel roofline rows from ncu counters (empty without ncu input)."""
         return roofline.compute(self.store, self.filter, self.limits)

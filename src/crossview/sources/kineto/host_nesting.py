@@ -8,22 +8,36 @@ nested in numpy, its call paths interned (node_table), and its results appended 
 table `_nestres` before the next batch is read, so numpy never holds more than one batch.
 The loop and the host_ops insert are shared with the nsys reader (sources/nesting_batches.py).
 The results equal one pass over all rows (tests/test_host_chunks.py).
+
+When numpy sorted `_host` (host_table's numpy path, up to `kineto_host_sort_rows` rows), its
+columns are in memory already: the batches' results are kept as arrays and host_ops is
+inserted straight from them, strings as Arrow dictionaries over the thread and label lists
+(no `_nestres` table, no per-row list lookup; tests/test_kineto_fast_ingest.py compares the
+two paths column by column; docs/decisions/0680).
 """
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
 from crossview.knowledge.thresholds import defaults
 from crossview.sources.kineto.frames import CallStackPrefixes, append_frames
 from crossview.sources.kineto.host_chunks import Chunk, split_chunks
-from crossview.sources.kineto.host_table import HostTable
+from crossview.sources.kineto.host_table import HostTable, Sorted
 from crossview.sources.kineto.nesting import Nesting, intern_paths
 from crossview.sources.kineto.node_table import I64, NodeTable
-from crossview.sources.nesting_batches import insert_host_ops, nest_batches
+from crossview.sources.nesting_batches import (
+    Nested,
+    insert_host_ops,
+    nest_batches,
+    nest_in_memory,
+)
 from crossview.store.store import Store
 
 # the legacy call stacks of host events, by row of `_host` (made only when some exist)
 _STACKS_TABLE_SQL = (
-    "CREATE OR REPLACE TEMP TABLE _stacks AS SELECT h.rowid AS hr, e.call_stack FROM _host h"
+    "CREATE OR REPLACE TEMP TABLE _stacks AS SELECT h.hr, e.call_stack FROM __HOST__ h"
     " JOIN (SELECT rowid AS er, args.\"Call stack\" AS call_stack FROM ev"
     " WHERE args.\"Call stack\" <> '') e USING (er) ORDER BY hr"
 )
@@ -38,7 +52,7 @@ def nest_host(store: Store, artifact_id: int, op_base: int, host: HostTable,
     batch = batch_rows or defaults().kineto_nest_batch_rows
     label_rows = list(host.labels)
     if has_stacks:
-        con.execute(_STACKS_TABLE_SQL)
+        con.execute(_STACKS_TABLE_SQL.replace("__HOST__", host.rows_sql))
     prefixes = CallStackPrefixes(len(label_rows), store)
     nodes = NodeTable()
 
@@ -52,8 +66,12 @@ def nest_host(store: Store, artifact_id: int, op_base: int, host: HostTable,
         return prov[node] if len(node) else node
 
     c = host.cols
-    nest_batches(store, op_base, host.n, batch, paths,
-                 None if c is None else split_chunks(c.thread, c.start, c.dur, c.label, batch))
+    nested: Nested | None = None
+    if c is None:
+        nest_batches(store, op_base, host.n, batch, paths)
+    else:
+        nested = nest_in_memory(op_base, host.n, paths,
+                                split_chunks(c.thread, c.start, c.dur, c.label, batch))
     if has_stacks:
         con.execute("DROP TABLE _stacks")
     label_rows.extend(prefixes.out["labels"])
@@ -63,6 +81,38 @@ def nest_host(store: Store, artifact_id: int, op_base: int, host: HostTable,
     store.reserve_nodes(len(numbered.node_parent))
     append_frames(store, prefixes.out, numbered.node_parent, numbered.node_label, label_rows,
                   first_node)
+    if c is not None and nested is not None:
+        _insert_from_arrays(store, artifact_id, op_base, host, c, nested, numbered.canon)
+        return
     insert_host_ops(store, artifact_id, op_base, "$pids[h.thread + 1]", "$tids[h.thread + 1]",
                     numbered.canon, kind_sql="$kinds[h.label + 1]",
                     name_sql="$names[h.label + 1]", params=host.name_params())
+
+
+def _strings(ids: I64, values: list[str]) -> pa.DictionaryArray:
+    """Strings by id as an Arrow dictionary (DuckDB reads it without a per-row lookup)."""
+    return pa.DictionaryArray.from_arrays(pa.array(ids, pa.int32()), pa.array(values, pa.string()))
+
+
+def _insert_from_arrays(store: Store, artifact_id: int, op_base: int, host: HostTable,
+                        c: Sorted, nested: Nested, canon: I64) -> None:
+    """host_ops ← the sorted columns and their nesting, straight from numpy: the rows
+    `insert_host_ops` makes from `_host` and `_nestres` (tests/test_host_chunks.py compares
+    the two), without writing `_nestres` or a per-row list lookup (docs/decisions/0680)."""
+    n = host.n
+    node = canon[nested.node_id] if n else nested.node_id
+    store.append("host_ops", pa.table({
+        "artifact_id": pa.array(np.full(n, artifact_id, dtype=np.int32)),
+        "op_id": pa.array(np.arange(op_base, op_base + n, dtype=np.int64)),
+        "pid": _strings(c.thread, [p for p, _ in host.threads]),
+        "tid": _strings(c.thread, [t for _, t in host.threads]),
+        "kind": _strings(c.label, [k for k, _ in host.labels]),
+        "name": _strings(c.label, [nm for _, nm in host.labels]),
+        "start_ns": pa.array(c.start, pa.int64()),
+        "dur_ns": pa.array(c.dur, pa.int64()),
+        "depth": pa.array(nested.depth, pa.int32()),
+        "parent": pa.array(nested.parent, pa.int64(), mask=nested.parent < 0),
+        "correlation": pa.array(c.corr, pa.int64(), mask=c.no_corr),
+        "node_id": pa.array(node, pa.int64()),
+        "self_ns": pa.array(nested.self_ns, pa.int64()),
+    }))

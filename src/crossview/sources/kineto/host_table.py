@@ -9,7 +9,8 @@ Sorting integers instead of the events' strings is what keeps this step cheap
 in order, label ids the distinct (kind, name), as `_threads` and `_labels` list them.
 Up to `kineto_host_sort_rows` host events the order is computed in numpy from the file's own,
 nearly sorted order (host_order.py) and the sorted columns are kept for the nesting, which
-then needs no read back; past it DuckDB sorts (it can spill, numpy cannot).
+then needs no read back, and for the few queries that read `_host` (an Arrow table registered
+on the connection, `HostTable.rows_sql`); past it DuckDB sorts (it can spill, numpy cannot).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ ARGS_SQL = ('args."Input Dims" IS NOT NULL OR args."Input type" IS NOT NULL'
 
 I64 = npt.NDArray[np.int64]
 _ORDER = "thread, start_ns, dur_ns DESC, label, correlation NULLS LAST, er"
+_NP = "_host_np"  # the numpy path's sorted rows, an Arrow table registered on the connection
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class Sorted:
     start: I64
     dur: I64
     label: I64
+    corr: I64  # the correlation id, any value where `no_corr`
+    no_corr: npt.NDArray[np.bool_]  # the correlation id is NULL
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,18 @@ class HostTable:
     threads: list[tuple[str, str]]  # (pid, tid) by thread id
     labels: list[tuple[str, str]]  # (kind, name) by label id
     cols: Sorted | None = None  # kept when numpy sorted them (n ≤ kineto_host_sort_rows)
+
+    @property
+    def rows_sql(self) -> str:
+        """`_host`'s rows with `hr`, each row's position (op id = op_base + hr): the Arrow
+        table registered on the reader's connection (numpy path), else the DuckDB table."""
+        return _NP if self.cols is not None else "(SELECT rowid AS hr, * FROM _host)"
+
+    def drop(self, con: duckdb.DuckDBPyConnection) -> None:
+        if self.cols is not None:
+            con.unregister(_NP)
+        else:
+            con.execute("DROP TABLE _host")
 
     def name_params(self) -> dict[str, Any]:
         """List parameters that turn thread and label ids back into strings ($pids[thread+1])."""
@@ -107,7 +123,9 @@ def build(con: duckdb.DuckDBPyConnection, ns: str, dur: str, sort_rows: int | No
 
 
 def _sort_in_numpy(con: duckdb.DuckDBPyConnection, rows: str) -> Sorted:
-    """`_host` ← `rows` in host_order's order, written from numpy; its columns kept."""
+    """`rows` in host_order's order, registered on `con` as the Arrow table `_host_np`
+    (never copied into a DuckDB table: the few queries that read it scan the arrays,
+    docs/decisions/0681); its columns kept."""
     # via Arrow: faster than fetchnumpy (0.7 M rows: 0.12 vs 0.16 s)
     got = con.sql(f"SELECT thread, label, start_ns, dur_ns, coalesce(correlation, 0) AS corr,"
                   f" correlation IS NULL AS no_corr, er FROM ({rows})").to_arrow_table()
@@ -116,32 +134,29 @@ def _sort_in_numpy(con: duckdb.DuckDBPyConnection, rows: str) -> Sorted:
     order = host_order(c["thread"], c["start_ns"], c["dur_ns"], c["label"], c["corr"],
                        c["no_corr"], c["er"])
     c = {k: v[order] for k, v in c.items()}
-    con.register("_host_sorted", pa.table({
-        "thread": c["thread"], "label": c["label"], "start_ns": c["start_ns"],
-        "dur_ns": c["dur_ns"], "correlation": pa.array(c["corr"], mask=c["no_corr"]),
-        "er": c["er"],
+    con.register(_NP, pa.table({
+        "hr": np.arange(len(order), dtype=np.int64), "thread": c["thread"],
+        "label": c["label"], "start_ns": c["start_ns"], "dur_ns": c["dur_ns"],
+        "correlation": pa.array(c["corr"], mask=c["no_corr"]), "er": c["er"],
     }))
-    try:
-        con.execute("CREATE OR REPLACE TABLE _host AS SELECT * FROM _host_sorted")
-    finally:
-        con.unregister("_host_sorted")
-    return Sorted(c["thread"], c["start_ns"], c["dur_ns"], c["label"])
+    return Sorted(c["thread"], c["start_ns"], c["dur_ns"], c["label"], c["corr"], c["no_corr"])
 
 
-def insert_args(con: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int) -> None:
+def insert_args(con: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int,
+                host: HostTable) -> None:
     """op_args ← the recorded inputs of host events, as read (op id = op_base + its row in
     `_host`, as host_ops numbers them), in op id order."""
     con.execute(
         f"""
         INSERT INTO op_args (artifact_id, op_id, on_gpu, input_dims, input_types,
             concrete_inputs, in_nelems, out_nelems, group_size, dtype)
-        SELECT $a, {op_base} + h.rowid, false, e.args."Input Dims", e.args."Input type",
+        SELECT $a, {op_base} + h.hr, false, e.args."Input Dims", e.args."Input type",
                e.args."Concrete Inputs", TRY_CAST(e.args."In msg nelems" AS BIGINT),
                TRY_CAST(e.args."Out msg nelems" AS BIGINT),
                TRY_CAST(e.args."Group size" AS INTEGER), e.args.dtype
-        FROM _host h JOIN (SELECT rowid AS er, args FROM ev WHERE {_HOST} AND ({ARGS_SQL})) e
-             USING (er)
-        ORDER BY h.rowid
+        FROM {host.rows_sql} h
+             JOIN (SELECT rowid AS er, args FROM ev WHERE {_HOST} AND ({ARGS_SQL})) e USING (er)
+        ORDER BY h.hr
         """,
         {"a": artifact_id},
     )

@@ -29,6 +29,7 @@ from crossview.sources.kineto import categories as C
 from crossview.sources.kineto import clock, host_table, staging
 from crossview.sources.kineto.flows import link_by_flows
 from crossview.sources.kineto.host_nesting import nest_host
+from crossview.sources.kineto.launch_link import launch_table
 from crossview.store.store import Store, cursor_of
 
 KIND = "kineto"
@@ -276,9 +277,12 @@ def _ingest(store: Store, artifact_id: int, base_us: float, scan: Scan) -> None:
     gpu_base = store.reserve_ops(scan.rows + 1)  # gpu op id = gpu_base + its rowid in ev
     errors: list[BaseException] = []
 
+    launch = (None if host.cols is None else
+              launch_table(host, op_base, api_roles.names_with_role("graph_launch")))
+
     def gpu() -> None:
         try:
-            _insert_gpu_ops(cursor_of(con), artifact_id, op_base, gpu_base, ns, dur)
+            _insert_gpu_ops(cursor_of(con), artifact_id, op_base, gpu_base, ns, dur, launch)
         except BaseException as e:  # re-raised on the calling thread
             errors.append(e)
 
@@ -296,8 +300,9 @@ def _ingest(store: Store, artifact_id: int, base_us: float, scan: Scan) -> None:
     if errors:
         raise errors[0]
     if scan.has_args:
-        host_table.insert_args(con, artifact_id, op_base)
-    for t in ("_host", "_labels", "_threads"):
+        host_table.insert_args(con, artifact_id, op_base, host)
+    host.drop(con)
+    for t in ("_labels", "_threads"):
         con.execute(f"DROP TABLE {t}")
 
 
@@ -317,27 +322,39 @@ def _insert_gpu_args(cur: duckdb.DuckDBPyConnection, artifact_id: int, gpu_base:
     )
 
 
+# each correlation id's launching call when DuckDB sorted `_host` (else launch_link.py)
+_LAUNCH_SQL = """
+    SELECT h.correlation, {op_base} + min(h.rowid) AS op_id,
+           bool_or(l.name IN (SELECT unnest($graph))) AS graph
+    FROM _host h JOIN _labels l USING (label)
+    WHERE l.kind = 'runtime' AND h.correlation IS NOT NULL
+    GROUP BY h.correlation"""
+
+
 def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: int,
-                    gpu_base: int, ns: str, dur: str) -> None:
+                    gpu_base: int, ns: str, dur: str, launch: pa.Table | None = None) -> None:
     """GPU ops in one SQL pass: kernel families and copy kinds from the (few) distinct names;
-    ids from rowid; the launching call by correlation (op id = op_base + its row in _host)."""
+    ids from rowid; the launching call by correlation (op id = op_base + its row in _host):
+    from `launch` (launch_link.launch_table) when given, else from `_host` in SQL."""
     names = [r[0] for r in cur.execute(
         f"SELECT DISTINCT coalesce(name, '') FROM ev WHERE {C.IS_GPU}"
     ).fetchall()]
     fam = pa.table({"fname": pa.array(names, pa.string()),
                     "family": pa.array(kernel_families.classify_many(names), pa.string())})
     cur.register("_families", fam)
+    params: dict[str, Any] = {"a": artifact_id}
+    if launch is None:
+        launch_sql = _LAUNCH_SQL.replace("{op_base}", str(op_base))
+        params["graph"] = api_roles.names_with_role("graph_launch")
+    else:
+        cur.register("_launch", launch)
+        launch_sql = "SELECT correlation, op_id, graph FROM _launch"
     cur.execute(
         f"""
         INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
             start_ns, dur_ns, correlation, launch_op_id, via_graph, bytes, copy_kind, mem_kinds,
             grid, block, regs, collective, process_group, coll_seq)
-        WITH launch AS (
-            SELECT h.correlation, {op_base} + min(h.rowid) AS op_id,
-                   bool_or(l.name IN (SELECT unnest($graph))) AS graph
-            FROM _host h JOIN _labels l USING (label)
-            WHERE l.kind = 'runtime' AND h.correlation IS NOT NULL
-            GROUP BY h.correlation
+        WITH launch AS ({launch_sql}
         ), f AS (
             -- a copy's direction and memory kinds, matched once per distinct name
             SELECT fname, family, nullif(regexp_extract(fname, 'Memcpy (\\w+)', 1), '')
@@ -363,8 +380,10 @@ def _insert_gpu_ops(cur: duckdb.DuckDBPyConnection, artifact_id: int, op_base: i
         LEFT JOIN f ON f.fname = coalesce(g.name, '')
         LEFT JOIN launch l ON l.correlation = g.corr
         """,
-        {"a": artifact_id, "graph": api_roles.names_with_role("graph_launch")},
+        params,
     )
     cur.unregister("_families")
+    if launch is not None:
+        cur.unregister("_launch")
     _insert_gpu_args(cur, artifact_id, gpu_base)
     cur.close()

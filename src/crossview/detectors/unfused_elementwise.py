@@ -1,0 +1,80 @@
+"""unfused-elementwise: pointwise, copy and reduction kernels run one per op dominate kernel time.
+
+Eager PyTorch launches one kernel per elementwise op, cast and reduction; each reads and writes
+its whole tensor, so a chain of them moves the activation through DRAM once per op. When such
+kernels (op_roofline.yaml `unfused_families`) take `unfused_min_share` of the kernel time the
+lever is fusion (torch.compile, fused modules), named with the nn.Modules that hold the most
+of that time when the trace recorded them. Red only when the GPU is busy (the kernels are the
+step): with the GPU mostly idle, less kernel time does not shorten the step. A note only in a
+capture with no steady-state step (its kernels are warm-up).
+"""
+
+from __future__ import annotations
+
+from crossview.core.finding import Finding
+from crossview.detectors.common import evidence, fix_where, is_compiled, ms, pct
+from crossview.detectors.declare import Declaration
+from crossview.knowledge.fixes import fix_for
+from crossview.sol.op_roofline import limits
+from crossview.views.views import Views
+
+PATTERN = "unfused-elementwise"
+_FUSED_OPS = ("matmul", "conv", "attention")  # op_roofline families that are not the chain
+
+
+def _modules(v: Views, top: int) -> list[tuple[str, int]]:
+    """nn.Modules holding the most kernel time of non-matmul/conv/attention ops."""
+    by: dict[str, int] = {}
+    for g in v.op_roofline.groups:
+        if g.family not in _FUSED_OPS and g.modules:
+            by[g.modules[0]] = by.get(g.modules[0], 0) + g.time_ns
+    return sorted(by.items(), key=lambda x: (-x[1], x[0]))[:top]
+
+
+def detect(v: Views) -> list[Finding]:
+    m, lim = v.metrics, limits()
+    if m.cpu_only or not m.kernel_time_ns or v.kernels:
+        return []
+    fams = [f for f in v.families if f.family in lim["unfused_families"]]
+    t = sum(f.time_ns for f in fams)
+    share = t / m.kernel_time_ns
+    if share < lim["unfused_min_share"]:
+        return []
+    busy = m.kernel_busy_pct
+    red = share >= lim["unfused_red_share"] and busy >= lim["unfused_busy_pct"]
+    parts = ", ".join(f"{f.family} {ms(f.time_ns)} ×{f.count:,}" for f in fams)
+    obs = (f"{pct(share)} of kernel time ({ms(t)} of {ms(m.kernel_time_ns)}) runs in "
+           f"{sum(f.count for f in fams):,} pointwise / copy / activation / reduction kernels "
+           f"({parts}), one kernel per op: each reads and writes its whole tensor, so a chain "
+           f"of them moves the data through DRAM once per op. The GPU is busy {busy:.1f}% of "
+           "its kernel span" + (", so these kernels are the step's time." if busy >=
+                                lim["unfused_busy_pct"] else
+                                ": less kernel time shortens the step only once the idle "
+                                "time is gone."))
+    mods = _modules(v, int(lim["unfused_modules_shown"]))
+    if mods:
+        obs += (" Outside matmuls and attention, the nn.Modules holding the most of it: "
+                + "; ".join(f"`{n}` {ms(ns)}" for n, ns in mods) + ".")
+    variant = "compiled" if is_compiled(v) else None
+    startup = v.account is not None and v.account.steady_fallback
+    if startup:  # kernels of warm-up (input set-up, first calls) say nothing of the workload
+        obs += " Measured in start-up: this capture has no steady-state step."
+    return [Finding(
+        pattern=PATTERN, severity="info" if startup else "red" if red else "yellow",
+        title=f"Unfused elementwise work: {pct(share)} of kernel time in one-op kernels",
+        observation=obs, fix=fix_for(PATTERN, variant, fix_where(v)), share=share,
+        evidence=evidence(v, "kernel time by family (kernel_families.yaml)"
+                          + (", nn.Module of each op (with_modules)" if mods else "")),
+        expected_effect=(f"Fused, each chain reads its inputs and writes its output once: "
+                         f"the {ms(t)} of these kernels is the bound, and an A/B compares "
+                         "kernel time by family (elementwise, memory) before and after."),
+        details={"families": {f.family: f.time_ns for f in fams},
+                 "modules": dict(mods)})]
+
+
+DECLARATION = Declaration(
+    patterns=(PATTERN,), detect=detect, causes=(),
+    thresholds=("op_roofline.yaml:unfused_families", "op_roofline.yaml:unfused_min_share",
+                "op_roofline.yaml:unfused_red_share", "op_roofline.yaml:unfused_busy_pct",
+                "op_roofline.yaml:unfused_modules_shown"),
+    fix_keys=(PATTERN,))

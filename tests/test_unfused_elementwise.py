@@ -1,0 +1,53 @@
+"""unfused-elementwise on the real H100 Hugging Face Qwen forward (eager, with_modules).
+
+Every kernel of that trace that is not a GEMM or the flash-attention kernel is an ATen
+TensorIterator / copy / reduction kernel (`void at::native::…`, plus one `arange`
+elementwise_kernel_with_index): the test sums them straight from the JSON (tests/oracle.py)
+— 1,189 kernels, 28,783,792 ns of 45,432,698 ns (63.4%) — and checks the finding carries that
+share, is red (the GPU is busy 91.5% of its span, so these kernels are the step), and tells
+the engineer to fuse (torch.compile). On the start-up-only nvFuser capture the same rule is a
+note. Skips without ../shared/data."""
+
+from __future__ import annotations
+
+import pytest
+
+import oracle
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT
+from crossview.analysis import analyze
+from crossview.units import duration
+
+QWEN = SHARED_DATA / "kineto" / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
+NVFUSER = SHARED_DATA / "nsys" / "nvfuser_h200_nsys2024.6.sqlite"
+_ATEN = ("void at::native::", "void (anonymous namespace)::elementwise_kernel_with_index")
+
+
+def need(path):  # type: ignore[no-untyped-def]
+    if not path.exists():
+        pytest.skip(SHARED_DATA_ABSENT)
+    return path
+
+
+def test_qwen_eager_forward_is_red_unfused_elementwise_with_the_raw_share() -> None:
+    ks = oracle.kernels(oracle.load_trace(need(QWEN)))
+    pointwise = [k for k in ks if k.name.startswith(_ATEN)]
+    rest = {k.name for k in ks if k not in pointwise}
+    assert all("gemm" in n or "flash_fwd" in n for n in rest), rest  # matmuls and attention
+    t, total = sum(k.dur_ns for k in pointwise), oracle.kernel_time_ns(ks)
+    assert (len(pointwise), t, total) == (1189, 28_783_792, 45_432_698)
+    a = analyze([QWEN])
+    (f,) = [f for f in a.findings if f.pattern == "unfused-elementwise"]
+    assert f.severity == "red" and f.share == pytest.approx(t / total)
+    assert f"{100 * t / total:.1f}% of kernel time ({duration(t)} of {duration(total)})" \
+        in f.observation
+    assert f"in {len(pointwise):,} pointwise / copy / activation / reduction kernels" \
+        in f.observation
+    assert "`Qwen2RMSNorm` 7.38 ms" in f.observation  # recomputed in test_norm_module_fusion
+    assert f.fix.startswith("Fuse the elementwise chains: `model = torch.compile(model)`")
+    assert a.findings[0] is f  # the top 🔴: the GPU is busy, these kernels are the step
+
+
+def test_startup_capture_makes_it_a_note() -> None:
+    a = analyze([need(NVFUSER)])
+    (f,) = [f for f in a.findings if f.pattern == "unfused-elementwise"]
+    assert f.severity == "info" and f.observation.endswith("no steady-state step.")
