@@ -47,8 +47,6 @@ def analyze(
 ) -> None:
     """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
     from crossview.cli.lake import analysis_of as run
-    from crossview.render import json as json_out
-    from crossview.render import markdown
 
     paths = sources(paths, lake)
     if (workers or dask) and lake is not None:
@@ -67,7 +65,14 @@ def analyze(
         text, bad = html_report(result, paths)
         emit(text, output, result)
         raise typer.Exit(2 if bad else 0)
-    text = json_out.render(result) if fmt is AnalyzeFmt.json else markdown.render(result)
+    if fmt is AnalyzeFmt.json:  # the renderer of the format asked for only (imports)
+        from crossview.render import json as json_out
+
+        text = json_out.render(result)
+    else:
+        from crossview.render import markdown
+
+        text = markdown.render(result)
     emit(text, output, result)
 
 
