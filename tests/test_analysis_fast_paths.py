@@ -185,3 +185,38 @@ def test_cuts_by_gap_runs_equal_the_search(path: Path, monkeypatch: pytest.Monke
     v = analyze([path]).views
     assert v is not None and v.account is not None
     assert seen and sum(n for _, n in seen) > 1000  # real gaps with many inner bounds
+
+
+def test_block_offsets_put_rows_in_op_id_order() -> None:
+    """Ids filling a consecutive block in any order go to their places (as a sort would put
+    them); a gap or a repeat is no block (the sort answers)."""
+    rng = np.random.default_rng(7)
+    ids = rng.permutation(np.arange(100, 1100, dtype=np.int64))
+    at = host_state._block_offsets(ids)
+    assert at is not None
+    vals = ids * 3 + 1
+    assert np.array_equal(host_state._scatter(vals, at), np.sort(ids) * 3 + 1)
+    assert host_state._block_offsets(ids[ids != 500]) is None  # a gap inside
+    assert host_state._block_offsets(ids[ids != 1099]) is not None  # the end: still a block
+
+
+def test_block_offsets_refuse_gaps_and_repeats() -> None:
+    assert host_state._block_offsets(np.array([3, 1, 4], dtype=np.int64)) is None  # gap (2)
+    assert host_state._block_offsets(np.array([2, 1, 2, 4], dtype=np.int64)) is None  # repeat
+    assert host_state._block_offsets(np.array([], dtype=np.int64)) is None
+    assert host_state._block_offsets(np.array([5], dtype=np.int64)).tolist() == [0]
+
+
+def test_nsys_ops_read_unsorted_take_the_block_path() -> None:
+    """The real nsys export stores its host ops thread by thread: not in op id order, but one
+    block, so `_by_node` reads them unsorted and puts them in place (checked against the
+    joins by test_ops_by_frame_node_equal_the_joins)."""
+    nsys = [p for p in CAPTURES if p.suffix == ".sqlite"]
+    if not nsys:
+        pytest.skip("the nsys capture is absent")
+    v = analyze(nsys).views
+    assert v is not None
+    ids = np.asarray(v.store.sql("SELECT op_id FROM f_host WHERE artifact_id = 1")
+                     .fetchnumpy()["op_id"], dtype=np.int64)
+    assert not bool((ids[1:] >= ids[:-1]).all())
+    assert host_state._block_offsets(ids) is not None
