@@ -2,7 +2,8 @@
 the launching threads' ops numbered from their frame nodes (host_state._by_node) against the
 joins (host_state._joined), the GPU view summed in numpy from the kernel columns against its
 SQL join, the kernel union and GPU activity from the kernel columns against their sorted
-re-reads (docs/decisions/0620, 0622)."""
+re-reads (docs/decisions/0620, 0622); op ids found by offset and the replayed artifact found by
+probes against the searches and the join they replaced (0690)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ import pytest
 
 from conftest import SHARED_DATA
 from crossview.analysis import analyze
-from crossview.views.device import gpu_activity, host_state, timeline
+from crossview.replay import findings
+from crossview.sources.registry import read_all
+from crossview.store.store import Store
+from crossview.views.device import gpu_activity, host_state, idle_pieces, timeline
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.host import calltree
 
@@ -80,3 +84,139 @@ def test_union_and_activity_from_kernel_columns_equal_the_reads(path: Path) -> N
         [(x.artifact_id, x.device) for x in act_want]
     for g, w in zip(act_got, act_want, strict=True):
         assert np.array_equal(g.busy_s, w.busy_s) and np.array_equal(g.busy_e, w.busy_e)
+
+
+def _search(keys: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The plain lookup `timeline.find` replaced: a binary search, -1 where x is no key."""
+    if len(keys) == 0:
+        return np.full(len(x), -1, dtype=np.int64)
+    i = np.minimum(np.searchsorted(keys, x), len(keys) - 1)
+    return np.where(keys[i] == x, i, -1)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_find_by_offset_equals_the_search(path: Path) -> None:
+    """Op ids of a real capture: one consecutive run per artifact (the offset path), and
+    with every third op dropped (the search path); looked up with the kernels' launch op ids,
+    the ops' parents, -1 and ids past either end."""
+    v = analyze([path]).views
+    assert v is not None
+    ops = np.asarray(v.store.sql("SELECT op_id, coalesce(parent, -1) AS p FROM host_ops"
+                                 " WHERE artifact_id = (SELECT min(artifact_id) FROM host_ops)"
+                                 " ORDER BY op_id").fetchnumpy()["op_id"], dtype=np.int64)
+    parents = np.asarray(v.store.sql("SELECT coalesce(parent, -1) AS p FROM host_ops")
+                         .fetchnumpy()["p"], dtype=np.int64)
+    launch = np.asarray(v.store.sql("SELECT coalesce(launch_op_id, -1) AS l FROM gpu_ops")
+                        .fetchnumpy()["l"], dtype=np.int64)
+    assert len(ops) > 1000 and int(ops[-1]) - int(ops[0]) == len(ops) - 1  # one block
+    x = np.concatenate([launch, parents, np.array([-1, 0, int(ops[0]) - 1, int(ops[-1]),
+                                                   int(ops[-1]) + 1, 1 << 40])])
+    for keys in (ops, np.delete(ops, np.s_[::3]), ops[:1], ops[:0]):
+        got = timeline.find(keys, x)
+        assert np.array_equal(got, _search(keys, x))
+    hits = timeline.find(ops, launch)
+    assert (hits >= 0).sum() > 0 and np.array_equal(ops[hits[hits >= 0]], launch[hits >= 0])
+
+
+def test_find_with_repeated_keys_takes_the_search() -> None:
+    """Sorted keys with a repeat whose span still equals their count minus one: not a run of
+    consecutive ids, so the search answers (the first of the repeats)."""
+    keys = np.array([5, 6, 6, 8], dtype=np.int64)
+    x = np.array([4, 5, 6, 7, 8, 9, -1], dtype=np.int64)
+    assert timeline.find(keys, x).tolist() == [-1, 0, 1, -1, 3, -1, -1]
+    assert timeline.find(keys, x).tolist() == _search(keys, x).tolist()
+
+
+def _artifact_by_join(store: Store) -> int | None:
+    """The query `replay.findings._artifact` replaced: every artifact id of gpu_ops joined to
+    the runtime calls of host_ops."""
+    rows = store.sql(
+        "SELECT DISTINCT artifact_id FROM gpu_ops WHERE artifact_id IN (SELECT artifact_id "
+        "FROM host_ops WHERE kind = 'runtime')").fetchall()
+    return rows[0][0] if len(rows) == 1 else None
+
+
+@pytest.mark.parametrize("paths", [[p] for p in CAPTURES] + [CAPTURES[:2]] + [
+    [Path(__file__).resolve().parents[1] / "examples/cpu_tiny_decode.pt.trace.json.gz"]],
+    ids=[p.name for p in CAPTURES] + ["two captures", "cpu only"])
+def test_replayed_artifact_probe_equals_the_join(paths: list[Path]) -> None:
+    """One capture with kernels: its id; two: none (no single timeline); CPU only: none."""
+    store = Store()
+    read_all(paths, store)
+    want = _artifact_by_join(store)
+    assert findings._artifact(store) == want
+    assert (want is not None) == (len(paths) == 1 and "cpu_tiny" not in paths[0].name)
+
+
+def _cuts_by_search(gs: np.ndarray, ge: np.ndarray, inner: np.ndarray) -> tuple:
+    """The cuts as `idle_pieces._cuts` built them before: each inner bound's gap searched
+    among the gap starts, then counted."""
+    inner = np.unique(inner)
+    gi = np.searchsorted(gs, inner, side="right") - 1
+    g = len(gs)
+    cnt = np.bincount(gi, minlength=g)
+    at_gs = 2 * np.arange(g, dtype=np.int64) + (np.cumsum(cnt) - cnt)
+    at_ge = at_gs + cnt + 1
+    cuts = np.empty(2 * g + len(inner), dtype=np.int64)
+    cuts[at_gs], cuts[at_ge] = gs, ge
+    cuts[np.arange(len(inner), dtype=np.int64) + 2 * gi + 1] = inner
+    start = np.ones(len(cuts), dtype=bool)
+    start[at_ge] = False
+    return cuts, np.nonzero(start)[0], np.repeat(np.arange(g, dtype=np.int64), cnt + 1)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_cuts_by_gap_runs_equal_the_search(path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """Every call the account makes on a real capture: the cuts, piece starts and piece gaps
+    equal those of the per-bound search."""
+    seen: list[tuple] = []
+    real = idle_pieces._cuts
+
+    def spy(gs: np.ndarray, ge: np.ndarray, inner: np.ndarray) -> tuple:
+        got = real(gs, ge, inner)
+        seen.append((len(gs), len(inner)))
+        want = _cuts_by_search(gs, ge, inner)
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(g, w)
+        return got
+
+    monkeypatch.setattr(idle_pieces, "_cuts", spy)
+    v = analyze([path]).views
+    assert v is not None and v.account is not None
+    assert seen and sum(n for _, n in seen) > 1000  # real gaps with many inner bounds
+
+
+def test_block_offsets_put_rows_in_op_id_order() -> None:
+    """Ids filling a consecutive block in any order go to their places (as a sort would put
+    them); a gap or a repeat is no block (the sort answers)."""
+    rng = np.random.default_rng(7)
+    ids = rng.permutation(np.arange(100, 1100, dtype=np.int64))
+    at = host_state._block_offsets(ids)
+    assert at is not None
+    vals = ids * 3 + 1
+    assert np.array_equal(host_state._scatter(vals, at), np.sort(ids) * 3 + 1)
+    assert host_state._block_offsets(ids[ids != 500]) is None  # a gap inside
+    assert host_state._block_offsets(ids[ids != 1099]) is not None  # the end: still a block
+
+
+def test_block_offsets_refuse_gaps_and_repeats() -> None:
+    assert host_state._block_offsets(np.array([3, 1, 4], dtype=np.int64)) is None  # gap (2)
+    assert host_state._block_offsets(np.array([2, 1, 2, 4], dtype=np.int64)) is None  # repeat
+    assert host_state._block_offsets(np.array([], dtype=np.int64)) is None
+    assert host_state._block_offsets(np.array([5], dtype=np.int64)).tolist() == [0]
+
+
+def test_nsys_ops_read_unsorted_take_the_block_path() -> None:
+    """The real nsys export stores its host ops thread by thread: not in op id order, but one
+    block, so `_by_node` reads them unsorted and puts them in place (checked against the
+    joins by test_ops_by_frame_node_equal_the_joins)."""
+    nsys = [p for p in CAPTURES if p.suffix == ".sqlite"]
+    if not nsys:
+        pytest.skip("the nsys capture is absent")
+    v = analyze(nsys).views
+    assert v is not None
+    ids = np.asarray(v.store.sql("SELECT op_id FROM f_host WHERE artifact_id = 1")
+                     .fetchnumpy()["op_id"], dtype=np.int64)
+    assert not bool((ids[1:] >= ids[:-1]).all())
+    assert host_state._block_offsets(ids) is not None

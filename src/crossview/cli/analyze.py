@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from crossview.cli.app import (
+    OPTIONS,
     AnalyzeFmt,
     Fmt,
     app,
@@ -46,8 +47,6 @@ def analyze(
 ) -> None:
     """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
     from crossview.cli.lake import analysis_of as run
-    from crossview.render import json as json_out
-    from crossview.render import markdown
 
     paths = sources(paths, lake)
     if (workers or dask) and lake is not None:
@@ -56,6 +55,8 @@ def analyze(
         raise typer.Exit(2)
     if workers or dask:  # one task per rank file (lake/rank_fanout.py)
         run = fanned_out(workers, dask)
+    else:  # all in this process: nothing to tear down once the output is written
+        OPTIONS.exit_at_once = True
     result = run_analysis(lambda: run(
         paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)
     if fmt is AnalyzeFmt.html:  # the same page as `crossview report`
@@ -64,7 +65,14 @@ def analyze(
         text, bad = html_report(result, paths)
         emit(text, output, result)
         raise typer.Exit(2 if bad else 0)
-    text = json_out.render(result) if fmt is AnalyzeFmt.json else markdown.render(result)
+    if fmt is AnalyzeFmt.json:  # the renderer of the format asked for only (imports)
+        from crossview.render import json as json_out
+
+        text = json_out.render(result)
+    else:
+        from crossview.render import markdown
+
+        text = markdown.render(result)
     emit(text, output, result)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import sys
@@ -113,6 +114,10 @@ def write_output(output: Path, data: str | bytes, inputs: list[Path]) -> None:
 @dataclass
 class GlobalOptions:
     quiet: bool = False  # --quiet: no progress bar
+    # set by a command whose work all ran in this process and is written out (`analyze`
+    # without --workers/--dask): the process then exits without tearing down its modules,
+    # its store and its objects one by one (0.1 s after a 334 MB Kineto analyze)
+    exit_at_once: bool = False
 
 
 OPTIONS = GlobalOptions()
@@ -151,8 +156,15 @@ def main() -> None:
     from crossview.sources import guard
 
     guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
+    # a one-shot process: collect cyclic garbage every 50,000 new objects, not 700 (imports
+    # and the views make a few 100 k long-lived objects: 217 collections, 0.06 s, → 2)
+    gc.set_threshold(*_GC_THRESHOLDS)
     try:
         app()
+    except SystemExit as e:
+        if OPTIONS.exit_at_once and (e.code is None or isinstance(e.code, int)):
+            _exit_now(e.code or 0)
+        raise
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(130)
@@ -170,3 +182,20 @@ def main() -> None:
         print(f"crossview: internal error: {type(e).__name__}: {e} "
               "(set CROSSVIEW_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(3)
+
+
+_GC_THRESHOLDS = (50_000, 20, 20)
+
+
+def _exit_now(code: int) -> None:
+    """Flush what was printed, remove the store's spill folder (DuckDB removes it only when
+    the store is closed) and end the process without the interpreter's teardown."""
+    import shutil
+
+    from crossview.store.store import spill_dir
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    shutil.rmtree(spill_dir(), ignore_errors=True)
+    os._exit(code)

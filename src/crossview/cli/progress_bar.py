@@ -6,20 +6,16 @@ erased when reading ends and never mixes with the analysis output.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.progress import Progress as RichBar
+from typing import TYPE_CHECKING
 
 from crossview.progress import Progress, Silent
+
+if TYPE_CHECKING:  # Rich is imported only where a bar can show (a terminal): 40 ms otherwise
+    from rich.console import Console
+    from rich.progress import TaskID
 
 
 class RichProgress:
@@ -27,6 +23,15 @@ class RichProgress:
     its phase, files done of all, elapsed time."""
 
     def __init__(self, console: Console) -> None:
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.progress import Progress as RichBar
+
         self._bar = RichBar(
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
             DownloadColumn(), TextColumn("{task.fields[files]}"), TimeElapsedColumn(),
@@ -67,8 +72,21 @@ class RichProgress:
             self._bar.refresh()
 
 
-def stderr_console() -> Console:
+def stderr_console() -> Console | None:
+    """Rich's console on stderr; None where Rich could not call it a terminal (stderr is no
+    tty and neither TTY_COMPATIBLE nor FORCE_COLOR says otherwise), without importing Rich."""
+    if not ("TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ or _isatty()):
+        return None
+    from rich.console import Console
+
     return Console(stderr=True)
+
+
+def _isatty() -> bool:
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):  # no stderr, or a closed one: not a terminal
+        return False
 
 
 def make(quiet: bool, console: Console | None = None) -> Progress:
@@ -76,4 +94,4 @@ def make(quiet: bool, console: Console | None = None) -> Progress:
     if quiet:
         return Silent()
     console = console or stderr_console()
-    return RichProgress(console) if console.is_terminal else Silent()
+    return RichProgress(console) if console is not None and console.is_terminal else Silent()

@@ -55,8 +55,7 @@ class Store:
         self.con.execute("SET enable_progress_bar=false")
         # spill files (past a memory_limit) go to the system temp folder, never to a `.tmp`
         # folder in the user's working directory (DuckDB's default for in-memory databases)
-        tmp = os.path.join(tempfile.gettempdir(), f"crossview-duckdb-{os.getpid()}")
-        self.con.execute(f"SET temp_directory={_quote(tmp)}")
+        self.con.execute(f"SET temp_directory={_quote(spill_dir())}")
         limit = memory_limit or os.environ.get("CROSSVIEW_MEMORY_LIMIT")
         if limit:
             try:
@@ -179,6 +178,11 @@ def cursor_of(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         cur.execute(f"USE {COMPRESSED_DB}")
         cur.execute(_SEARCH_PATH)
     return cur
+
+
+def spill_dir() -> str:
+    """This process's DuckDB spill folder (past a memory limit)."""
+    return os.path.join(tempfile.gettempdir(), f"crossview-duckdb-{os.getpid()}")
 
 
 def default_threads() -> int | None:

@@ -167,36 +167,43 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
     from the op's frame node (frames hold each op's name and kind; 1 M nsys ops: 0.37 s of
     joins → 0.12 s). None when some op has no frame node (rows written without one)."""
     a = {"a": artifact_id}
-    store.sql(
-        "CREATE OR REPLACE TEMP TABLE _hs_th AS SELECT pid, tid,"
-        " row_number() OVER (ORDER BY pid, tid) AS th FROM (SELECT DISTINCT pid, tid"
-        " FROM f_host WHERE artifact_id = $a)", a)
-    # the rows in op id order for `_ops`: as stored where a reader wrote them so (Kineto),
-    # else sorted by DuckDB (nsys writes thread by thread: a sort there costs a third of a
-    # numpy argsort and gather of every column); the ids alone tell which
+    # threads numbered as the join numbers them, each known by hash(pid, tid): the ops' rows
+    # carry the hash instead of a join on the two strings, so a plain scan keeps the stored
+    # op id order (Kineto: no sort of the rows after the join; docs/decisions/0690)
+    t = store.sql(
+        "SELECT hash(pid, tid) AS h, row_number() OVER (ORDER BY pid, tid) AS th FROM"
+        " (SELECT DISTINCT pid, tid FROM f_host WHERE artifact_id = $a) ORDER BY h", a
+    ).fetchnumpy()
+    th_hash = np.asarray(t["h"], dtype=np.uint64)
+    if (th_hash[1:] == th_hash[:-1]).any():  # two threads of one hash: the joins tell them
+        return None
+    # the rows in op id order for `_ops`: as stored where a reader wrote them so (Kineto);
+    # ids that are one consecutive block in another order (nsys writes thread by thread)
+    # are put in place by their offset (1 M ops: DuckDB's sort 130-220 ms of CPU, the
+    # scatter 15-30 ms); else sorted by DuckDB (a third of a numpy argsort and gather of
+    # every column); the ids alone tell which
     ids = np.asarray(store.sql("SELECT op_id FROM f_host WHERE artifact_id = $a", a
                                ).fetchnumpy()["op_id"])
-    order = "" if _sorted(ids) else " ORDER BY f.op_id"
+    order = "" if _sorted(ids) or _block_offsets(ids) is not None else " ORDER BY op_id"
     del ids
-    try:
-        r = store.sql(
-            "SELECT f.op_id, coalesce(f.parent, -1) AS parent, f.depth, f.start_ns,"
-            " f.start_ns + f.dur_ns AS e, t.th, coalesce(f.node_id, -1) AS node FROM f_host f"
-            " JOIN _hs_th t ON f.pid IS NOT DISTINCT FROM t.pid"
-            " AND f.tid IS NOT DISTINCT FROM t.tid WHERE f.artifact_id = $a" + order, a
-        ).fetchnumpy()
-    finally:
-        store.sql("DROP TABLE IF EXISTS _hs_th")
+    r = store.sql(
+        "SELECT op_id, coalesce(parent, -1) AS parent, depth, start_ns,"
+        " start_ns + dur_ns AS e, hash(pid, tid) AS h, coalesce(node_id, -1) AS node"
+        " FROM f_host WHERE artifact_id = $a" + order, a).fetchnumpy()
     op = np.asarray(r["op_id"], dtype=np.int64)
-    if not _sorted(op):  # (the join kept the scan order: it probes the scan's rows)
+    at = None if _sorted(op) else _block_offsets(op)
+    if at is not None:  # each row to its place in the block
+        r = {c: _scatter(np.asarray(v), at) for c, v in r.items()}
+        op = np.asarray(r["op_id"], dtype=np.int64)
+    elif not _sorted(op):  # (DuckDB keeps a scan's order: only repeated op ids come here)
         o = np.argsort(op, kind="stable")
         r = {c: np.asarray(v)[o] for c, v in r.items()}
         op = np.asarray(r["op_id"], dtype=np.int64)
         del o
-    th = np.asarray(r["th"], dtype=np.int64)
+    th = np.asarray(t["th"], dtype=np.int64)[np.searchsorted(th_hash, np.asarray(r.pop("h")))]
     # the launching threads (in (pid, tid) order, as the join numbers them), then their ops
-    i = np.minimum(np.searchsorted(op, launch_op), max(len(op) - 1, 0))
-    launching = timeline.uniq(th[i[op[i] == launch_op]] if len(op) else i[:0])
+    i = timeline.find(op, launch_op)
+    launching = timeline.uniq(th[i[i >= 0]])
     del i
     every = len(launching) == len(timeline.uniq(th))  # (the usual case: no copy)
     keep = slice(None) if every else np.nonzero(np.isin(th, launching))[0]
@@ -220,6 +227,26 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
 
 def _sorted(a: npt.NDArray[np.integer]) -> bool:
     return bool((a[1:] >= a[:-1]).all())
+
+
+def _block_offsets(ids: npt.NDArray[np.integer]) -> I64 | None:
+    """Each id's offset in the consecutive block the ids fill once each (any order), or
+    None when they do not (a gap or a repeat)."""
+    if len(ids) == 0:
+        return None
+    lo = int(ids.min())
+    if int(ids.max()) - lo != len(ids) - 1:
+        return None
+    at = ids.astype(np.int64) - lo
+    seen = np.zeros(len(ids), dtype=bool)
+    seen[at] = True
+    return at if bool(seen.all()) else None
+
+
+def _scatter(v: npt.NDArray[Any], at: I64) -> npt.NDArray[Any]:
+    out = np.empty_like(v)
+    out[at] = v
+    return out
 
 
 def _lookup(keys: I64, values: I64, x: I64) -> I64:
@@ -254,9 +281,7 @@ def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool) -> Hos
     py_of = np.array([k == "python" for _, k in pairs], dtype=bool)
     own = rank_of[name_ix]
     is_py = py_of[name_ix]
-    pidx = np.searchsorted(op, parent)
-    pidx = np.where((parent >= 0) & (pidx < n) & (op[np.minimum(pidx, n - 1)] == parent),
-                    pidx, -1)
+    pidx = np.where(parent >= 0, timeline.find(op, parent), -1)
     del parent
     # inherit down the chain, level by level: effective rank, the op that names it, and
     # the nearest python frame above (the calling frame of an API call)

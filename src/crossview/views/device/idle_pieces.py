@@ -71,9 +71,11 @@ def _cuts(gs: I64, ge: I64, inner: I64) -> tuple[I64, I64, I64]:
     """Sorted cuts gap by gap (gs, the distinct inner bounds of the gap, ge); returns the cuts,
     the cut index of each piece start (every cut but a gap end) and each piece's gap."""
     inner = timeline.uniq(inner)
-    gi = np.searchsorted(gs, inner, side="right") - 1
     g = len(gs)
-    cnt = np.bincount(gi, minlength=g)
+    # each gap's inner bounds are one run of the sorted bounds: found by searching the gap
+    # starts among them (g searches, not one per bound: Kineto 334 MB, 134 k gaps, 616 k bounds)
+    cnt = np.diff(np.append(np.searchsorted(inner, gs), len(inner)))
+    gi = np.repeat(np.arange(g, dtype=np.int64), cnt)
     at_gs = 2 * np.arange(g, dtype=np.int64) + (np.cumsum(cnt) - cnt)
     at_ge = at_gs + cnt + 1
     cuts = np.empty(2 * g + len(inner), dtype=np.int64)

@@ -34,6 +34,21 @@ def uniq(a: npt.NDArray[G]) -> npt.NDArray[G]:
     return a[np.r_[True, a[1:] != a[:-1]]]
 
 
+def find(keys: I64, x: I64) -> I64:
+    """The index of each x among the sorted distinct `keys`, -1 where x is not a key: an
+    offset where the keys are one run of consecutive integers (the op ids a reader reserved
+    as a block: 700 k Kineto ops, 33 ms of searching → 2 ms), else a binary search."""
+    n = len(keys)
+    if n == 0:
+        return np.full(len(x), -1, dtype=np.int64)
+    lo = int(keys[0])
+    if int(keys[-1]) - lo == n - 1 and bool((keys[1:] > keys[:-1]).all()):
+        i = x.astype(np.int64) - lo
+        return np.where((i >= 0) & (i < n), i, -1)
+    i = np.minimum(np.searchsorted(keys, x), n - 1)
+    return np.where(keys[i] == x, i, -1)
+
+
 def merge(s: I64, e: I64) -> tuple[I64, I64]:
     """Union of intervals as sorted, disjoint [start, end) arrays."""
     if len(s) == 0:
