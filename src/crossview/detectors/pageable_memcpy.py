@@ -54,6 +54,8 @@ def detect(v: Views) -> list[Finding]:
     n = sum(c.count for c in pageable)
     sl = slice_of(v, *CAUSES)
     frac, mine, every = _pageable_part(v) if sl is not None else (1.0, 0, 0)
+    if frac >= lim.pageable_whole_row_share:
+        frac = 1.0
     share = sl.share * frac if sl is not None else t / m.kernel_span_ns
     sev = severity(share, lim.pageable_red_share, lim.pageable_yellow_share) or "info"
     kinds = ", ".join(f"{c.copy_kind} ({c.mem_kinds}) ×{c.count:,} {ms(c.time_ns)}"
@@ -81,4 +83,5 @@ def detect(v: Views) -> list[Finding]:
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
-    thresholds=("pageable_red_share", "pageable_yellow_share"), fix_keys=(PATTERN,))
+    thresholds=("pageable_red_share", "pageable_yellow_share", "pageable_whole_row_share"),
+    fix_keys=(PATTERN,))

@@ -29,6 +29,7 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     python_overhead_yellow_share: float
     pageable_red_share: float
     pageable_yellow_share: float
+    pageable_whole_row_share: float
     startup_yellow_share: float
     startup_dominates_idle_share: float
     sync_gpu_busy_mostly_pct: float
