@@ -46,7 +46,7 @@ def test_b200_step_is_one_888_token_prefill_and_the_fix_sizes_the_graph_to_it() 
     assert v is not None and v.engine == "vllm"
     (b,) = engine_batch.batches(v.store, v.engine, v.steps.steady)
     assert (b.prefill_reqs, b.prefill_tokens, b.decode_reqs, b.decode_tokens) == (1, 888, 0, 0)
-    assert engine_batch.vllm_graph_size(888) == 896 and 896 % 16 == 0 and 896 - 888 < 16
+    assert engine_batch.vllm_graph_size(888) == 896  # 888 rounded up to a multiple of 16
     (f,) = [f for f in a.findings if f.pattern == "kernel-launch-bound"]
     assert f"annotation `{name}` states it: 888 tokens (888 prefill in 1 request" in f.observation
     assert "this step carries 888 tokens" in f.fix

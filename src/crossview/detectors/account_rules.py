@@ -14,7 +14,7 @@ from crossview.detectors.declare import Declaration
 from crossview.knowledge import causes
 from crossview.views.device.account import Account
 
-_STARTUP_NOTE = (" Measured in start-up (this capture has no steady-state step): first launches"
+STARTUP_NOTE = (" Measured in start-up (this capture has no steady-state step): first launches"
                  " load modules and compile, so this says nothing about the steady state.")
 
 
@@ -35,7 +35,7 @@ def apply(acc: Account, found: list[Finding], decl_of: dict[int, Declaration]) -
         taken |= claimed
         if acc.steady_fallback and claimed and not claimed <= startup:
             f.severity = "info"  # measured in start-up: says nothing about the steady state
-            f.observation += _STARTUP_NOTE
+            f.observation += STARTUP_NOTE
 
 
 def _claims(f: Finding) -> list[str]:

@@ -12,6 +12,7 @@ capture with no steady-state step (its kernels are warm-up).
 from __future__ import annotations
 
 from crossview.core.finding import Finding
+from crossview.detectors.account_rules import STARTUP_NOTE
 from crossview.detectors.common import evidence, fix_where, is_compiled, ms, pct
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
@@ -58,7 +59,7 @@ def detect(v: Views) -> list[Finding]:
     variant = "compiled" if is_compiled(v) else None
     startup = v.account is not None and v.account.steady_fallback
     if startup:  # kernels of warm-up (input set-up, first calls) say nothing of the workload
-        obs += " Measured in start-up: this capture has no steady-state step."
+        obs += STARTUP_NOTE
     return [Finding(
         pattern=PATTERN, severity="info" if startup else "red" if red else "yellow",
         title=f"Unfused elementwise work: {pct(share)} of kernel time in one-op kernels",

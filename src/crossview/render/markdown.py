@@ -251,7 +251,7 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
     return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel span; "
             "no dominant host-side or communication bottleneck in this capture — what is left "
             f"is kernel time itself{where}; "
-            + fix_for("kernel-time-left", v.gpu_vendor if v.gpu_vendor == "amd" else None)
+            + fix_for("kernel-time-left", v.gpu_vendor)
             + ".")
 
 

@@ -31,18 +31,17 @@ I64 = npt.NDArray[np.int64]
 Paths = Callable[[Chunk, Nesting], I64]
 
 
-def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Paths,
-                 chunks: Iterable[Chunk] | None = None) -> None:
+def nest_batches(store: Store, op_base: int, n: int, batch_rows: int, paths: Paths) -> None:
     """Fill `_nestres` (depth, parent op id, provisional node id, self time) from `_host`'s
-    n rows, one batch of about `batch_rows` rows at a time. `chunks`: those batches when the
-    caller holds `_host`'s columns already (`host_chunks.split_chunks`), else read here."""
+    n rows, read one batch of about `batch_rows` rows at a time (a caller that holds the
+    columns already uses `nest_in_memory`)."""
     con = store.con
     con.execute(f"CREATE OR REPLACE TABLE {store.scratch('_nestres')} (depth INTEGER,"
                 " parent BIGINT, node_id BIGINT, self_ns BIGINT)")
     done = 0
     reader = cursor_of(con)  # its own cursor: results are written on `con` while it streams
     try:
-        for ch in chunks if chunks is not None else iter_chunks(reader, batch_rows):
+        for ch in iter_chunks(reader, batch_rows):
             r = _nest_chunk(ch, op_base, paths)
             store.append("_nestres", pa.table({
                 "depth": pa.array(r.depth),

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from crossview.knowledge.thresholds import defaults
+from crossview.sources.dict_strings import dict_strings
 from crossview.sources.kineto.frames import CallStackPrefixes, append_frames
 from crossview.sources.kineto.host_chunks import Chunk, split_chunks
 from crossview.sources.kineto.host_table import HostTable, Sorted
@@ -89,11 +90,6 @@ def nest_host(store: Store, artifact_id: int, op_base: int, host: HostTable,
                     name_sql="$names[h.label + 1]", params=host.name_params())
 
 
-def _strings(ids: I64, values: list[str]) -> pa.DictionaryArray:
-    """Strings by id as an Arrow dictionary (DuckDB reads it without a per-row lookup)."""
-    return pa.DictionaryArray.from_arrays(pa.array(ids, pa.int32()), pa.array(values, pa.string()))
-
-
 def _insert_from_arrays(store: Store, artifact_id: int, op_base: int, host: HostTable,
                         c: Sorted, nested: Nested, canon: I64) -> None:
     """host_ops ← the sorted columns and their nesting, straight from numpy: the rows
@@ -104,10 +100,10 @@ def _insert_from_arrays(store: Store, artifact_id: int, op_base: int, host: Host
     store.append("host_ops", pa.table({
         "artifact_id": pa.array(np.full(n, artifact_id, dtype=np.int32)),
         "op_id": pa.array(np.arange(op_base, op_base + n, dtype=np.int64)),
-        "pid": _strings(c.thread, [p for p, _ in host.threads]),
-        "tid": _strings(c.thread, [t for _, t in host.threads]),
-        "kind": _strings(c.label, [k for k, _ in host.labels]),
-        "name": _strings(c.label, [nm for _, nm in host.labels]),
+        "pid": dict_strings(c.thread, [p for p, _ in host.threads]),
+        "tid": dict_strings(c.thread, [t for _, t in host.threads]),
+        "kind": dict_strings(c.label, [k for k, _ in host.labels]),
+        "name": dict_strings(c.label, [nm for _, nm in host.labels]),
         "start_ns": pa.array(c.start, pa.int64()),
         "dur_ns": pa.array(c.dur, pa.int64()),
         "depth": pa.array(nested.depth, pa.int32()),

@@ -87,8 +87,8 @@ def prefetch(path: Path, src: sqlite3.Connection, store: Store, p: Probe
 
 def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe,
           prefetched: prefetch_.Prefetch | None = None) -> GpuCounts:
-    """Stage every GPU op (integers) and define view `_nsys_gpu`; needs `_nsys_str`.
-    `prefetched`: the kernel table's fetch started by `prefetch`."""
+    """Stage every GPU op (integers) and define the launch keys view `_nsys_gpukeys`; needs
+    `_nsys_str`. `prefetched`: the kernel table's fetch started by `prefetch`."""
     c = GpuCounts()
     parts = c.parts
 
@@ -100,7 +100,6 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe,
         c.kernels = fetch.stage(src, duck, KERNEL, "_nsys_k", _kernel_ints(p),
                                 prefetched=prefetched.take(duck) if prefetched else None)
         _families(duck)
-        _geometries(duck)
         parts.append((
             f"SELECT 'kernel' AS kind, f.name, f.family, {base('k', 0)},"
             " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
@@ -140,10 +139,8 @@ def stage(src: sqlite3.Connection, duck: duckdb.DuckDBPyConnection, p: Probe,
             " NULL::BIGINT AS bytes, NULL::VARCHAR AS copy_kind, NULL::VARCHAR AS mem_kinds,"
             f" {nulls} FROM _nsys_sy y", "y", c.kernels + c.memcpy + c.memset))
     if parts:
-        duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpu AS "
-                     + " UNION ALL ".join(sql for sql, _, _ in parts))
-        # the launch link's keys only: scanning `_nsys_gpu` for them joined every kernel to
-        # its name and geometry (1 M kernels: 0.10 → 0.03 s)
+        # the launch link's keys only: a view of every op with its name and geometry joined
+        # in cost 0.10 s for 1 M kernels, this 0.03 s
         duck.execute("CREATE OR REPLACE TEMP VIEW _nsys_gpukeys AS " + " UNION ALL ".join(
             f"SELECT {first} + {alias}.rowid AS rid, {alias}.corr, {_GPID} AS pid"
             f" FROM {_TABLE[alias]} {alias}" for _, alias, first in parts))
@@ -178,7 +175,8 @@ def _families(duck: duckdb.DuckDBPyConnection) -> None:
 
 def ingest(store: Store, artifact_id: int, counts: GpuCounts,
            launches: launch_link.Launches | None) -> None:
-    """`_nsys_gpu` → gpu_ops, linked to host_ops by (process, correlationId).
+    """The staged GPU ops (`GpuCounts.parts`) → gpu_ops, linked to host_ops by (process,
+    correlationId).
 
     In batches of INSERT_ROWS ops, each compressed (`store.compact`) before the next: rows
     appended to a compressed store stay as written (every kernel's name in full) until a
@@ -190,6 +188,8 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts,
     # the launch link once, as integers in op order: each batch below joins only its slice
     launch_link.link(con, "_nsys_gpukeys", launches)
     first_sql = counts.kernels if KERNELS_FROM_ARRAYS and counts.kernels else 0
+    if counts.kernels and not first_sql:
+        _geometries(con)  # the SQL insert's kernel geometry texts (kernel_insert makes its own)
     if first_sql:
         names = kernel_insert.Names(con)
         for lo in range(0, first_sql, INSERT_ROWS):
@@ -219,14 +219,16 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts,
 
 def _slice(parts: list[tuple[str, str, int]], lo: int, hi: int) -> str:
     """The GPU ops numbered lo … hi-1, each staged table filtered on its own rowid (a filter
-    on the view's computed `rid` would scan every staged row for every batch)."""
-    return " UNION ALL ".join(
+    on the view's computed `rid` would scan every staged row for every batch); tables with
+    no op in the range are left out (the kernels' part, inserted from numpy, then never
+    needs the SQL path's `_nsys_kgeom`)."""
+    ends = [first for _, _, first in parts[1:]] + [hi]
+    return " UNION ALL ".join(  # only the staged tables that hold ops of lo … hi-1
         f"{sql} WHERE {alias}.rowid >= {lo - first} AND {alias}.rowid < {hi - first}"
-        for sql, alias, first in parts)
+        for (sql, alias, first), end in zip(parts, ends, strict=True) if first < hi and end > lo)
 
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("DROP VIEW IF EXISTS _nsys_gpu")
     con.execute("DROP VIEW IF EXISTS _nsys_gpukeys")
     for t in (*_STAGED, "_nsys_kfam", "_nsys_kgeom", "_nsys_launch", "_nsys_link"):
         con.execute(f"DROP TABLE IF EXISTS {t}")

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from crossview.sources.dict_strings import dict_strings
 from crossview.sources.nsys import enums
 from crossview.store.store import Store
 
@@ -91,8 +92,8 @@ def insert(store: Store, artifact_id: int, gpu_base: int, names: Names, lo: int,
         "stream": pa.array(stream, pa.int64(), mask=stream_null | (stream == enums.NO_STREAM)),
         "kind": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
                                                pa.array(["kernel"], pa.string())),
-        "name": dict_strings(name_idx, name_null, names.names),
-        "family": dict_strings(name_idx, name_null, names.families),
+        "name": dict_strings(name_idx, names.names, name_null),
+        "family": dict_strings(name_idx, names.families, name_null),
         "start_ns": pa.array(s, pa.int64()),
         "dur_ns": pa.array(dur, pa.int64()),
         "correlation": k.column("corr"),
@@ -120,13 +121,6 @@ def ints(col: pa.ChunkedArray | pa.Array) -> tuple[I64, npt.NDArray[np.bool_]]:
     null = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=np.bool_)
     vals = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
     return vals, null
-
-
-def dict_strings(idx: npt.NDArray[np.int32], null: npt.NDArray[np.bool_] | None,
-                 values: pa.Array) -> pa.DictionaryArray:
-    """`values[idx]` as an Arrow dictionary (DuckDB reads it without a per-row lookup)."""
-    indices = pa.array(idx, pa.int32(), mask=null if null is not None and null.any() else None)
-    return pa.DictionaryArray.from_arrays(indices, values)
 
 
 def _geometry(col: pa.ChunkedArray, text: Callable[[int], str]) -> pa.DictionaryArray:
