@@ -45,6 +45,9 @@ def test_qwen_eager_forward_is_red_unfused_elementwise_with_the_raw_share() -> N
     assert "`Qwen2RMSNorm` 7.38 ms" in f.observation  # recomputed in test_norm_module_fusion
     assert f.fix.startswith("Fuse the elementwise chains: `model = torch.compile(model)`")
     assert a.findings[0] is f  # the top 🔴: the GPU is busy, these kernels are the step
+    assert f"at most the {duration(t)} of these kernels ({100 * t / total:.1f}% of kernel " \
+        "time) goes" in f.expected_effect
+    assert "the step shortens by about the kernel time fusion removes" in f.expected_effect
 
 
 def test_startup_capture_makes_it_a_note() -> None:

@@ -66,9 +66,15 @@ def detect(v: Views) -> list[Finding]:
         observation=obs, fix=fix_for(PATTERN, variant, fix_where(v)), share=share,
         evidence=evidence(v, "kernel time by family (kernel_families.yaml)"
                           + (", nn.Module of each op (with_modules)" if mods else "")),
-        expected_effect=(f"Fused, each chain reads its inputs and writes its output once: "
-                         f"the {ms(t)} of these kernels is the bound, and an A/B compares "
-                         "kernel time by family (elementwise, memory) before and after."),
+        expected_effect=(f"Fused, each chain reads its inputs and writes its output once: at "
+                         f"most the {ms(t)} of these kernels ({pct(share)} of kernel time) "
+                         "goes. " + (f"The GPU is busy {busy:.1f}% of its span, so the step "
+                                     "shortens by about the kernel time fusion removes: an A/B "
+                                     "compares the step time and the kernel time of these "
+                                     "families before and after." if busy >=
+                                     lim["unfused_busy_pct"] else
+                                     "An A/B compares the kernel time of these families; the "
+                                     "step shortens only once the GPU's idle time is gone.")),
         details={"families": {f.family: f.time_ns for f in fams},
                  "modules": dict(mods)})]
 
