@@ -152,8 +152,10 @@ def _ids_by_row(con: duckdb.DuckDBPyConnection) -> tuple[I64, I64]:
         con.execute(sql)
     ids = con.execute(_GROUP_IDS_SQL).fetchnumpy()
     lists = g.column("rows").combine_chunks()
-    er = lists.flatten().to_numpy()
-    group = np.repeat(np.arange(len(lists)), np.diff(lists.offsets.to_numpy()))
+    # offsets and values, not ListArray.flatten(): that imports pyarrow.compute (~0.06 s)
+    at = lists.offsets.to_numpy()
+    er = lists.values.to_numpy()[at[0]:at[-1]]
+    group = np.repeat(np.arange(len(lists)), np.diff(at))
     size = int(er.max()) + 1 if len(er) else 0
     thread = np.full(size, -1, dtype=np.int64)
     label = np.full(size, -1, dtype=np.int64)
