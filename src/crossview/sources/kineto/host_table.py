@@ -151,6 +151,8 @@ def _ids_by_row(con: duckdb.DuckDBPyConnection) -> tuple[I64, I64]:
     for sql in (_THREADS_SQL, _LABELS_SQL):
         con.execute(sql)
     ids = con.execute(_GROUP_IDS_SQL).fetchnumpy()
+    if len(ids["thread"]) != g.num_rows:  # each group has its thread and label, by construction
+        raise RuntimeError(f"host keys: {len(ids['thread'])} ids for {g.num_rows} groups")
     lists = g.column("rows").combine_chunks()
     # offsets and values, not ListArray.flatten(): that imports pyarrow.compute (~0.06 s)
     at = lists.offsets.to_numpy()
