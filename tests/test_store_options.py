@@ -59,3 +59,44 @@ def test_compressed_store_same_answers_and_cursors_see_it() -> None:
     assert cur.sql("SELECT count(*) FROM gpu_ops WHERE kind = 'kernel'").fetchall() == [(425,)]
     assert cursor_of(Store(compress=False).con).execute("SELECT current_database()").fetchall() == [
         ("memory",)]
+
+
+DDP = KINETO / "hta_a100_ddp_resnet_nccl.json.gz"
+
+
+def _int_compressions(store: Store) -> set[str]:
+    return {r[0] for r in store.sql(
+        "SELECT DISTINCT s.compression FROM pragma_storage_info('cv.main.host_ops') s"
+        " JOIN duckdb_columns() c ON c.database_name = 'cv' AND c.table_name = 'host_ops'"
+        " AND c.column_name = s.column_name"
+        " WHERE c.data_type IN ('BIGINT', 'INTEGER') AND s.segment_type <> 'VALIDITY'"
+    ).fetchall()}
+
+
+@pytest.mark.skipif(not DDP.exists(), reason="../shared/data absent")
+def test_compaction_leaves_small_stores_integers_unpacked(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Up to `store_bitpack_rows` op rows a compaction does not bit-pack integer columns (the
+    bulk of its cost); past it, it does. Either way the recap is the same, strings are still
+    dictionary-compressed, and the setting does not outlive the checkpoint."""
+    import msgspec
+
+    from crossview.knowledge import thresholds
+
+    small = Store(compress=True)
+    unpacked = as_dict(analyze([DDP], store=small))
+    ops = small.sql("SELECT (SELECT count(*) FROM host_ops) + (SELECT count(*) FROM gpu_ops)"
+                    ).fetchall()[0][0]
+    assert 0 < ops <= thresholds.defaults().store_bitpack_rows
+    assert "BitPacking" not in _int_compressions(small)
+    assert small.sql("SELECT DISTINCT compression FROM pragma_storage_info('cv.main.host_ops')"
+                     " WHERE column_name = 'name' AND segment_type <> 'VALIDITY'"
+                     ).fetchall() != [("Uncompressed",)]
+    assert small.sql("SELECT current_setting('disabled_compression_methods')").fetchall() == [
+        ("",)]
+    forced = msgspec.structs.replace(thresholds.defaults(), store_bitpack_rows=0)
+    monkeypatch.setattr(thresholds, "defaults", lambda: forced)
+    big = Store(compress=True)
+    packed = as_dict(analyze([DDP], store=big))
+    assert "BitPacking" in _int_compressions(big)
+    assert packed == unpacked

@@ -87,6 +87,9 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     kineto_nest_batch_rows: int
     # Kineto host events sorted in numpy up to this many (sources/kineto/host_table.py)
     kineto_host_sort_rows: int
+    # integer columns bit-packed at a store's compaction only past this many op rows
+    # (store/store.py Store.compact)
+    store_bitpack_rows: int
     # host CPU samples (views/counters/host_cpu.py, detectors/host_cpu.py)
     host_core_pinned_pct: float
     host_cpu_oversub_pct: float

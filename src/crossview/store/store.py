@@ -92,9 +92,25 @@ class Store:
         """Compress what was inserted (a compressed store only; else nothing): DuckDB
         compresses in-memory row groups at a checkpoint, so until then the rows appended by
         a reader stay as written (1 M nsys kernels: 616 MB of table memory → 27 MB, and a
-        GROUP BY name 270 → 9 ms, measured in bench/README.md)."""
-        if self._compressed:
+        GROUP BY name 270 → 9 ms, measured in bench/README.md).
+        While host_ops and gpu_ops hold at most `store_bitpack_rows` rows together, integer
+        columns are not bit-packed (RLE and constant still apply; strings are compressed
+        as always): packing them is most of the checkpoint's cost and saves memory that
+        matters only at millions of rows (docs/decisions/0701)."""
+        if not self._compressed:
+            return
+        from crossview.knowledge.thresholds import defaults
+
+        rows = self.con.execute("SELECT (SELECT count(*) FROM host_ops)"
+                                " + (SELECT count(*) FROM gpu_ops)").fetchall()[0][0]
+        small = rows <= defaults().store_bitpack_rows
+        if small:
+            self.con.execute("SET disabled_compression_methods = 'bitpacking'")
+        try:
             self.con.execute(f"CHECKPOINT {COMPRESSED_DB}")
+        finally:
+            if small:
+                self.con.execute("RESET disabled_compression_methods")
 
     def scratch(self, table: str) -> str:
         """The qualified name for a reader's staging table that a second cursor must see

@@ -100,37 +100,85 @@ def build(con: duckdb.DuckDBPyConnection, ns: str, dur: str, sort_rows: int | No
           ) -> HostTable:
     """`_host`, `_threads` and `_labels` from `ev`; `ns`/`dur` turn ts/dur into integer ns.
     `sort_rows` overrides `kineto_host_sort_rows` (tests take either path)."""
-    for sql in (_KEYS_SQL, _THREADS_SQL, _LABELS_SQL, _KEYMAP_SQL):
-        con.execute(sql)
-    n = int(con.execute("SELECT coalesce(sum(n), 0) FROM _keys").fetchall()[0][0])
-    rows = f"""
-        SELECT m.thread, m.label, {ns} AS start_ns, {dur} AS dur_ns,
-               TRY_CAST(e.args.correlation AS BIGINT) AS correlation, e.rowid AS er
-        FROM ev e JOIN _keymap m ON m.pid = coalesce(e.pid, '') AND m.tid = coalesce(e.tid, '')
-             AND m.cat = e.cat AND m.name = coalesce(e.name, '')
-        WHERE e.{_HOST}"""
     limit = defaults().kineto_host_sort_rows if sort_rows is None else sort_rows
+    n = int(con.execute(f"SELECT count(*) FROM ev WHERE {_HOST}").fetchall()[0][0])
     cols = None
     if n <= limit:
-        cols = _sort_in_numpy(con, rows)
+        cols = _sort_in_numpy(con, ns, dur)
     else:
+        for sql in (_KEYS_SQL, _THREADS_SQL, _LABELS_SQL, _KEYMAP_SQL):
+            con.execute(sql)
+        rows = f"""
+            SELECT m.thread, m.label, {ns} AS start_ns, {dur} AS dur_ns,
+                   TRY_CAST(e.args.correlation AS BIGINT) AS correlation, e.rowid AS er
+            FROM ev e JOIN _keymap m ON m.pid = coalesce(e.pid, '')
+                 AND m.tid = coalesce(e.tid, '') AND m.cat = e.cat
+                 AND m.name = coalesce(e.name, '')
+            WHERE e.{_HOST}"""
         con.execute(f"CREATE OR REPLACE TABLE _host AS {rows} ORDER BY {_ORDER}")
+        con.execute("DROP TABLE _keymap")
     con.execute("DROP TABLE _keys")
-    con.execute("DROP TABLE _keymap")
     threads = con.execute("SELECT pid, tid FROM _threads ORDER BY thread").fetchall()
     labels = con.execute("SELECT kind, name FROM _labels ORDER BY label").fetchall()
     return HostTable(n, threads, labels, cols)
 
 
-def _sort_in_numpy(con: duckdb.DuckDBPyConnection, rows: str) -> Sorted:
-    """`rows` in host_order's order, registered on `con` as the Arrow table `_host_np`
-    (never copied into a DuckDB table: the few queries that read it scan the arrays,
-    docs/decisions/0681); its columns kept."""
+# the numpy path's keys: each distinct (pid, tid, cat, name) with the rows of `ev` holding it
+# (the four strings hashed once per event; the SQL path's join back on them hashes them again)
+_GROUPS_SQL = (
+    "SELECT coalesce(pid, '') AS pid, coalesce(tid, '') AS tid, cat,"
+    f" coalesce(name, '') AS name, list(rowid) AS rows FROM ev WHERE {_HOST} GROUP BY ALL"
+)
+_GROUP_IDS_SQL = (
+    "SELECT t.thread, l.label FROM _keys k JOIN _threads t USING (pid, tid)"
+    f" JOIN _labels l ON l.kind = {C.HOST_KIND_SQL.replace('cat', 'k.cat')} AND l.name = k.name"
+    " ORDER BY k.k"
+)
+
+
+def _ids_by_row(con: duckdb.DuckDBPyConnection) -> tuple[I64, I64]:
+    """Thread and label id of each row of `ev` (by rowid; −1 off the host events), with
+    `_keys` (k: the group's position), `_threads` and `_labels` made as the SQL path makes
+    them: one GROUP BY of the host events instead of a GROUP BY and a 4-string join."""
+    g = con.sql(_GROUPS_SQL).to_arrow_table()
+    keys = g.drop_columns(["rows"]).append_column(
+        "k", pa.array(np.arange(g.num_rows, dtype=np.int64)))
+    con.register("_groups", keys)
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE _keys AS SELECT * FROM _groups")
+    finally:
+        con.unregister("_groups")
+    for sql in (_THREADS_SQL, _LABELS_SQL):
+        con.execute(sql)
+    ids = con.execute(_GROUP_IDS_SQL).fetchnumpy()
+    if len(ids["thread"]) != g.num_rows:  # each group has its thread and label, by construction
+        raise RuntimeError(f"host keys: {len(ids['thread'])} ids for {g.num_rows} groups")
+    lists = g.column("rows").combine_chunks()
+    # offsets and values, not ListArray.flatten(): that imports pyarrow.compute (~0.06 s)
+    at = lists.offsets.to_numpy()
+    er = lists.values.to_numpy()[at[0]:at[-1]]
+    group = np.repeat(np.arange(len(lists)), np.diff(at))
+    size = int(er.max()) + 1 if len(er) else 0
+    thread = np.full(size, -1, dtype=np.int64)
+    label = np.full(size, -1, dtype=np.int64)
+    thread[er] = np.asarray(ids["thread"], dtype=np.int64)[group]
+    label[er] = np.asarray(ids["label"], dtype=np.int64)[group]
+    return thread, label
+
+
+def _sort_in_numpy(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> Sorted:
+    """The host events in host_order's order, registered on `con` as the Arrow table
+    `_host_np` (never copied into a DuckDB table: the few queries that read it scan the
+    arrays, docs/decisions/0681); its columns kept."""
+    thread_of, label_of = _ids_by_row(con)
     # via Arrow: faster than fetchnumpy (0.7 M rows: 0.12 vs 0.16 s)
-    got = con.sql(f"SELECT thread, label, start_ns, dur_ns, coalesce(correlation, 0) AS corr,"
-                  f" correlation IS NULL AS no_corr, er FROM ({rows})").to_arrow_table()
+    got = con.sql(f"SELECT {ns} AS start_ns, {dur} AS dur_ns,"
+                  " coalesce(TRY_CAST(args.correlation AS BIGINT), 0) AS corr,"
+                  " TRY_CAST(args.correlation AS BIGINT) IS NULL AS no_corr, rowid AS er"
+                  f" FROM ev WHERE {_HOST}").to_arrow_table()
     c = {k: got.column(k).to_numpy() for k in got.column_names}
     del got
+    c["thread"], c["label"] = thread_of[c["er"]], label_of[c["er"]]
     order = host_order(c["thread"], c["start_ns"], c["dur_ns"], c["label"], c["corr"],
                        c["no_corr"], c["er"])
     c = {k: v[order] for k, v in c.items()}
