@@ -21,11 +21,11 @@ import numpy as np
 import numpy.typing as npt
 
 from crossview.knowledge.thresholds import defaults
-from crossview.sources.kineto.host_chunks import Chunk
+from crossview.sources.kineto.host_chunks import Chunk, split_chunks
 from crossview.sources.kineto.nesting import Nesting, intern_paths
 from crossview.sources.kineto.node_table import NodeTable
-from crossview.sources.nesting_batches import insert_host_ops, nest_batches
-from crossview.sources.nsys import enums, fetch, launch_link
+from crossview.sources.nesting_batches import insert_host_ops, nest_batches, nest_in_memory
+from crossview.sources.nsys import enums, fetch, host_arrays, launch_link
 from crossview.sources.nsys.frames_out import append_frames
 from crossview.sources.nsys.host_chains import ChainFrames
 from crossview.sources.nsys.schema_probe import NVTX, OSRT, RUNTIME, Probe
@@ -140,7 +140,8 @@ def drop_staged(duck: duckdb.DuckDBPyConnection) -> None:
 def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
            ) -> tuple[int, launch_link.Launches | None]:
     """`_nsys_host` → host_ops and frames, nested per thread in bounded batches
-    (sources/nesting_batches.py). Returns the row count and the launch calls by (process,
+    (sources/nesting_batches.py), from numpy arrays up to `nsys_host_in_memory_rows` events
+    (host_arrays.py). Returns the row count and the launch calls by (process,
     correlationId) for the GPU side (launch_link.py). `batch_rows` overrides the threshold
     (tests force tiny batches)."""
     con = store.con
@@ -189,17 +190,33 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
         return prov[node] if len(node) else node
 
     op_base = store.reserve_ops(max(n, 1))
-    nest_batches(store, op_base, n, batch_rows or defaults().kineto_nest_batch_rows, paths)
-    launches = launch_link.stage(con, op_base, "_labels")  # while `_host`, `_nestres` are
+    batch = batch_rows or defaults().kineto_nest_batch_rows
+    # up to the threshold, `_host`'s columns in numpy: nested, linked and inserted from
+    # arrays (host_arrays.py); past it, bounded batches through `_nestres`
+    cols = host_arrays.read(con) if n <= defaults().nsys_host_in_memory_rows else None
+    if cols is None:
+        nest_batches(store, op_base, n, batch, paths)
+        launches = launch_link.stage(con, op_base, "_labels")  # while `_host`, `_nestres` are
+    else:
+        nested = nest_in_memory(op_base, n, paths, split_chunks(
+            cols.thread, cols.start, cols.dur, cols.label, batch))
+        launches = launch_link.stage_arrays(con, op_base, "_labels", cols.gtid, cols.corr,
+                                            cols.no_corr, nested.depth, cols.label)
     first = store.reserve_nodes(0)
     numbered = nodes.finish(first)
     store.reserve_nodes(len(numbered.node_parent))
     append_frames(store, np.arange(first, first + len(numbered.node_parent), dtype=np.int64),
                   numbered.node_parent, numbered.node_label, [k for k, _ in label_rows],
                   [nm for _, nm in label_rows])
-    insert_host_ops(store, artifact_id, op_base, PID_SQL.replace("gtid", "h.gtid"),
-                    TID_SQL.replace("gtid", "h.gtid"), numbered.canon, labels="_labels",
-                    batch_rows=INSERT_ROWS)
+    if cols is None:
+        insert_host_ops(store, artifact_id, op_base, PID_SQL.replace("gtid", "h.gtid"),
+                        TID_SQL.replace("gtid", "h.gtid"), numbered.canon, labels="_labels",
+                        batch_rows=INSERT_ROWS)
+    else:
+        gtids = [int(g) for (g,) in con.execute(
+            "SELECT gtid FROM _threads ORDER BY thread").fetchall()]
+        host_arrays.insert(store, artifact_id, op_base, cols, nested, numbered.canon, gtids,
+                           label_rows)
     for t in ("_host", "_labels", "_threads"):
         con.execute(f"DROP TABLE {t}")
     return n, launches
