@@ -159,23 +159,36 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
         "CREATE OR REPLACE TEMP TABLE _labels AS SELECT kind, name,"
         " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
         " FROM (SELECT DISTINCT kind, name FROM _keylabel)")
-    # not TEMP: the batches stream it on a second cursor, which cannot see temp tables;
-    # in the store's scratch catalog, which a checkpoint leaves uncompressed.
-    # No strings per row: kind and name come back through `label` at insert time
-    con.execute(
-        f"CREATE OR REPLACE TABLE {store.scratch('_host')} AS SELECT t.thread, l.label,"
-        " h.gtid, h.start_ns, h.dur_ns, h.correlation, h.chain"
-        " FROM _nsys_host h JOIN _threads t USING (gtid)"
-        " JOIN _keylabel k ON k.kind = h.kind AND k.key IS NOT DISTINCT FROM h.key"
-        " JOIN _labels l ON l.kind = k.kind AND l.name = k.name"
-        " ORDER BY t.thread, h.start_ns, h.dur_ns DESC")
+    rows = ("SELECT t.thread, l.label, h.gtid, h.start_ns, h.dur_ns, h.correlation, h.chain"
+            " FROM _nsys_host h JOIN _threads t USING (gtid)"
+            " JOIN _keylabel k ON k.kind = h.kind AND k.key IS NOT DISTINCT FROM h.key"
+            " JOIN _labels l ON l.kind = k.kind AND l.name = k.name"
+            " ORDER BY t.thread, h.start_ns, h.dur_ns DESC")
+    # up to the threshold, the sorted rows in numpy: nested, linked and inserted from arrays
+    # (host_arrays.py), read straight from the sort unless backtraces (host_chains.py) read
+    # `_host`; past it, bounded batches through `_host` and `_nestres`
+    events, with_chain = (int(x) for x in con.execute(
+        "SELECT count(*), count(chain) FROM _nsys_host").fetchall()[0])
+    in_memory = events <= defaults().nsys_host_in_memory_rows
+    chained = bool(with_chain) and ChainFrames.present(con)  # else no batch has a chain
+    cols: host_arrays.HostCols | None = None
+    if in_memory and not chained:
+        cols = host_arrays.read(con, rows)
+        n = len(cols.start)
+    else:
+        # not TEMP: the batches stream it on a second cursor, which cannot see temp tables;
+        # in the store's scratch catalog, which a checkpoint leaves uncompressed.
+        # No strings per row: kind and name come back through `label` at insert time
+        con.execute(f"CREATE OR REPLACE TABLE {store.scratch('_host')} AS {rows}")
+        n = int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
+        if in_memory:
+            cols = host_arrays.read(con, "SELECT * FROM _host")
     drop_staged(con)
     con.execute("DROP TABLE _nsys_hname")
     con.execute("DROP TABLE _keylabel")
-    n = int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
     label_rows: list[tuple[str, str]] = [(k, nm) for k, nm in con.execute(
         "SELECT kind, name FROM _labels ORDER BY label").fetchall()]
-    chains = ChainFrames(con, label_rows) if ChainFrames.present(con) else None
+    chains = ChainFrames(con, label_rows) if chained else None
     nodes = NodeTable()
 
     def paths(ch: Chunk, nested: Nesting) -> I64:
@@ -191,9 +204,6 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
 
     op_base = store.reserve_ops(max(n, 1))
     batch = batch_rows or defaults().kineto_nest_batch_rows
-    # up to the threshold, `_host`'s columns in numpy: nested, linked and inserted from
-    # arrays (host_arrays.py); past it, bounded batches through `_nestres`
-    cols = host_arrays.read(con) if n <= defaults().nsys_host_in_memory_rows else None
     if cols is None:
         nest_batches(store, op_base, n, batch, paths)
         launches = launch_link.stage(con, op_base, "_labels")  # while `_host`, `_nestres` are
@@ -218,5 +228,5 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
         host_arrays.insert(store, artifact_id, op_base, cols, nested, numbered.canon, gtids,
                            label_rows)
     for t in ("_host", "_labels", "_threads"):
-        con.execute(f"DROP TABLE {t}")
+        con.execute(f"DROP TABLE IF EXISTS {t}")
     return n, launches

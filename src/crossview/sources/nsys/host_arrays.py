@@ -1,7 +1,8 @@
 """The nsys host events held in numpy: nested, linked and inserted into host_ops from arrays.
 
-Up to `nsys_host_in_memory_rows` host events (host.py), `_host`'s columns are read once into
-numpy after DuckDB sorted them. The nesting then keeps its results as arrays
+Up to `nsys_host_in_memory_rows` host events (host.py), the rows DuckDB sorted for `_host`
+are read once into numpy (straight from the sort: no `_host` table unless backtraces need
+it). The nesting then keeps its results as arrays
 (`nesting_batches.nest_in_memory`, the same batches as `nest_batches`), the launch calls are
 found from them (`launch_link.stage_arrays`), and host_ops is appended as one Arrow table
 with pid, tid, kind and name as dictionaries over the thread and label lists: no `_nestres`
@@ -24,7 +25,6 @@ from crossview.sources.nesting_batches import Nested
 from crossview.store.store import Store
 
 I64 = npt.NDArray[np.int64]
-_COLS = ("thread", "label", "gtid", "start_ns", "dur_ns", "correlation")
 
 
 @dataclass(frozen=True)
@@ -40,12 +40,10 @@ class HostCols:
     no_corr: npt.NDArray[np.bool_]
 
 
-def read(con: duckdb.DuckDBPyConnection) -> HostCols:
-    """`_host` (thread, label, gtid, start_ns, dur_ns, correlation) as numpy, in rowid order."""
-    t = con.sql(f"SELECT rowid, {', '.join(_COLS)} FROM _host").to_arrow_table()
-    rid = _ints(t.column("rowid"))
-    if len(rid) and not (rid[0] == 0 and np.all(np.diff(rid) == 1)):
-        raise RuntimeError("_host rows read out of rowid order")
+def read(con: duckdb.DuckDBPyConnection, rows: str) -> HostCols:
+    """The sorted host events of query `rows` (thread, label, gtid, start_ns, dur_ns,
+    correlation, …) as numpy, in the query's order."""
+    t = con.sql(rows).to_arrow_table()
     corr = t.column("correlation").combine_chunks()
     no_corr = np.asarray(corr.is_null().to_numpy(zero_copy_only=False), dtype=np.bool_)
     return HostCols(_ints(t.column("thread")), _ints(t.column("label")),
