@@ -23,7 +23,6 @@ import pyarrow as pa
 from crossview.kernels import families as kernel_families
 from crossview.sources.nsys import enums, fetch, kernel_insert, launch_link
 from crossview.sources.nsys import prefetch as prefetch_
-from crossview.sources.nsys.compact_behind import Behind
 from crossview.sources.nsys.schema_probe import KERNEL, MEMCPY, MEMSET, SYNC, Probe
 from crossview.store.store import ROW_GROUP_ROWS, Store
 
@@ -175,7 +174,7 @@ def _families(duck: duckdb.DuckDBPyConnection) -> None:
 
 
 def ingest(store: Store, artifact_id: int, counts: GpuCounts,
-           launches: launch_link.Launches | None, behind: Behind | None = None) -> None:
+           launches: launch_link.Launches | None) -> None:
     """The staged GPU ops (`GpuCounts.parts`) → gpu_ops, linked to host_ops by (process,
     correlationId).
 
@@ -183,11 +182,8 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts,
     appended to a compressed store stay as written (every kernel's name in full) until a
     checkpoint, so one insert of 5 M kernels held ~2 GB of names at once. Kernels (op numbers
     0 … kernels-1) go in from numpy with dictionary strings (kernel_insert.py) unless
-    `KERNELS_FROM_ARRAYS` is off; the other ops, and kernels then, by the SQL below.
-    `behind`: checkpoints on a second thread, each overlapping the next batch's numpy
-    (compact_behind.py; one may still run from the host phase); waited for on return."""
+    `KERNELS_FROM_ARRAYS` is off; the other ops, and kernels then, by the SQL below."""
     con = store.con
-    behind = behind or Behind(store, False)
     gpu_base = store.reserve_ops(counts.total + 1)
     # the launch link once, as integers in op order: each batch below joins only its slice
     launch_link.link(con, "_nsys_gpukeys", launches)
@@ -197,14 +193,10 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts,
     if first_sql:
         names = kernel_insert.Names(con)
         for lo in range(0, first_sql, INSERT_ROWS):
-            batch = kernel_insert.rows(con, artifact_id, gpu_base, names, lo,
-                                       min(lo + INSERT_ROWS, first_sql))
-            behind.wait()
-            store.append("gpu_ops", batch)
-            del batch
-            behind.compact()
+            kernel_insert.insert(store, artifact_id, gpu_base, names, lo,
+                                 min(lo + INSERT_ROWS, first_sql))
+            store.compact()
     for lo in range(first_sql, counts.total, INSERT_ROWS):
-        behind.wait()
         con.execute(
             f"""
             INSERT INTO gpu_ops (artifact_id, gpu_op_id, device, stream, kind, name, family,
@@ -221,8 +213,7 @@ def ingest(store: Store, artifact_id: int, counts: GpuCounts,
             """,
             {"a": artifact_id, "lo": lo, "hi": lo + INSERT_ROWS},
         )
-        behind.compact()
-    behind.wait()
+        store.compact()
     drop(con)
 
 

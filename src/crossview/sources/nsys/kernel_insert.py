@@ -57,13 +57,7 @@ class Names:
 def insert(store: Store, artifact_id: int, gpu_base: int, names: Names, lo: int, hi: int
            ) -> None:
     """gpu_ops ← the kernels of op numbers lo … hi-1 (their `_nsys_k` rowids)."""
-    store.append("gpu_ops", rows(store.con, artifact_id, gpu_base, names, lo, hi))
-
-
-def rows(con: duckdb.DuckDBPyConnection, artifact_id: int, gpu_base: int, names: Names,
-         lo: int, hi: int) -> pa.Table:
-    """The gpu_ops rows of the kernels of op numbers lo … hi-1 (reads temp and scratch
-    tables only: it may run while the store is checkpointed, compact_behind.py)."""
+    con = store.con
     k = con.sql(f"SELECT {_COLS} FROM _nsys_k WHERE rowid >= {lo} AND rowid < {hi}"
                 " AND s IS NOT NULL").to_arrow_table().combine_chunks()
     link = con.sql(f"SELECT rid, op_id, graph FROM _nsys_link WHERE rid >= {lo}"
@@ -91,7 +85,7 @@ def rows(con: duckdb.DuckDBPyConnection, artifact_id: int, gpu_base: int, names:
         via = gnode != 0
     name_idx, name_null = names.index(k.column("nm"))
     blk, blk_null = ints(k.column("blk"))
-    return pa.table({
+    store.append("gpu_ops", pa.table({
         "artifact_id": pa.array(np.full(n, artifact_id, dtype=np.int32)),
         "gpu_op_id": pa.array(gpu_base + rid, pa.int64()),
         "device": k.column("dev").cast(pa.int32()),
@@ -108,7 +102,7 @@ def rows(con: duckdb.DuckDBPyConnection, artifact_id: int, gpu_base: int, names:
         "grid": _geometry(k.column("grid"), _grid_text),
         "block": _geometry(k.column("blk"), _block_text),
         "regs": pa.array((blk >> 48) & 32767, pa.int32(), mask=blk_null),
-    })
+    }))
 
 
 def _by_rid(t: pa.Table, col: str) -> pa.Table:

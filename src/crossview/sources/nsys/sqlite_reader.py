@@ -18,7 +18,7 @@ import pyarrow as pa
 from crossview import progress
 from crossview.errors import InputError
 from crossview.sources.artifact_report import ArtifactReport
-from crossview.sources.nsys import callchains, compact_behind, fetch, gpu, host, native, sampling
+from crossview.sources.nsys import callchains, fetch, gpu, host, native, sampling
 from crossview.sources.nsys import clock as nsys_clock
 from crossview.sources.nsys import schema_probe as sp
 from crossview.sources.nsys.schema_probe import Probe, connect, probe
@@ -85,25 +85,19 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     bar = progress.current()  # phases of a large export (crossview.progress)
     # the kernel table through the second core while the host events are read and nested
     kernels = gpu.prefetch(path, src, store, p)
-    # a small export's checkpoints run beside its next steps (compact_behind.py)
-    behind = compact_behind.Behind(store, kernels is not None)
     try:
-        try:
-            bar.phase("host events")
-            hc = host.stage(src, duck, p)
-            notes.extend(hc.notes)
-            n_host, launches = host.ingest(store, artifact_id)
-            # host_ops compressed before the GPU rows pile up (5 M kernels' peak)
-            behind.compact()
-            bar.phase("GPU activity")
-            gc = gpu.stage(src, duck, p, kernels)
-        finally:
-            if kernels is not None:
-                kernels.close(duck)
-        if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
-            gpu.ingest(store, artifact_id, gc, launches, behind)
+        bar.phase("host events")
+        hc = host.stage(src, duck, p)
+        notes.extend(hc.notes)
+        n_host, launches = host.ingest(store, artifact_id)
+        store.compact()  # host_ops compressed before the GPU rows pile up (5 M kernels' peak)
+        bar.phase("GPU activity")
+        gc = gpu.stage(src, duck, p, kernels)
     finally:
-        behind.close()  # before any further write to the store (or the cleanup's)
+        if kernels is not None:
+            kernels.close(duck)
+    if any(p.has(t) for t in sp.CUPTI_TABLES if t != sp.RUNTIME):
+        gpu.ingest(store, artifact_id, gc, launches)
     gpu.drop(duck)  # the launch link of the host phase too, when no GPU op was read
     n_samples = 0
     if p.has(sp.SAMPLES):
