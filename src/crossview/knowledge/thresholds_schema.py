@@ -43,6 +43,8 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     nsys_rule_yellow_share: float
     # nsys reader: kernel table fetched beside the host phase (sources/nsys/prefetch.py)
     nsys_prefetch_max_mib: int
+    # nsys reader: host events nested from numpy up to this many (sources/nsys/host_arrays.py)
+    nsys_host_in_memory_rows: int
     # per-kernel speed of light (ncu, rigor L4): sol/roofline.py, detectors on kernels
     sol_latency_max_pct: float
     sol_bottleneck_gap_pct: float

@@ -125,7 +125,7 @@ def create(duck: duckdb.DuckDBPyConnection, dest: str, ints: dict[str, str],
     duck.execute(f"CREATE OR REPLACE {temp}TABLE {dest} ({cols})")
 
 
-def native_fetch(con: object, duck: duckdb.DuckDBPyConnection, table: str, dest: str,
+def native_fetch(con: native.Connection, duck: duckdb.DuckDBPyConnection, table: str, dest: str,
                  ints: dict[str, str], where: str = "") -> int | None:
     """Integer columns through the ADBC connection `con` into the empty table `dest`; None
     when the driver could not read them (`dest` emptied: the stdlib path then reads them).

@@ -21,11 +21,11 @@ import numpy as np
 import numpy.typing as npt
 
 from crossview.knowledge.thresholds import defaults
-from crossview.sources.kineto.host_chunks import Chunk
+from crossview.sources.kineto.host_chunks import Chunk, split_chunks
 from crossview.sources.kineto.nesting import Nesting, intern_paths
 from crossview.sources.kineto.node_table import NodeTable
-from crossview.sources.nesting_batches import insert_host_ops, nest_batches
-from crossview.sources.nsys import enums, fetch, launch_link
+from crossview.sources.nesting_batches import insert_host_ops, nest_batches, nest_in_memory
+from crossview.sources.nsys import enums, fetch, host_arrays, launch_link
 from crossview.sources.nsys.frames_out import append_frames
 from crossview.sources.nsys.host_chains import ChainFrames
 from crossview.sources.nsys.schema_probe import NVTX, OSRT, RUNTIME, Probe
@@ -140,7 +140,8 @@ def drop_staged(duck: duckdb.DuckDBPyConnection) -> None:
 def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
            ) -> tuple[int, launch_link.Launches | None]:
     """`_nsys_host` → host_ops and frames, nested per thread in bounded batches
-    (sources/nesting_batches.py). Returns the row count and the launch calls by (process,
+    (sources/nesting_batches.py), from numpy arrays up to `nsys_host_in_memory_rows` events
+    (host_arrays.py). Returns the row count and the launch calls by (process,
     correlationId) for the GPU side (launch_link.py). `batch_rows` overrides the threshold
     (tests force tiny batches)."""
     con = store.con
@@ -158,23 +159,36 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
         "CREATE OR REPLACE TEMP TABLE _labels AS SELECT kind, name,"
         " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
         " FROM (SELECT DISTINCT kind, name FROM _keylabel)")
-    # not TEMP: the batches stream it on a second cursor, which cannot see temp tables;
-    # in the store's scratch catalog, which a checkpoint leaves uncompressed.
-    # No strings per row: kind and name come back through `label` at insert time
-    con.execute(
-        f"CREATE OR REPLACE TABLE {store.scratch('_host')} AS SELECT t.thread, l.label,"
-        " h.gtid, h.start_ns, h.dur_ns, h.correlation, h.chain"
-        " FROM _nsys_host h JOIN _threads t USING (gtid)"
-        " JOIN _keylabel k ON k.kind = h.kind AND k.key IS NOT DISTINCT FROM h.key"
-        " JOIN _labels l ON l.kind = k.kind AND l.name = k.name"
-        " ORDER BY t.thread, h.start_ns, h.dur_ns DESC")
+    rows = ("SELECT t.thread, l.label, h.gtid, h.start_ns, h.dur_ns, h.correlation, h.chain"
+            " FROM _nsys_host h JOIN _threads t USING (gtid)"
+            " JOIN _keylabel k ON k.kind = h.kind AND k.key IS NOT DISTINCT FROM h.key"
+            " JOIN _labels l ON l.kind = k.kind AND l.name = k.name"
+            " ORDER BY t.thread, h.start_ns, h.dur_ns DESC")
+    # up to the threshold, the sorted rows in numpy: nested, linked and inserted from arrays
+    # (host_arrays.py), read straight from the sort unless backtraces (host_chains.py) read
+    # `_host`; past it, bounded batches through `_host` and `_nestres`
+    events, with_chain = (int(x) for x in con.execute(
+        "SELECT count(*), count(chain) FROM _nsys_host").fetchall()[0])
+    in_memory = events <= defaults().nsys_host_in_memory_rows
+    chained = bool(with_chain) and ChainFrames.present(con)  # else no batch has a chain
+    cols: host_arrays.HostCols | None = None
+    if in_memory and not chained:
+        cols = host_arrays.read(con, rows)
+        n = len(cols.start)
+    else:
+        # not TEMP: the batches stream it on a second cursor, which cannot see temp tables;
+        # in the store's scratch catalog, which a checkpoint leaves uncompressed.
+        # No strings per row: kind and name come back through `label` at insert time
+        con.execute(f"CREATE OR REPLACE TABLE {store.scratch('_host')} AS {rows}")
+        n = int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
+        if in_memory:
+            cols = host_arrays.read(con, "SELECT * FROM _host")
     drop_staged(con)
     con.execute("DROP TABLE _nsys_hname")
     con.execute("DROP TABLE _keylabel")
-    n = int(con.execute("SELECT count(*) FROM _host").fetchall()[0][0])
     label_rows: list[tuple[str, str]] = [(k, nm) for k, nm in con.execute(
         "SELECT kind, name FROM _labels ORDER BY label").fetchall()]
-    chains = ChainFrames(con, label_rows) if ChainFrames.present(con) else None
+    chains = ChainFrames(con, label_rows) if chained else None
     nodes = NodeTable()
 
     def paths(ch: Chunk, nested: Nesting) -> I64:
@@ -189,17 +203,30 @@ def ingest(store: Store, artifact_id: int, batch_rows: int | None = None
         return prov[node] if len(node) else node
 
     op_base = store.reserve_ops(max(n, 1))
-    nest_batches(store, op_base, n, batch_rows or defaults().kineto_nest_batch_rows, paths)
-    launches = launch_link.stage(con, op_base, "_labels")  # while `_host`, `_nestres` are
+    batch = batch_rows or defaults().kineto_nest_batch_rows
+    if cols is None:
+        nest_batches(store, op_base, n, batch, paths)
+        launches = launch_link.stage(con, op_base, "_labels")  # while `_host`, `_nestres` are
+    else:
+        nested = nest_in_memory(op_base, n, paths, split_chunks(
+            cols.thread, cols.start, cols.dur, cols.label, batch))
+        launches = launch_link.stage_arrays(con, op_base, "_labels", cols.gtid, cols.corr,
+                                            cols.no_corr, nested.depth, cols.label)
     first = store.reserve_nodes(0)
     numbered = nodes.finish(first)
     store.reserve_nodes(len(numbered.node_parent))
     append_frames(store, np.arange(first, first + len(numbered.node_parent), dtype=np.int64),
                   numbered.node_parent, numbered.node_label, [k for k, _ in label_rows],
                   [nm for _, nm in label_rows])
-    insert_host_ops(store, artifact_id, op_base, PID_SQL.replace("gtid", "h.gtid"),
-                    TID_SQL.replace("gtid", "h.gtid"), numbered.canon, labels="_labels",
-                    batch_rows=INSERT_ROWS)
+    if cols is None:
+        insert_host_ops(store, artifact_id, op_base, PID_SQL.replace("gtid", "h.gtid"),
+                        TID_SQL.replace("gtid", "h.gtid"), numbered.canon, labels="_labels",
+                        batch_rows=INSERT_ROWS)
+    else:
+        gtids = [int(g) for (g,) in con.execute(
+            "SELECT gtid FROM _threads ORDER BY thread").fetchall()]
+        host_arrays.insert(store, artifact_id, op_base, cols, nested, numbered.canon, gtids,
+                           label_rows)
     for t in ("_host", "_labels", "_threads"):
-        con.execute(f"DROP TABLE {t}")
+        con.execute(f"DROP TABLE IF EXISTS {t}")
     return n, launches

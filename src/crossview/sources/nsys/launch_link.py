@@ -63,27 +63,25 @@ class Launches:
         return at, ok & (self.keys[at] == k)
 
 
-def _calls(labels: str) -> str:
-    return (
-        f"FROM (SELECT rowid AS rid, gtid, label, correlation FROM _host) h"
-        " POSITIONAL JOIN _nestres r"
-        f" JOIN (SELECT label, name IN (SELECT unnest($graph)) AS graph FROM {labels}"
-        " WHERE kind = 'runtime') l ON l.label = h.label"
-        " WHERE h.correlation IS NOT NULL")
-
-
-def stage(con: duckdb.DuckDBPyConnection, op_base: int, labels: str) -> Launches | None:
-    """The launch calls from `_host` (op id = op_base + rowid) and `_nestres` (depth);
-    `labels` (label, kind, name) says which labels are runtime calls and which launch a
-    graph. None: the ids are spread too wide for an int64 key; `_nsys_launch` holds them."""
+def _label_roles(con: duckdb.DuckDBPyConnection, labels: str
+                 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """By label number: is it a runtime call, does it launch a graph (`labels`: a table
+    (label, kind, name))."""
     graph_names = api_roles.names_with_role("graph_launch")
-    # which labels are runtime calls and which of those launch a graph, by label number
     lab = con.execute(f"SELECT label, kind = 'runtime', name FROM {labels}").fetchall()
     runtime = np.zeros(max((int(r[0]) for r in lab), default=-1) + 1, np.bool_)
     graph_label = np.zeros(len(runtime), np.bool_)
     for label, is_rt, name in lab:
         runtime[label] = bool(is_rt)
         graph_label[label] = bool(is_rt) and name in graph_names
+    return runtime, graph_label
+
+
+def stage(con: duckdb.DuckDBPyConnection, op_base: int, labels: str) -> Launches | None:
+    """The launch calls from `_host` (op id = op_base + rowid) and `_nestres` (depth);
+    `labels` (label, kind, name) says which labels are runtime calls and which launch a
+    graph. None: the ids are spread too wide for an int64 key; `_nsys_launch` holds them."""
+    runtime, graph_label = _label_roles(con, labels)
     parts: dict[str, list[I64]] = {"pid": [], "corr": [], "best": [], "label": []}
     # no join in SQL: the labels are looked up in numpy
     reader = con.sql(
@@ -96,7 +94,28 @@ def stage(con: duckdb.DuckDBPyConnection, op_base: int, labels: str) -> Launches
         keep = runtime[label]
         for i, k in enumerate(parts):
             parts[k].append((label if i == 3 else _np(b.column(i)))[keep])
+    del reader  # the connection's result, closed before the next statement
     pid, corr, best, label = (np.concatenate(v) if v else _EMPTY for v in parts.values())
+    return _winners(con, pid, corr, best, graph_label[label])
+
+
+def stage_arrays(con: duckdb.DuckDBPyConnection, op_base: int, labels: str, gtid: I64,
+                 corr: I64, no_corr: npt.NDArray[np.bool_], depth: npt.NDArray[np.integer],
+                 label: I64) -> Launches | None:
+    """`stage` from `_host`'s columns and nesting held in numpy (row i: op op_base + i; the
+    nsys host path of sources/nsys/host_arrays.py): the same calls, the same winners."""
+    runtime, graph_label = _label_roles(con, labels)
+    keep = ~no_corr & runtime[label]
+    rows = np.flatnonzero(keep)
+    best = depth[rows].astype(np.int64) * _DEPTH_KEY + (op_base + rows)
+    return _winners(con, (gtid[rows] >> 24) & 16777215, corr[rows], best,
+                    graph_label[label[rows]])
+
+
+def _winners(con: duckdb.DuckDBPyConnection, pid: I64, corr: I64, best: I64,
+             graph: npt.NDArray[np.bool_]) -> Launches | None:
+    """The launch call per (process, correlationId) of the runtime calls given (each with its
+    depth · 2^44 + op id, and whether it launches a graph)."""
     if not len(pid):
         return Launches(_EMPTY, 0, 0, _EMPTY, _EMPTY, np.zeros(0, np.bool_))
     lo = int(corr.min())
@@ -104,7 +123,7 @@ def stage(con: duckdb.DuckDBPyConnection, op_base: int, labels: str) -> Launches
     # `_host` runs thread by thread: the process changes only where a run starts
     pids = np.unique(pid[np.r_[True, pid[1:] != pid[:-1]]])
     if len(pids) * span >= _KEY_LIMIT:
-        _stage_sql(con, op_base, labels)
+        _stage_sql(con, pid, corr, best, graph)
         return None
     t = Launches(pids, lo, span, _EMPTY, _EMPTY, np.zeros(0, np.bool_))
     key = corr - lo  # every call's process and id are in range by construction
@@ -113,7 +132,7 @@ def stage(con: duckdb.DuckDBPyConnection, op_base: int, labels: str) -> Launches
     order = np.argsort(key)  # "then the first": the op id is part of `best`
     key = key[order]
     best = best[order]
-    graph = graph_label[label[order]]
+    graph = graph[order]
     new = np.r_[True, key[1:] != key[:-1]]
     if new.all():  # each (process, id) once: nothing to pick
         t.keys, t.best, t.graph = key, best, graph
@@ -164,20 +183,21 @@ def _np(col: pa.ChunkedArray | pa.Array) -> I64:
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _stage_sql(con: duckdb.DuckDBPyConnection, op_base: int, labels: str) -> None:
-    """`_nsys_launch(pid, correlation, op_id, graph)`: one row per (process, correlationId)."""
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _nsys_launch AS
-        SELECT {PID_BITS.replace('gtid', 'h.gtid')} AS pid, h.correlation,
-               min(CAST(r.depth AS BIGINT) * {_DEPTH_KEY} + {op_base} + h.rid)
-                   % {_DEPTH_KEY} AS op_id,
-               bool_or(l.graph) AS graph
-        {_calls(labels)}
-        GROUP BY ALL
-        """,
-        {"graph": api_roles.names_with_role("graph_launch")},
-    )
+def _stage_sql(con: duckdb.DuckDBPyConnection, pid: I64, corr: I64, best: I64,
+               graph: npt.NDArray[np.bool_]) -> None:
+    """`_nsys_launch(pid, correlation, op_id, graph)`: one row per (process, correlationId),
+    grouped in SQL (ids too wide for one int64 key)."""
+    con.register("_nsys_calls", pa.table({"pid": pa.array(pid, pa.int64()),
+                                          "correlation": pa.array(corr, pa.int64()),
+                                          "best": pa.array(best, pa.int64()),
+                                          "graph": pa.array(graph, pa.bool_())}))
+    try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _nsys_launch AS SELECT pid, correlation,"
+            f" min(best) % {_DEPTH_KEY} AS op_id, bool_or(graph) AS graph FROM _nsys_calls"
+            " GROUP BY ALL")
+    finally:
+        con.unregister("_nsys_calls")
 
 
 def _link_sql(con: duckdb.DuckDBPyConnection, gpu: str) -> None:

@@ -29,7 +29,8 @@ BATCH_ROWS = 65_536  # rows per Arrow batch the driver hands out (its default is
 
 # the open native connection of the export being read (one reader per context: the MCP
 # server reads in worker threads)
-_CON: contextvars.ContextVar[Any | None] = contextvars.ContextVar("nsys_native", default=None)
+_CON: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
+    "nsys_native", default=None)
 
 
 def wanted() -> bool:
@@ -37,41 +38,75 @@ def wanted() -> bool:
     return os.environ.get(ENV, "1") != "0"
 
 
-def connect(path: Path) -> Any | None:
+class Connection:
+    """An open ADBC SQLite database and connection (the driver manager's low-level API: its
+    DB-API module imports `pyarrow.dataset`, 0.1–0.25 s of start-up per read)."""
+
+    def __init__(self, db: Any, con: Any) -> None:
+        self.db = db
+        self.con = con
+
+    def query(self, sql: str, batch_rows: int | None = None) -> tuple[Any, pa.RecordBatchReader]:
+        """Run `sql`; the statement (close it after the reader) and its Arrow batches."""
+        from adbc_driver_manager import AdbcStatement
+
+        stmt = AdbcStatement(self.con)
+        try:
+            if batch_rows:
+                stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(batch_rows)})
+            stmt.set_sql_query(sql)
+            handle, _ = stmt.execute_query()
+            return stmt, pa.RecordBatchReader.from_stream(handle)
+        except BaseException:
+            stmt.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            self.con.close()
+        finally:
+            self.db.close()
+
+
+def connect(path: Path) -> Connection | None:
     """Open `path` read-only and immutable through ADBC; None when the driver is absent,
     turned off, or cannot open the file (the stdlib path then reads it)."""
     if not wanted():
         return None
     try:
-        import adbc_driver_sqlite.dbapi as adbc
+        import adbc_driver_sqlite
+        from adbc_driver_manager import AdbcConnection
     except ImportError:
         return None
     uri = f"file:{Path(path).resolve().as_posix()}?mode=ro&immutable=1"
     try:
-        con = adbc.connect(uri)
+        db = adbc_driver_sqlite.connect(uri)
     except Exception:  # noqa: BLE001 — any driver failure means: use the stdlib path
         return None
     try:
-        cur = con.cursor()
-        try:
-            cur.execute(CHECK_PAGES)  # corrupt pages fail the fetch, as in sqlite3
-        finally:
-            cur.close()
+        con = Connection(db, AdbcConnection(db))
+    except Exception:  # noqa: BLE001
+        db.close()
+        return None
+    try:
+        stmt, reader = con.query(CHECK_PAGES)  # corrupt pages fail the fetch, as in sqlite3
+        reader.close()
+        stmt.close()
     except Exception:  # noqa: BLE001
         con.close()
         return None
     return con
 
 
-def current() -> Any | None:
+def current() -> Connection | None:
     return _CON.get()
 
 
-def use(con: Any | None) -> contextvars.Token[Any | None]:
+def use(con: Connection | None) -> contextvars.Token[Connection | None]:
     return _CON.set(con)
 
 
-def reset(token: contextvars.Token[Any | None]) -> None:
+def reset(token: contextvars.Token[Connection | None]) -> None:
     con = _CON.get()
     _CON.reset(token)
     if con is not None:
@@ -83,7 +118,7 @@ class NotIntegers(ValueError):
     """A column of the raw fetch holds something other than integers or NULL."""
 
 
-def insert(con: Any, sql: str, duck: duckdb.DuckDBPyConnection, dest: str, width: int,
+def insert(con: Connection, sql: str, duck: duckdb.DuckDBPyConnection, dest: str, width: int,
            null: int, ok: str | None = None, strict: bool = False) -> int:
     """Stream the rows of `sql` (integer columns named c0 … c{width-1}, NULL sent as `null`)
     into DuckDB table `dest`, one Arrow batch at a time. Returns the row count.
@@ -92,11 +127,8 @@ def insert(con: Any, sql: str, duck: duckdb.DuckDBPyConnection, dest: str, width
     (the time check of a raw fetch). `strict`: the columns are raw SQLite values, not cast;
     unless every one arrives as int64 (the driver types a column from its first batch and
     fails on a later value of another type) this raises, and the caller fetches with casts."""
-    cur = con.cursor()
+    stmt, reader = con.query(sql, BATCH_ROWS)
     try:
-        cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(BATCH_ROWS)})
-        cur.execute(sql)
-        reader: pa.RecordBatchReader = cur.fetch_record_batch()
         if strict and any(f.type not in (pa.int64(), pa.null()) for f in reader.schema):
             raise NotIntegers(str(reader.schema))
         cols = ", ".join(f"nullif(c{i}, {null}) AS c{i}" for i in range(width))
@@ -111,7 +143,8 @@ def insert(con: Any, sql: str, duck: duckdb.DuckDBPyConnection, dest: str, width
             duck.unregister("_nsys_native")
         return _count(duck, dest) - before
     finally:
-        cur.close()
+        reader.close()  # the stream before its statement
+        stmt.close()
 
 
 def _count(duck: duckdb.DuckDBPyConnection, table: str) -> int:
