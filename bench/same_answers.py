@@ -60,13 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
     bad = 0
     for cap in captures(a.data):
-        outs = [root / side / f"{cap.name}.json" for side in ("at_ref", "here")]
+        outs = [root / side / f"{cap.parent.name}__{cap.name}.json" for side in ("at_ref", "here")]
         for o in outs:
             o.parent.mkdir(exist_ok=True)
         rc = (run(base / "src", cap, outs[0]), run(REPO / "src", cap, outs[1]))
         verdict = compare(*outs) if rc[0] == rc[1] else f"DIFF (exit {rc[0]} → {rc[1]})"
         bad += verdict.startswith("DIFF")
-        print(f"{verdict:34s} {cap.name} (exit {rc[1]})")
+        print(f"{verdict:34s} {cap.parent.name}/{cap.name} (exit {rc[1]})")
     print(f"{bad} capture(s) differ from {a.ref}; JSON in {root}")
     return 1 if bad else 0
 
