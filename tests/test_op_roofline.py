@@ -316,6 +316,14 @@ def test_fp32_convolutions_on_a_v100_are_a_tensor_core_lever() -> None:
     assert abs(f.details["floor_ns"] - floor) < 1e-3 * floor
     assert f"{100 * share:.1f}% of kernel time" in f.title
     assert "GradScaler" in f.fix and "torch.float16" in f.fix and "bfloat16" not in f.fix
+    # the effect an A/B checks: at most kernel time - floor goes; the GPU is busy 67.6% of its
+    # span (under kernel_bound_busy_pct 80), so the step shortens only once idle time is gone
+    from crossview.units import duration
+
+    gone = duration(sum(g.time_ns for g in hits) - f.details["floor_ns"])
+    assert f"so at most {gone} of kernel time goes" in f.expected_effect
+    assert v100.views.metrics.kernel_busy_pct < 80  # type: ignore[union-attr]
+    assert "the step shortens only once the GPU's idle time is gone" in f.expected_effect
     # the H100 Qwen forward runs BF16 ops: not flagged
     assert not [x for x in _analysis(QWEN).findings if x.pattern == "tensor-cores-unused"]
 

@@ -68,3 +68,14 @@ def is_compiled(v: Views) -> bool:
     return bool(v.store.sql("SELECT 1 FROM f_host WHERE kind IN ('op', 'annotation') AND ("
                             + " OR ".join("starts_with(name, ?)" for _ in prefixes)
                             + ") LIMIT 1", prefixes).fetchall())
+
+
+def kernel_time_ab(busy_pct: float, bound_pct: float, measured: str, kernels: str,
+                   removed: str = "the kernel time removed") -> str:
+    """What an A/B of a kernel-side lever checks: on a GPU busy past `bound_pct` of its span
+    the kernels are the step, so the step shortens by about the kernel time removed."""
+    if busy_pct >= bound_pct:
+        return (f"The GPU is busy {busy_pct:.1f}% of its span, so the step shortens by about "
+                f"{removed}: an A/B compares {measured} before and after.")
+    return (f"An A/B compares the kernel time of {kernels}; the step shortens only once the "
+            "GPU's idle time is gone.")

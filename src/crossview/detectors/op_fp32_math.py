@@ -12,7 +12,7 @@ one. Kernels whose names already say tensor cores (TF32 cuDNN kernels on Ampere 
 from __future__ import annotations
 
 from crossview.core.finding import Evidence, Finding
-from crossview.detectors.common import step_share
+from crossview.detectors.common import kernel_time_ab, step_share
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import hardware
 from crossview.knowledge.fixes import fix_for
@@ -111,9 +111,12 @@ def _from_shapes(v: Views) -> list[Finding]:
              "tensor ceilings",
         expected_effect=f"These ops take {duration(ns)} of kernel time; their speed-of-light "
                         f"floor in {precision} on tensor cores is {duration(floor)} (FLOPs at "
-                        f"{flop_rate(peak)}, half the bytes at DRAM bandwidth). An A/B of the "
-                        "mixed-precision run measures how much of the difference the real "
-                        "kernels take.",
+                        f"{flop_rate(peak)}, half the bytes at DRAM bandwidth), so at most "
+                        f"{duration(max(ns - floor, 0))} of kernel time goes; real kernels stop "
+                        "short of the floor. " + kernel_time_ab(
+                            v.metrics.kernel_busy_pct, lim["kernel_bound_busy_pct"],
+                            "the step time and these ops' kernel time of the mixed-precision "
+                            "run", "these ops"),
         details={"ops": [g.to_dict() for g in hits[:8]], "basis": "analytic",
                  "tensor_ceiling": key, "kernel_ns": ns, "floor_ns": floor})]
 
@@ -149,8 +152,10 @@ def _from_names(v: Views) -> list[Finding]:
              "ceilings",
         expected_effect=f"These kernels take {duration(ns)} of kernel time at a ceiling of "
                         f"{flop_rate(fp32)}; on tensor cores the ceiling is {flop_rate(peak)} "
-                        f"({peak / fp32:.1f}×). An A/B of the mixed-precision run measures the "
-                        "real gain.",
+                        f"({peak / fp32:.1f}×). " + kernel_time_ab(
+                            v.metrics.kernel_busy_pct, lim["kernel_bound_busy_pct"],
+                            "the step time and these kernels' time of the mixed-precision run",
+                            "these GEMMs"),
         details={"kernels": [{"name": n, "time_ns": t} for n, t in rows[:8]],
                  "basis": "kernel names", "tensor_ceiling": key, "kernel_ns": ns})]
 
@@ -159,5 +164,6 @@ DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
     thresholds=("op_roofline.yaml:fp32_math_min_share", "op_roofline.yaml:fp32_math_red_share",
                 "op_roofline.yaml:fp32_math_min_gain", "op_roofline.yaml:tensor_kernel_markers",
-                "op_roofline.yaml:fp32_kernel_markers", "op_roofline.yaml:training_op_markers"),
+                "op_roofline.yaml:fp32_kernel_markers", "op_roofline.yaml:training_op_markers",
+                "op_roofline.yaml:kernel_bound_busy_pct"),
     fix_keys=(PATTERN,))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_rules import STARTUP_NOTE
-from crossview.detectors.common import evidence, fix_where, is_compiled, ms, pct
+from crossview.detectors.common import evidence, fix_where, is_compiled, kernel_time_ab, ms, pct
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.sol.op_roofline import limits
@@ -42,14 +42,14 @@ def detect(v: Views) -> list[Finding]:
     if share < lim["unfused_min_share"]:
         return []
     busy = m.kernel_busy_pct
-    red = share >= lim["unfused_red_share"] and busy >= lim["unfused_busy_pct"]
+    red = share >= lim["unfused_red_share"] and busy >= lim["kernel_bound_busy_pct"]
     parts = ", ".join(f"{f.family} {ms(f.time_ns)} ×{f.count:,}" for f in fams)
     obs = (f"{pct(share)} of kernel time ({ms(t)} of {ms(m.kernel_time_ns)}) runs in "
            f"{sum(f.count for f in fams):,} pointwise / copy / activation / reduction kernels "
            f"({parts}), one kernel per op: each reads and writes its whole tensor, so a chain "
            f"of them moves the data through DRAM once per op. The GPU is busy {busy:.1f}% of "
            "its kernel span" + (", so these kernels are the step's time." if busy >=
-                                lim["unfused_busy_pct"] else
+                                lim["kernel_bound_busy_pct"] else
                                 ": less kernel time shortens the step only once the idle "
                                 "time is gone."))
     mods = _modules(v, int(lim["unfused_modules_shown"]))
@@ -68,13 +68,10 @@ def detect(v: Views) -> list[Finding]:
                           + (", nn.Module of each op (with_modules)" if mods else "")),
         expected_effect=(f"Fused, each chain reads its inputs and writes its output once: at "
                          f"most the {ms(t)} of these kernels ({pct(share)} of kernel time) "
-                         "goes. " + (f"The GPU is busy {busy:.1f}% of its span, so the step "
-                                     "shortens by about the kernel time fusion removes: an A/B "
-                                     "compares the step time and the kernel time of these "
-                                     "families before and after." if busy >=
-                                     lim["unfused_busy_pct"] else
-                                     "An A/B compares the kernel time of these families; the "
-                                     "step shortens only once the GPU's idle time is gone.")),
+                         "goes. " + kernel_time_ab(busy, lim["kernel_bound_busy_pct"],
+                                                   "the step time and the kernel time of these "
+                                                   "families", "these families",
+                                                   "the kernel time fusion removes")),
         details={"families": {f.family: f.time_ns for f in fams},
                  "modules": dict(mods)})]
 
@@ -82,6 +79,6 @@ def detect(v: Views) -> list[Finding]:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
     thresholds=("op_roofline.yaml:unfused_families", "op_roofline.yaml:unfused_min_share",
-                "op_roofline.yaml:unfused_red_share", "op_roofline.yaml:unfused_busy_pct",
+                "op_roofline.yaml:unfused_red_share", "op_roofline.yaml:kernel_bound_busy_pct",
                 "op_roofline.yaml:unfused_modules_shown"),
     fix_keys=(PATTERN,))

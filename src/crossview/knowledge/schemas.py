@@ -379,7 +379,7 @@ class OpRoofline(Rec):
     unfused_families: list[str]
     unfused_min_share: Num
     unfused_red_share: Num
-    unfused_busy_pct: Num
+    kernel_bound_busy_pct: Num
     unfused_modules_shown: int
     memory_min_share: Num
     memory_near_pct: Num
