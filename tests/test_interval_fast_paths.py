@@ -1,0 +1,112 @@
+"""The interval arithmetic's shortcuts give what the general paths they skip give
+(docs/decisions/0710): `overlap` against a single interval by clipping, and the GPU idle inside
+host intervals measured from the side with fewer intervals, on real captures' kernel unions and
+host calls and on random unions (the references below are the general code as it was)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import SHARED_DATA
+from crossview.analysis import analyze
+from crossview.knowledge import api_roles
+from crossview.store.host_calls import NamesMatching, RuntimeCalls
+from crossview.views.device import timeline
+
+CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
+                        SHARED_DATA / "kineto/hta_a100_ddp_resnet_nccl.json.gz",
+                        SHARED_DATA / "nsys/nvfuser_h200_nsys2025.1.sqlite") if p.exists()]
+I64 = np.int64
+
+
+def _overlap_ref(qs: np.ndarray, qe: np.ndarray, us: np.ndarray, ue: np.ndarray) -> np.ndarray:
+    if len(us) == 0 or len(qs) == 0:
+        return np.zeros(len(qs), dtype=np.int64)
+    cum = np.concatenate([[0], np.cumsum(ue - us)])
+
+    def covered_before(t: np.ndarray) -> np.ndarray:
+        i = np.searchsorted(us, t, side="right")
+        full = cum[np.maximum(i - 1, 0)]
+        last_s = us[np.maximum(i - 1, 0)]
+        last_e = ue[np.maximum(i - 1, 0)]
+        part = np.clip(np.minimum(t, last_e) - last_s, 0, None)
+        return np.where(i > 0, full + part, 0)
+
+    return covered_before(qe) - covered_before(qs)
+
+
+def _effect_ref(devices: list[timeline.DeviceIntervals], hs: np.ndarray, he: np.ndarray,
+                artifact: np.ndarray) -> tuple[int, int, int, int]:
+    host_ns = idle_in = opened = 0
+    for dev in devices:
+        sel = artifact == dev.artifact_id
+        if not sel.any():
+            continue
+        ms, me = timeline.merge(hs[sel], he[sel])
+        ms, me = np.clip(ms, dev.first, dev.last), np.clip(me, dev.first, dev.last)
+        keep = me > ms
+        ms, me = ms[keep], me[keep]
+        if len(ms) == 0:
+            continue
+        host_ns += int((me - ms).sum())
+        gs, ge = dev.idle_s, dev.idle_e
+        idle_in += int(_overlap_ref(gs, ge, ms, me).sum())
+        i = np.searchsorted(ms, gs, side="right") - 1
+        inside = (i >= 0) & (gs < me[np.maximum(i, 0)])
+        opened += int((ge - gs)[inside].sum())
+    return host_ns, idle_in, opened, int(len(hs))
+
+
+def _union(rng: np.random.Generator, n: int, span: int) -> tuple[np.ndarray, np.ndarray]:
+    s = rng.integers(0, span, n).astype(I64)
+    return timeline.merge(s, s + rng.integers(0, span // max(n, 1) * 3 + 1, n).astype(I64))
+
+
+def test_overlap_shortcut_equals_the_search_on_random_unions() -> None:
+    rng = np.random.default_rng(20)
+    for n in (1, 2, 5, 200):
+        us, ue = _union(rng, n, 10_000)
+        qs = rng.integers(-500, 10_500, 2_000).astype(I64)
+        qe = qs + rng.integers(-50, 3_000, 2_000).astype(I64)  # some end before they start
+        assert np.array_equal(timeline.overlap(qs, qe, us, ue), _overlap_ref(qs, qe, us, ue))
+
+
+def test_effect_from_the_fewer_side_equals_the_gap_side_on_random_unions() -> None:
+    rng = np.random.default_rng(7)
+    for k, h in ((300, 4), (300, 3_000), (2, 50), (1, 10)):
+        us, ue = _union(rng, k, 100_000)
+        dev = timeline.DeviceIntervals(1, 0, us, ue, int(us[0]), int(ue[-1]))
+        hs = rng.integers(-1_000, 101_000, h).astype(I64)
+        he = hs + rng.integers(0, 5_000, h).astype(I64)
+        art = np.where(rng.random(h) < 0.9, 1, 2).astype(I64)
+        got = timeline.host_window_effect([dev], hs, he, art)
+        assert (got.host_ns, got.gpu_idle_inside_ns, got.gaps_opened_inside_ns,
+                got.count) == _effect_ref([dev], hs, he, art)
+
+
+@pytest.mark.skipif(not CAPTURES, reason="../shared/data not present")
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_interval_shortcuts_equal_the_general_paths_on_captures(path: Path) -> None:
+    v = analyze([path]).views
+    assert v is not None
+    unions = v.device_union
+    assert unions
+    checked = 0
+    for sel in (RuntimeCalls(tuple(api_roles.names_with_role("sync"))),
+                RuntimeCalls(tuple(api_roles.names_with_role("launch"))),
+                NamesMatching(contains="", pattern=".")):
+        hs, he, art = timeline.host_intervals(v.store, sel)
+        got = timeline.host_window_effect(unions, hs, he, art)
+        want = _effect_ref(unions, hs, he, art)
+        assert (got.host_ns, got.gpu_idle_inside_ns, got.gaps_opened_inside_ns,
+                got.count) == want
+        checked += want[1] > 0
+        for u in unions:  # every host interval against one step-like window, and the union
+            w = (np.array([u.first], dtype=I64), np.array([(u.first + u.last) // 2], dtype=I64))
+            assert np.array_equal(timeline.overlap(hs, he, *w), _overlap_ref(hs, he, *w))
+            assert np.array_equal(timeline.overlap(hs, he, u.busy_s, u.busy_e),
+                                  _overlap_ref(hs, he, u.busy_s, u.busy_e))
+    assert checked  # some host calls hold GPU idle time: the sums are not all zero
