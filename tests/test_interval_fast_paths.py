@@ -14,7 +14,7 @@ from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.knowledge import api_roles
 from crossview.store.host_calls import NamesMatching, RuntimeCalls
-from crossview.views.device import timeline
+from crossview.views.device import gpu_activity, timeline
 
 CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
                         SHARED_DATA / "kineto/hta_a100_ddp_resnet_nccl.json.gz",
@@ -110,3 +110,26 @@ def test_interval_shortcuts_equal_the_general_paths_on_captures(path: Path) -> N
             assert np.array_equal(timeline.overlap(hs, he, u.busy_s, u.busy_e),
                                   _overlap_ref(hs, he, u.busy_s, u.busy_e))
     assert checked  # some host calls hold GPU idle time: the sums are not all zero
+
+
+def _gap_host_ref(store, gap: gpu_activity.Gap, aid: int) -> tuple[str | None, str | None]:
+    """The query per gap that `_covering_ops` replaced (plus its op id tie-break)."""
+    row = store.sql(
+        "SELECT name, kind FROM f_host WHERE artifact_id = $a AND start_ns < $e"
+        " AND start_ns + dur_ns > $s ORDER BY least(start_ns + dur_ns, $e)"
+        " - greatest(start_ns, $s) DESC, depth DESC, op_id LIMIT 1",
+        {"a": aid, "s": gap.start_ns, "e": gap.start_ns + gap.dur_ns}).fetchall()
+    return (row[0][0], row[0][1]) if row else (None, None)
+
+
+@pytest.mark.skipif(not CAPTURES, reason="../shared/data not present")
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_gap_hosts_in_one_query_equal_a_query_per_gap(path: Path) -> None:
+    v = analyze([path]).views
+    assert v is not None
+    ids = dict(v.store.sql("SELECT path, artifact_id FROM artifacts").fetchall())
+    res = gpu_activity.gaps(v.store, v.device_activity, 1_000)  # 1 µs: 20 gaps named
+    assert len(res.longest) == 20
+    hosts = [(g.host, g.host_kind) for g in res.longest]
+    assert hosts == [_gap_host_ref(v.store, g, ids[g.artifact]) for g in res.longest]
+    assert any(h for h, _ in hosts)
