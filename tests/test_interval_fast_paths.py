@@ -14,7 +14,7 @@ from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.knowledge import api_roles
 from crossview.store.host_calls import NamesMatching, RuntimeCalls
-from crossview.views.device import gpu_activity, timeline
+from crossview.views.device import gpu_activity, steps, timeline
 
 CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
                         SHARED_DATA / "kineto/hta_a100_ddp_resnet_nccl.json.gz",
@@ -133,3 +133,17 @@ def test_gap_hosts_in_one_query_equal_a_query_per_gap(path: Path) -> None:
     hosts = [(g.host, g.host_kind) for g in res.longest]
     assert hosts == [_gap_host_ref(v.store, g, ids[g.artifact]) for g in res.longest]
     assert any(h for h, _ in hosts)
+
+
+@pytest.mark.skipif(not CAPTURES, reason="../shared/data not present")
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_launch_probe_by_sample_equals_the_join_on_every_thread(
+        path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    v = analyze([path]).views
+    assert v is not None
+    threads = v.store.sql("SELECT DISTINCT artifact_id, pid, tid FROM f_host"
+                          " WHERE pid IS NOT NULL AND tid IS NOT NULL").fetchall()
+    got = [steps._launches(v.store, "f_gpu", *t) for t in threads]
+    monkeypatch.setattr(steps, "_SAMPLE", 0)  # no sample: the join decides alone
+    assert got == [steps._launches(v.store, "f_gpu", *t) for t in threads]
+    assert any(got)
