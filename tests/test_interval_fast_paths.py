@@ -14,7 +14,7 @@ from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.knowledge import api_roles
 from crossview.store.host_calls import NamesMatching, RuntimeCalls
-from crossview.views.device import gpu_activity, steps, timeline
+from crossview.views.device import gpu_activity, launch_queue, steps, timeline
 
 CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
                         SHARED_DATA / "kineto/hta_a100_ddp_resnet_nccl.json.gz",
@@ -147,3 +147,40 @@ def test_launch_probe_by_sample_equals_the_join_on_every_thread(
     monkeypatch.setattr(steps, "_SAMPLE", 0)  # no sample: the join decides alone
     assert got == [steps._launches(v.store, "f_gpu", *t) for t in threads]
     assert any(got)
+
+
+def _depth_ref(k: launch_queue.KernelLaunches) -> tuple[np.ndarray, np.ndarray]:
+    """depth_at_launches as it was: the calls found by numpy's unique, every search done."""
+    _, first = np.unique(k.op, return_index=True)
+    ls = np.sort(k.hs[first], kind="stable")
+    kl = np.sort(k.hs, kind="stable")
+    ke = np.sort(k.ke, kind="stable")
+    depth = np.searchsorted(kl, ls, side="left") - np.searchsorted(ke, ls, side="right")
+    return ls, np.maximum(depth, 0)
+
+
+@pytest.mark.parametrize("calls,spread", [(5_000, 1), (2_000, 1), (5_000, 10**9), (1, 1)])
+def test_launch_queue_shortcuts_equal_the_searches(calls: int, spread: int) -> None:
+    """One kernel per call (every op once), several per call, sparse op ids, one call."""
+    rng = np.random.default_rng(calls)
+    n = 5_000
+    op = (rng.permutation(n) if calls == n else rng.integers(0, calls, n)) * spread + 7
+    # a call's rows share its start; distinct calls often start together (5 k in 20 k ns)
+    hs = rng.integers(0, 20_000, op.max() // spread + 1)[(op - 7) // spread].astype(I64)
+    k = launch_queue.KernelLaunches(hs + 5, hs + 5 + rng.integers(1, 900, n), op.astype(I64),
+                                    hs, hs + 3)
+    got, want = launch_queue.depth_at_launches(k), _depth_ref(k)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.skipif(not CAPTURES, reason="../shared/data not present")
+@pytest.mark.parametrize("path", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_launch_queue_shortcuts_equal_the_searches_on_captures(path: Path) -> None:
+    v = analyze([path]).views
+    assert v is not None
+    for a, d in v.store.sql("SELECT DISTINCT artifact_id, device FROM f_gpu"
+                            " WHERE kind = 'kernel'").fetchall():
+        k = launch_queue.kernel_launches(v.store, a, d)
+        assert len(k.op)
+        got, want = launch_queue.depth_at_launches(k), _depth_ref(k)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
