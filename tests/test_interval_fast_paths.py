@@ -14,7 +14,7 @@ from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.knowledge import api_roles
 from crossview.store.host_calls import NamesMatching, RuntimeCalls
-from crossview.views.device import gpu_activity, launch_queue, steps, timeline
+from crossview.views.device import account, gpu_activity, launch_queue, steps, timeline
 
 CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
                         SHARED_DATA / "kineto/hta_a100_ddp_resnet_nccl.json.gz",
@@ -184,3 +184,13 @@ def test_launch_queue_shortcuts_equal_the_searches_on_captures(path: Path) -> No
         assert len(k.op)
         got, want = launch_queue.depth_at_launches(k), _depth_ref(k)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("n,top", [(10_000, 5), (10_000, 1), (30, 5), (10_000, 0), (3, 5)])
+def test_longest_gaps_equal_the_full_stable_sort(n: int, top: int) -> None:
+    """Ties (few distinct lengths) keep index order, as the stable sort of every gap did."""
+    rng = np.random.default_rng(n + top)
+    for dur in (rng.integers(0, 50, n).astype(I64), rng.integers(0, 10**9, n).astype(I64),
+                np.zeros(n, dtype=I64)):
+        assert np.array_equal(account._longest(dur, top),
+                              np.argsort(-dur, kind="stable")[:top])
