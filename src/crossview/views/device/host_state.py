@@ -87,8 +87,12 @@ def _paint_idx(n: int, a: I64, b: I64, depth: npt.NDArray[np.integer], value: I6
         if not sel.any():
             continue
         sa, sb, sv = a[sel], b[sel], value[sel] + 1
-        o = np.argsort(sa, kind="stable")
-        if (sa[o][1:] >= sb[o][:-1]).all():  # disjoint (the usual case): write each op's run
+        if (sa[1:] >= sa[:-1]).all():  # in start order already (ops by op id): no sort
+            disjoint = bool((sa[1:] >= sb[:-1]).all())
+        else:
+            o = np.argsort(sa, kind="stable")
+            disjoint = bool((sa[o][1:] >= sb[o][:-1]).all())
+        if disjoint:  # the usual case: write each op's run
             ln = sb - sa
             at = np.arange(int(ln.sum()), dtype=np.int64) + np.repeat(sa - (np.cumsum(ln) - ln),
                                                                       ln)
