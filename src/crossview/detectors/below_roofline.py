@@ -79,8 +79,7 @@ def detect(v: Views) -> list[Finding]:
     obs = " ".join(lines) + kc.ncu_says(top, ("SOLBottleneck", "TheoreticalOccupancy",
                                               "IssueSlotUtilization"))
     key = PATTERN + ("-small-grid" if top.bound == "small-grid" else "")
-    variant = ("library" if top.bound == "latency-bound"
-               and library_kernel_pattern().search(top.name) else None)
+    variant = "library" if library_kernel_pattern().search(top.name) else None
     return [kc.finding(
         PATTERN, sev, f"Kernel{'s' if len(ks) > 1 else ''} far below the roofline: "
         f"{kc.names(ks)} ({100 * share:.1f}% of {kc.basis(v, ks)})", obs,

@@ -1,8 +1,12 @@
 """Shared by the per-kernel roofline detectors (ncu, rigor L4): weights, wording, evidence.
 
-A profiled kernel is weighed by its share of the time of the kernels profiled on the same GPU
-(ncu serializes and replays each launch, so a per-kernel capture has no timeline of its own;
-captures of different GPUs in one bundle are different workloads and are not summed).
+A profiled kernel is weighed by its share of the workload's kernel time when the bundle has
+one: a GPU timeline (Kineto, nsys export), else an nsys kernel summary (`cuda_gpu_kern_sum`,
+the one listing the most time: a whole-run summary beside per-stage ones), matched by
+instantiation (kernels/match.py signature). Otherwise by its share of the time of the kernels
+profiled on the same GPU (ncu serializes and replays each launch, so a per-kernel capture has no
+timeline of its own; captures of different GPUs in one bundle are different workloads and are
+not summed) — two profiled kernels then rank by their single launches, not by the run.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from pathlib import Path
 
 from crossview.core.finding import Evidence, Finding, Severity
 from crossview.detectors.common import severity, short
+from crossview.kernels.match import signature
 from crossview.sol.roofline import KernelRoofline
 from crossview.units import bandwidth, duration, flop_rate, size
 from crossview.views.views import Views
@@ -42,18 +47,48 @@ def timeline_share(v: Views, ks: list[KernelRoofline]) -> float | None:
     return int(t) / total
 
 
+_KERNEL_SUMMARY = "cuda_gpu_kern_sum"
+
+
+def summary_share(v: Views, ks: list[KernelRoofline]) -> tuple[float, str] | None:
+    """Without a timeline, with an nsys kernel summary in scope: the share of the time it
+    lists (the summary listing the most) spent in these kernels' instantiations, and the
+    summary's file name; None without one."""
+    if v.metrics.kernel_time_ns:
+        return None
+    sums = [r for r in v.summaries if r.report == _KERNEL_SUMMARY and r.unit == "ns"
+            and r.total > 0]
+    if not sums:
+        return None
+    top = max(sums, key=lambda r: (r.total, r.artifact))
+    want = {signature(k.name) for k in ks}
+    rows = v.store.sql(
+        "SELECT s.name, s.total FROM summary_stats s JOIN artifacts a USING (artifact_id)"
+        " WHERE a.path = $p AND s.report = $r AND s.total IS NOT NULL",
+        {"p": top.artifact, "r": _KERNEL_SUMMARY}).fetchall()
+    t = sum(float(total) for name, total in rows if signature(name) in want)
+    return t / top.total, Path(top.artifact).name
+
+
 def basis(v: Views, ks: list[KernelRoofline]) -> str:
     """What a finding's share is a share of (see weigh)."""
-    return ("a GPU's profiled kernel time" if timeline_share(v, ks) is None
-            else "the timeline's kernel time")
+    if timeline_share(v, ks) is not None:
+        return "the timeline's kernel time"
+    listed = summary_share(v, ks)
+    return (f"the kernel time listed in {listed[1]}" if listed is not None
+            else "a GPU's profiled kernel time")
 
 
 def weigh(v: Views, ks: list[KernelRoofline]) -> tuple[float, Severity]:
     """The weight of these kernels and its severity. With a timeline in the bundle, their
     share of its kernel time (a profiled kernel absent from the timeline weighs 0: per-kernel
-    time cannot be ranked against timeline time); else the largest share they take of one
-    GPU's profiled kernel time."""
+    time cannot be ranked against timeline time); else with an nsys kernel summary, their
+    share of the time it lists (likewise 0 when absent from it); else the largest share they
+    take of one GPU's profiled kernel time."""
     share = timeline_share(v, ks)
+    if share is None:
+        listed = summary_share(v, ks)
+        share = listed[0] if listed is not None else None
     if share is None:
         by_gpu: dict[str, float] = {}
         sh = shares(v)
@@ -77,6 +112,10 @@ def head(v: Views, k: KernelRoofline) -> str:
     tl = timeline_share(v, [k])
     in_tl = "" if tl is None else (f", {100 * tl:.1f}% of the timeline's kernel time" if tl
                                    else ", not in the timeline of this bundle")
+    listed = summary_share(v, [k]) if tl is None else None
+    if listed is not None:
+        in_tl = (f", {100 * listed[0]:.1f}% of the kernel time listed in {listed[1]}"
+                 if listed[0] else f", not listed in {listed[1]}")
     return (f"`{short(k.name, 70)}` ({t}, {100 * share:.1f}% of the kernel time profiled on "
             f"{k.ceilings_note if k.hw_key else _gpu(k)}{in_tl})")
 

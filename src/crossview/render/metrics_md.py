@@ -204,10 +204,31 @@ def metrics_only_key_findings(v: Views, findings: list[Finding]) -> str:
     if head is not None:
         return base + (f"The dominant pattern is **{head.pattern}** ({head.title}). Capture a "
                        "trace of the same window to name the frames behind it.")
+    loaded = [s for s in v.workload_sol if s.regime == "gpu-bound"]
+    if loaded:
+        return base + " ".join(_gpu_bound(v, s) for s in loaded)
     if all(f.pattern == "capture-window" for f in findings) and findings:
         return base + ("Nothing to judge: the recorded GPUs/engines were idle or the capture "
                        "is incomplete (see Notes) — re-capture under load.")
     return base + "No bottleneck pattern in these metrics."
+
+
+def _gpu_bound(v: Views, s: DeviceSol) -> str:
+    """Which side limits a device busy past the GPU-bound cut, and what would tell more."""
+    d = next((d for d in v.gpu_metrics.devices
+              if d.label == s.device and d.artifact == s.artifact), None)
+    busy = util(d) if d is not None else None
+    pw, lim = (d.get("power"), d.get("power_limit")) if d is not None else (None, None)
+    power = (f" at {qty(pw.mean, 'W')} of its {qty(lim.max, 'W')} power limit"
+             if pw is not None and lim is not None else "")
+    said = [x for x in s.verdicts if x.startswith(("memory-bound", "compute-bound", "neither"))]
+    how = (f"The counters say: {said[0]}." if said else
+           "Utilization cannot say which ceiling the kernels hit: record DCGM's profiling "
+           "fields over the same load (`dcgmi dmon -e 1002,1003,1004,1005`: SM, DRAM and "
+           "tensor activity) or profile the top kernels with ncu.")
+    return (f"{s.device} is **GPU-bound** by utilization: a kernel ran "
+            f"{busy:.1f}% of the time{power} ({Path(s.artifact).name}), so the host keeps it "
+            f"fed and the kernels set the pace. {how}" if busy is not None else "")
 
 
 def sol_lines(sols: list[DeviceSol]) -> list[str]:

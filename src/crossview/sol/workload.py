@@ -34,6 +34,9 @@ class DeviceSol:
     rows: list[Ceiling] = field(default_factory=list)
     verdicts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # the utilization regime on thresholds.yaml's cuts: idle, host-bound, partly-idle,
+    # gpu-bound (None: no utilization counter); what the verdicts' first line says in words
+    regime: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -77,7 +80,19 @@ def _one(d: DeviceCounters, lim: Thresholds) -> DeviceSol:
                                     f"max of {tx}/{rx} means ÷ {hw.hw_key if hw else ''} "
                                     f"{name}_gb_s per direction"))
     out.verdicts = _verdicts(d, dram, tensor, lim)
+    out.regime = regime(util(d), lim)
     return out
+
+
+def regime(busy: float | None, lim: Thresholds) -> str | None:
+    """The utilization regime of a device busy `busy` % (see DeviceSol.regime)."""
+    if busy is None:
+        return None
+    if busy < lim.counters_idle_util_pct:
+        return "idle"
+    if busy < lim.counters_starved_util_pct:
+        return "host-bound"
+    return "partly-idle" if busy < lim.counters_busy_util_pct else "gpu-bound"
 
 
 def _verdicts(d: DeviceCounters, dram: float | None, tensor: float | None,
@@ -89,15 +104,16 @@ def _verdicts(d: DeviceCounters, dram: float | None, tensor: float | None,
     busy = util(d)
     idle, starved, full = (lim.counters_idle_util_pct, lim.counters_starved_util_pct,
                            lim.counters_busy_util_pct)
-    if busy is not None and busy < idle:
+    r = regime(busy, lim)
+    if r == "idle":
         v.append(f"idle: GPU busy {busy:.1f}% < {idle:g}% — no load in the window to judge")
-    elif busy is not None and busy < starved:
+    elif r == "host-bound":
         v.append(f"host-bound: GPU busy {busy:.1f}% < {starved:g}% — the GPU waits for work; "
                  "fix the host side before kernel efficiency")
-    elif busy is not None and busy < full:
+    elif r == "partly-idle":
         v.append(f"partly idle: GPU busy {busy:.1f}%, between the {starved:g}% host-bound and "
                  f"{full:g}% GPU-bound cuts — a trace tells where the idle time goes")
-    elif busy is not None:
+    elif r == "gpu-bound":
         v.append(f"GPU-bound: GPU busy {busy:.1f}% ≥ {full:g}%")
     sm, low_sm, ok_sm = d.mean("sm_active"), lim.sm_active_low_pct, lim.sm_active_ok_pct
     if sm is not None and sm < low_sm:

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import gzip
+import importlib
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from crossview import progress
 from crossview.errors import InputError
 from crossview.sources import archive, guard, outputs, reader_net
 from crossview.sources.artifact_report import ArtifactReport
-from crossview.sources.bench import generic as bench_generic
-from crossview.sources.bench import vllm_bench
-from crossview.sources.counters import dcgmi, host_jsonl, nvidia_smi, nvml_jsonl, prometheus
-from crossview.sources.kineto import reader as kineto
-from crossview.sources.ncu import csv_reader as ncu_csv
-from crossview.sources.ncu import rep as ncu_rep
-from crossview.sources.nsys import rep as nsys_rep
-from crossview.sources.nsys import sqlite_reader as nsys_sqlite
-from crossview.sources.nsys import stats_csv as nsys_stats
-from crossview.sources.stacks import folded, pprof, speedscope
 from crossview.store.store import Store
 
 _HEAD = 65536
@@ -30,49 +22,53 @@ _HEAD = 65536
 @dataclass(frozen=True)
 class Reader:
     kind: str
-    sniff: Callable[[bytes, Path], bool]
-    read: Callable[[Path, Store], ArtifactReport]
+    module: str  # crossview.sources.<module>: imported on first use (start-up: a Kineto
+    # analyze imports the Kineto reader only, not the 15 others and what they import)
     suffixes: tuple[str, ...]
     # generic extensions (.txt, .log, …): taken from a folder, or handed to this reader,
     # only when the content sniffs as this format
     sniff_only: tuple[str, ...] = ()
     what: str = ""  # the format in words, for the "unsupported format" message
 
+    def sniff(self, head: bytes, path: Path) -> bool:
+        """Cheap content check on the first bytes (already gunzipped)."""
+        return bool(self._mod().sniff(head, path))
+
+    def read(self, path: Path, store: Store) -> ArtifactReport:
+        report: ArtifactReport = self._mod().read(path, store)
+        return report
+
+    def _mod(self) -> Any:
+        return importlib.import_module(f"crossview.sources.{self.module}")
+
 
 # One line per input format; a new format adds one module and one line here.
 READERS: tuple[Reader, ...] = (
-    Reader(kineto.KIND, kineto.sniff, kineto.read, (".json", ".json.gz")),
-    Reader(nsys_sqlite.KIND, nsys_sqlite.sniff, nsys_sqlite.read, (".sqlite",),
+    Reader("kineto", "kineto.reader", (".json", ".json.gz")),
+    Reader("nsys", "nsys.sqlite_reader", (".sqlite",),
            what="Nsight Systems SQLite export"),
-    Reader(nsys_rep.KIND, nsys_rep.sniff, nsys_rep.read, (".nsys-rep", ".qdrep"),
+    Reader("nsys-rep", "nsys.rep", (".nsys-rep", ".qdrep"),
            what="Nsight Systems report (.nsys-rep)"),
-    Reader(nsys_stats.KIND, nsys_stats.sniff, nsys_stats.read, (), (".csv",),
-           what="nsys stats CSV"),
-    Reader(ncu_csv.KIND, ncu_csv.sniff, ncu_csv.read, (), (".csv",),
+    Reader("nsys-stats", "nsys.stats_csv", (), (".csv",), what="nsys stats CSV"),
+    Reader("ncu-csv", "ncu.csv_reader", (), (".csv",),
            what="Nsight Compute CSV export (ncu --csv)"),
-    Reader(ncu_rep.KIND, ncu_rep.sniff, ncu_rep.read, (".ncu-rep",),
-           what="Nsight Compute report (.ncu-rep)"),
-    Reader(vllm_bench.KIND, vllm_bench.sniff, vllm_bench.read, (".json",),
-           what="vllm bench result JSON"),
-    Reader(nvml_jsonl.KIND, nvml_jsonl.sniff, nvml_jsonl.read, (), (".jsonl",),
-           what="NVML JSONL"),
-    Reader(host_jsonl.KIND, host_jsonl.sniff, host_jsonl.read, (), (".jsonl",),
-           what="host CPU JSONL"),
-    Reader(bench_generic.KIND, bench_generic.sniff, bench_generic.read, (), (".csv", ".jsonl"),
+    Reader("ncu-rep", "ncu.rep", (".ncu-rep",), what="Nsight Compute report (.ncu-rep)"),
+    Reader("vllm-bench", "bench.vllm_bench", (".json",), what="vllm bench result JSON"),
+    Reader("nvml-jsonl", "counters.nvml_jsonl", (), (".jsonl",), what="NVML JSONL"),
+    Reader("host-jsonl", "counters.host_jsonl", (), (".jsonl",), what="host CPU JSONL"),
+    Reader("bench-generic", "bench.generic", (), (".csv", ".jsonl"),
            what="benchmark CSV/JSONL (metric,value)"),
-    Reader(dcgmi.KIND, dcgmi.sniff, dcgmi.read, (), (".txt", ".log"), what="dcgmi dmon log"),
-    Reader(nvidia_smi.KIND, nvidia_smi.sniff, nvidia_smi.read, (), (".txt", ".log", ".csv"),
+    Reader("dcgmi-dmon", "counters.dcgmi", (), (".txt", ".log"), what="dcgmi dmon log"),
+    Reader("nvidia-smi", "counters.nvidia_smi", (), (".txt", ".log", ".csv"),
            what="nvidia-smi query CSV / dmon log"),
-    Reader(prometheus.KIND, prometheus.sniff, prometheus.read, (".prom",),
-           (".txt", ".metrics", ".log"), what="Prometheus /metrics scrape"),
+    Reader("prometheus", "counters.prometheus", (".prom",), (".txt", ".metrics", ".log"),
+           what="Prometheus /metrics scrape"),
     # sampled stacks (L1): after the JSON/text formats above, whose sniffs are stricter
-    Reader(speedscope.KIND, speedscope.sniff, speedscope.read, (".speedscope.json",),
-           what="speedscope JSON"),
-    Reader(pprof.KIND, pprof.sniff, pprof.read, (".pb.gz", ".pprof", ".pprof.gz"),
-           (".pb", ".prof"), what="pprof profile (.pb.gz)"),
-    Reader(folded.KIND, folded.sniff, folded.read,
-           (".folded", ".collapsed", ".folded.gz", ".collapsed.gz"), (".txt", ".stacks"),
-           what="folded stacks (a;b;c 123)"),
+    Reader("speedscope", "stacks.speedscope", (".speedscope.json",), what="speedscope JSON"),
+    Reader("pprof", "stacks.pprof", (".pb.gz", ".pprof", ".pprof.gz"), (".pb", ".prof"),
+           what="pprof profile (.pb.gz)"),
+    Reader("folded", "stacks.folded", (".folded", ".collapsed", ".folded.gz", ".collapsed.gz"),
+           (".txt", ".stacks"), what="folded stacks (a;b;c 123)"),
 )
 
 
