@@ -25,7 +25,7 @@ def detect(v: Views) -> list[Finding]:
                 if m.cpu_sampled_ns else f"{m.cpu_samples:,} CPU samples, period unknown, L1"
                 if m.cpu_samples else f"{ms(m.host_time_ns)} of host time")
         nsys = "nsys" in artifact_kinds(v).values()
-        return [Finding(
+        return _sampled_startup(v) + [Finding(
             pattern=PATTERN, severity="info",
             title="CPU-only capture: no GPU kernels in the trace",
             observation=(f"The trace holds host activity only ({held}); GPU metrics and the "
@@ -51,6 +51,32 @@ def detect(v: Views) -> list[Finding]:
                      "during it is not a lever."),
         fix=fix_for(PATTERN, v.engine), share=share if acc is None else 0.0,
         evidence=evidence(v, "host frames matching frames.yaml: startup"),
+    )]
+
+
+def _sampled_startup(v: Views) -> list[Finding]:
+    """A CPU-only sampled capture whose stacks are largely start-up (JIT compile, loading)."""
+    rt, lim = v.sampled_runtime, v.limits
+    up = rt.share("startup") if rt is not None else None
+    if rt is None or up is None:
+        return []
+    share = up.ns / rt.total_ns if rt.total_ns else 0.0
+    sev = severity(share, lim.red_share, lim.yellow_share)
+    if sev is None:
+        return []
+    return [Finding(
+        pattern=PATTERN, severity=sev,
+        title=f"The capture is largely start-up: at least {pct(share)} of the sampled host "
+              "time is JIT compilation and code loading",
+        observation=rt.describe() + " Start-up is warm-up, not the "
+                    "workload: its host time says nothing about the steady state.",
+        fix=fix_for("sampled-startup", rt.runtime), share=share,
+        evidence=evidence(v, "sampled stacks through frames.yaml startup / gc frames"),
+        rigor="L1",
+        expected_effect=(f"None on the workload itself: {ms(up.ns)} of the "
+                         f"{ms(rt.total_ns)} sampled here is start-up; a capture of the steady "
+                         "state shows what to change there."),
+        details={"sampled_runtime": rt.to_dict()},
     )]
 
 
@@ -86,4 +112,4 @@ DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
     thresholds=("startup_yellow_share", "red_share", "yellow_share",
                 "steps.yaml:jit_step_share", "steps.yaml:startup_step_share"),
-    fix_keys=(PATTERN, "capture-no-cuda", "steady-state-capture"))
+    fix_keys=(PATTERN, "capture-no-cuda", "steady-state-capture", "sampled-startup"))

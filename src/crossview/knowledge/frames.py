@@ -48,6 +48,21 @@ def startup_pattern() -> str:
     return "|".join(f"(?:{p})" for p in load_yaml("frames.yaml")["startup"])
 
 
+def patterns(key: str) -> list[str]:
+    """A frames.yaml list of regexes as written (startup, gc, …): each compiles alone in
+    Python too (a leading `(?i)` cannot sit inside an alternation there)."""
+    return [str(p) for p in load_yaml("frames.yaml")[key]]
+
+
+def runtime_of(frame_names: list[str]) -> str | None:
+    """The language runtime (julia, …) the native frames belong to (frames.yaml: runtimes)."""
+    for runtime, pat in load_yaml("frames.yaml")["runtimes"].items():
+        rx = re.compile(pat)
+        if any(rx.search(n) for n in frame_names):
+            return str(runtime)
+    return None
+
+
 def compiled_prefixes() -> list[str]:
     """Host-op name prefixes that mean torch.compile ran the step (frames.yaml: compiled)."""
     return list(load_yaml("frames.yaml")["compiled"])

@@ -216,6 +216,8 @@ class Frames(Rec):
     engines: dict[str, str]
     dataloader: list[str]
     startup: list[str]
+    gc: list[str]
+    runtimes: dict[str, str]
     compiled: list[str]
     zero_grad: ZeroGrad
 

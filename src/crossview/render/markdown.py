@@ -222,8 +222,16 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
     if m.summary_only:
         return capture_md.summary_key_findings(v)
     if m.cpu_only:
-        return (f"A CPU-only {who}capture: only the host side can be judged. The CPU view above "
-                "shows where host time goes; re-capture with CUDA activity for the GPU side.")
+        rt = v.sampled_runtime
+        up = rt.share("startup") if rt is not None else None
+        red = next((f for f in findings if f.severity == "red"), None)
+        said = (f" {rt.summary()}" if rt is not None and rt.shares else "")
+        if up is not None and red is not None and red.pattern == "capture-window":
+            said += (" The capture is largely start-up (**capture-window**), so it says little "
+                     "about the workload's steady state.")
+        return (f"A CPU-only {who}capture: only the host side can be judged.{said} The CPU "
+                "view above shows where host time goes; re-capture with CUDA activity for the "
+                "GPU side.")
     if kernels_md.kernels_only(v):
         return kernels_md.key_findings(v, findings)
     if m.gpu_samples and not m.devices:

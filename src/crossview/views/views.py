@@ -21,7 +21,7 @@ from crossview.views.device.account import Account
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.device.steps import StepSet
 from crossview.views.distributed import comm_bandwidth, crossrank, rank_job
-from crossview.views.host import calltree, sampled
+from crossview.views.host import calltree, sampled, sampled_runtime
 
 
 @dataclass
@@ -171,6 +171,12 @@ class Views:
         ).fetchall()]
 
     # -- timeline facts (lazy: only the detectors that need them pay) -----------------
+    @cached_property
+    def sampled_runtime(self) -> sampled_runtime.SampledRuntime | None:
+        """Sampled host time by the language runtime's own frames: start-up, garbage
+        collection, OS kernel (views/host/sampled_runtime.py); None without CPU samples."""
+        return sampled_runtime.compute(self.store, self._frames)
+
     @cached_property
     def startup_ns(self) -> tuple[int, int, list[tuple[str, int]]]:
         """Wall time the host spent in start-up work (JIT compile, module load, autotune:
