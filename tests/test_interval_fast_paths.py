@@ -14,6 +14,7 @@ from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.knowledge import api_roles
 from crossview.store.host_calls import NamesMatching, RuntimeCalls
+from crossview.store.store import Store
 from crossview.views.device import account, gpu_activity, launch_queue, steps, timeline
 
 CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
@@ -112,7 +113,7 @@ def test_interval_shortcuts_equal_the_general_paths_on_captures(path: Path) -> N
     assert checked  # some host calls hold GPU idle time: the sums are not all zero
 
 
-def _gap_host_ref(store, gap: gpu_activity.Gap, aid: int) -> tuple[str | None, str | None]:
+def _gap_host_ref(store: Store, gap: gpu_activity.Gap, aid: int) -> tuple[str | None, str | None]:
     """The query per gap that `_covering_ops` replaced (plus its op id tie-break)."""
     row = store.sql(
         "SELECT name, kind FROM f_host WHERE artifact_id = $a AND start_ns < $e"
