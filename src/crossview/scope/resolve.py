@@ -101,9 +101,10 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         notes.append("GPU ops limited to those launched from the selected host slice")
     gpu_sql = "SELECT g.* FROM gpu_ops g WHERE " + " AND ".join(gpu_where)
     store.scoped_relation("f_gpu", gpu_sql)
-    devs = store.sql(
-        "SELECT DISTINCT f.artifact_id, f.device, coalesce(d.name, '') FROM f_gpu f"
-        " LEFT JOIN devices d USING (artifact_id, device) WHERE f.kind = 'kernel' ORDER BY 1, 2"
+    devs = store.sql(  # the kernels' devices first, then their names (not a join per kernel)
+        "SELECT DISTINCT f.artifact_id, f.device, coalesce(d.name, '') FROM (SELECT DISTINCT"
+        " artifact_id, device FROM f_gpu WHERE kind = 'kernel') f"
+        " LEFT JOIN devices d USING (artifact_id, device) ORDER BY 1, 2"
     ).fetchall()
     streams = _choices(store, "SELECT DISTINCT stream FROM f_gpu ORDER BY 1")
     ext = store.sql(

@@ -134,7 +134,7 @@ class Views:
             " 'stack samples' WHEN 'bench' THEN"
             " 'trial values' ELSE 'timed events' END"
             " FROM artifacts a LEFT JOIN devices d ON d.artifact_id = a.artifact_id AND"
-            " d.device IN (SELECT device FROM f_gpu g WHERE g.artifact_id = a.artifact_id)"
+            " d.device IN (SELECT DISTINCT device FROM f_gpu g WHERE g.artifact_id = a.artifact_id)"
             " WHERE a.status = 'ok' AND a.path IN (SELECT unnest($p)) GROUP BY ALL ORDER BY 1",
             {"p": list(self.filter.artifacts)},
         ).fetchall()

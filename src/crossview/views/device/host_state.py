@@ -87,8 +87,12 @@ def _paint_idx(n: int, a: I64, b: I64, depth: npt.NDArray[np.integer], value: I6
         if not sel.any():
             continue
         sa, sb, sv = a[sel], b[sel], value[sel] + 1
-        o = np.argsort(sa, kind="stable")
-        if (sa[o][1:] >= sb[o][:-1]).all():  # disjoint (the usual case): write each op's run
+        if (sa[1:] >= sa[:-1]).all():  # in start order already (ops by op id): no sort
+            disjoint = bool((sa[1:] >= sb[:-1]).all())
+        else:
+            o = np.argsort(sa, kind="stable")
+            disjoint = bool((sa[o][1:] >= sb[o][:-1]).all())
+        if disjoint:  # the usual case: write each op's run
             ln = sb - sa
             at = np.arange(int(ln.sum()), dtype=np.int64) + np.repeat(sa - (np.cumsum(ln) - ln),
                                                                       ln)
@@ -180,18 +184,19 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
     # the rows in op id order for `_ops`: as stored where a reader wrote them so (Kineto);
     # ids that are one consecutive block in another order (nsys writes thread by thread)
     # are put in place by their offset (1 M ops: DuckDB's sort 130-220 ms of CPU, the
-    # scatter 15-30 ms); else sorted by DuckDB (a third of a numpy argsort and gather of
-    # every column); the ids alone tell which
-    ids = np.asarray(store.sql("SELECT op_id FROM f_host WHERE artifact_id = $a", a
-                               ).fetchnumpy()["op_id"])
-    order = "" if _sorted(ids) or _block_offsets(ids) is not None else " ORDER BY op_id"
-    del ids
-    r = store.sql(
-        "SELECT op_id, coalesce(parent, -1) AS parent, depth, start_ns,"
-        " start_ns + dur_ns AS e, hash(pid, tid) AS h, coalesce(node_id, -1) AS node"
-        " FROM f_host WHERE artifact_id = $a" + order, a).fetchnumpy()
+    # scatter 15-30 ms); else (rare: no reader writes so) read again sorted by DuckDB (a
+    # third of a numpy argsort and gather of every column)
+    query = ("SELECT op_id, coalesce(parent, -1) AS parent, depth, start_ns,"
+             " start_ns + dur_ns AS e, hash(pid, tid) AS h, coalesce(node_id, -1) AS node"
+             " FROM f_host WHERE artifact_id = $a")
+    r = store.sql(query, a).fetchnumpy()
     op = np.asarray(r["op_id"], dtype=np.int64)
     at = None if _sorted(op) else _block_offsets(op)
+    if at is None and not _sorted(op):
+        del r, op
+        r = store.sql(query + " ORDER BY op_id", a).fetchnumpy()
+        op = np.asarray(r["op_id"], dtype=np.int64)
+        at = None if _sorted(op) else _block_offsets(op)
     if at is not None:  # each row to its place in the block
         r = {c: _scatter(np.asarray(v), at) for c, v in r.items()}
         op = np.asarray(r["op_id"], dtype=np.int64)

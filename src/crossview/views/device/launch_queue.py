@@ -56,14 +56,42 @@ def from_ops(ks: I64, ke: I64, launch_op: I64, op: I64, hs: I64, he: I64) -> Ker
 def depth_at_launches(k: KernelLaunches) -> tuple[I64, I64]:
     """Launch-call start times on the device and, per call, kernels launched earlier and
     still unfinished (the launch queue HTA calls queue length)."""
-    _, first = np.unique(k.op, return_index=True)  # one start per launch call
     # stable (merge) sorts: the rows come in long sorted runs, several times faster than
     # the default quicksort here, and the sorted values are the same
-    ls = np.sort(k.hs[first], kind="stable")
     kl = np.sort(k.hs, kind="stable")
     ke = np.sort(k.ke, kind="stable")
-    depth = np.searchsorted(kl, ls, side="left") - np.searchsorted(ke, ls, side="right")
+    one = _call_starts(k.op, k.hs)  # one start per launch call
+    if one is None:  # one kernel per call (nsys): the calls' starts are the kernels'
+        ls = kl
+        # kernels launched before each call: the first index of its start among them
+        i = np.arange(len(kl), dtype=np.int64)
+        before = np.maximum.accumulate(np.where(np.r_[True, kl[1:] != kl[:-1]], i, 0)) \
+            if len(kl) else i
+    else:
+        ls = np.sort(one, kind="stable")
+        before = np.searchsorted(kl, ls, side="left")
+    depth = before - np.searchsorted(ke, ls, side="right")
     return ls, np.maximum(depth, 0)
+
+
+def _call_starts(op: I64, hs: I64) -> I64 | None:
+    """The start of each distinct launch call (any order; a call's rows share its start), or
+    None when no call launched two of the rows. Op ids in a dense range (a reader's block)
+    are marked in a table, else found by numpy's unique."""
+    if len(op) == 0:
+        return None
+    lo, hi = int(op.min()), int(op.max())
+    if hi - lo > 4 * len(op) + (1 << 16):
+        _, first = np.unique(op, return_index=True)
+        return None if len(first) == len(op) else hs[first]
+    at = op - lo
+    seen = np.zeros(hi - lo + 1, dtype=bool)
+    seen[at] = True
+    if int(np.count_nonzero(seen)) == len(op):
+        return None
+    start = np.zeros(hi - lo + 1, dtype=np.int64)
+    start[at] = hs
+    return start[seen]
 
 
 def first_launch_end(k: KernelLaunches) -> tuple[I64, I64]:
