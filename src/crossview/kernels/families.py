@@ -10,9 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.resources import files
 
-import yaml
+from crossview.knowledge.loader import load_yaml
 
 FAMILIES: tuple[str, ...] = (
     "gemm",
@@ -55,9 +54,8 @@ def _compile(regexes: Sequence[str] | None) -> tuple[re.Pattern[str], ...]:
 @lru_cache(maxsize=1)
 def _rules() -> tuple[_Rule, ...]:
     """Load and compile the table once; reject unknown family ids."""
-    text = files("crossview.knowledge").joinpath(_TABLE).read_text(encoding="utf-8")
     rules = []
-    for entry in yaml.safe_load(text):
+    for entry in load_yaml(_TABLE):  # libyaml's loader, checked against its schema
         family = entry["family"]
         if family not in FAMILIES or family == OTHER:
             raise ValueError(f"{_TABLE}: unknown family {family!r}")
