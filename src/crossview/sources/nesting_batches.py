@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from crossview.sources.dict_strings import dict_strings
 from crossview.sources.kineto.host_chunks import Chunk, iter_chunks
 from crossview.sources.kineto.nesting import Nesting, nest
 from crossview.store.store import Store, cursor_of
@@ -64,6 +65,48 @@ class Nested:
     parent: I64
     node_id: I64
     self_ns: I64
+
+
+class SortedHost(Protocol):
+    """A reader's sorted host columns in `_host`'s row order (correlation: any value where
+    `no_corr`): Kineto's host_table.Sorted, nsys's host_arrays.HostCols (frozen: read-only)."""
+    @property
+    def thread(self) -> I64: ...
+    @property
+    def label(self) -> I64: ...
+    @property
+    def start(self) -> I64: ...
+    @property
+    def dur(self) -> I64: ...
+    @property
+    def corr(self) -> I64: ...
+    @property
+    def no_corr(self) -> npt.NDArray[np.bool_]: ...
+
+
+def append_host_ops(store: Store, artifact_id: int, op_base: int, c: SortedHost,
+                    nested: Nested, canon: I64, pids: list[str], tids: list[str],
+                    labels: list[tuple[str, str]]) -> None:
+    """host_ops ← sorted columns and their nesting, straight from numpy: the rows
+    `insert_host_ops` makes from `_host` and `_nestres`, strings as Arrow dictionaries over
+    the thread (pids, tids) and label ((kind, name)) lists — no per-row list lookup."""
+    n = len(c.start)
+    node = canon[nested.node_id] if n else nested.node_id
+    store.append("host_ops", pa.table({
+        "artifact_id": pa.array(np.full(n, artifact_id, dtype=np.int32)),
+        "op_id": pa.array(np.arange(op_base, op_base + n, dtype=np.int64)),
+        "pid": dict_strings(c.thread, pids),
+        "tid": dict_strings(c.thread, tids),
+        "kind": dict_strings(c.label, [k for k, _ in labels]),
+        "name": dict_strings(c.label, [nm for _, nm in labels]),
+        "start_ns": pa.array(c.start, pa.int64()),
+        "dur_ns": pa.array(c.dur, pa.int64()),
+        "depth": pa.array(nested.depth, pa.int32()),
+        "parent": pa.array(nested.parent, pa.int64(), mask=nested.parent < 0),
+        "correlation": pa.array(c.corr, pa.int64(), mask=c.no_corr),
+        "node_id": pa.array(node, pa.int64()),
+        "self_ns": pa.array(nested.self_ns, pa.int64()),
+    }))
 
 
 def nest_in_memory(op_base: int, n: int, paths: Paths, chunks: Iterable[Chunk]) -> Nested:

@@ -18,11 +18,7 @@ two paths column by column; docs/decisions/0680).
 
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
-
 from crossview.knowledge.thresholds import defaults
-from crossview.sources.dict_strings import dict_strings
 from crossview.sources.kineto.frames import CallStackPrefixes, append_frames
 from crossview.sources.kineto.host_chunks import Chunk, split_chunks
 from crossview.sources.kineto.host_table import HostTable, Sorted
@@ -30,6 +26,7 @@ from crossview.sources.kineto.nesting import Nesting, intern_paths
 from crossview.sources.kineto.node_table import I64, NodeTable
 from crossview.sources.nesting_batches import (
     Nested,
+    append_host_ops,
     insert_host_ops,
     nest_batches,
     nest_in_memory,
@@ -95,20 +92,5 @@ def _insert_from_arrays(store: Store, artifact_id: int, op_base: int, host: Host
     """host_ops ← the sorted columns and their nesting, straight from numpy: the rows
     `insert_host_ops` makes from `_host` and `_nestres` (tests/test_host_chunks.py compares
     the two), without writing `_nestres` or a per-row list lookup (docs/decisions/0680)."""
-    n = host.n
-    node = canon[nested.node_id] if n else nested.node_id
-    store.append("host_ops", pa.table({
-        "artifact_id": pa.array(np.full(n, artifact_id, dtype=np.int32)),
-        "op_id": pa.array(np.arange(op_base, op_base + n, dtype=np.int64)),
-        "pid": dict_strings(c.thread, [p for p, _ in host.threads]),
-        "tid": dict_strings(c.thread, [t for _, t in host.threads]),
-        "kind": dict_strings(c.label, [k for k, _ in host.labels]),
-        "name": dict_strings(c.label, [nm for _, nm in host.labels]),
-        "start_ns": pa.array(c.start, pa.int64()),
-        "dur_ns": pa.array(c.dur, pa.int64()),
-        "depth": pa.array(nested.depth, pa.int32()),
-        "parent": pa.array(nested.parent, pa.int64(), mask=nested.parent < 0),
-        "correlation": pa.array(c.corr, pa.int64(), mask=c.no_corr),
-        "node_id": pa.array(node, pa.int64()),
-        "self_ns": pa.array(nested.self_ns, pa.int64()),
-    }))
+    append_host_ops(store, artifact_id, op_base, c, nested, canon,
+                    [p for p, _ in host.threads], [t for _, t in host.threads], host.labels)

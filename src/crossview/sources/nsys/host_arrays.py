@@ -20,8 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from crossview.sources.dict_strings import dict_strings
-from crossview.sources.nesting_batches import Nested
+from crossview.sources.nesting_batches import Nested, append_host_ops
 from crossview.store.store import Store
 
 I64 = npt.NDArray[np.int64]
@@ -56,23 +55,9 @@ def insert(store: Store, artifact_id: int, op_base: int, c: HostCols, nested: Ne
     """host_ops ← the sorted columns and their nesting: the rows `insert_host_ops` makes from
     `_host` and `_nestres` with host.py's PID_SQL / TID_SQL (`thread_gtids`: the gtid of each
     thread number; `label_rows`: (kind, name) of each label number)."""
-    n = len(c.start)
-    node = canon[nested.node_id] if n else nested.node_id
-    store.append("host_ops", pa.table({
-        "artifact_id": pa.array(np.full(n, artifact_id, dtype=np.int32)),
-        "op_id": pa.array(np.arange(op_base, op_base + n, dtype=np.int64)),
-        "pid": dict_strings(c.thread, [str((g >> 24) & 16777215) for g in thread_gtids]),
-        "tid": dict_strings(c.thread, [str(g & 16777215) for g in thread_gtids]),
-        "kind": dict_strings(c.label, [k for k, _ in label_rows]),
-        "name": dict_strings(c.label, [nm for _, nm in label_rows]),
-        "start_ns": pa.array(c.start, pa.int64()),
-        "dur_ns": pa.array(c.dur, pa.int64()),
-        "depth": pa.array(nested.depth, pa.int32()),
-        "parent": pa.array(nested.parent, pa.int64(), mask=nested.parent < 0),
-        "correlation": pa.array(c.corr, pa.int64(), mask=c.no_corr),
-        "node_id": pa.array(node, pa.int64()),
-        "self_ns": pa.array(nested.self_ns, pa.int64()),
-    }))
+    append_host_ops(store, artifact_id, op_base, c, nested, canon,
+                    [str((g >> 24) & 16777215) for g in thread_gtids],
+                    [str(g & 16777215) for g in thread_gtids], label_rows)
 
 
 def _ints(col: pa.ChunkedArray | pa.Array) -> I64:
