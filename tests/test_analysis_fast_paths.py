@@ -207,16 +207,30 @@ def test_block_offsets_refuse_gaps_and_repeats() -> None:
     assert host_state._block_offsets(np.array([5], dtype=np.int64)).tolist() == [0]
 
 
-def test_nsys_ops_read_unsorted_take_the_block_path() -> None:
-    """The real nsys export stores its host ops thread by thread: not in op id order, but one
-    block, so `_by_node` reads them unsorted and puts them in place (checked against the
-    joins by test_ops_by_frame_node_equal_the_joins)."""
+def test_nsys_ops_read_unsorted_take_the_block_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The nsys reader's batched SQL path (past `nsys_host_in_memory_rows` host events) stores
+    its host ops thread by thread: not in op id order, but one block, so `_by_node` reads them
+    unsorted and puts them in place (checked against the joins by
+    test_ops_by_frame_node_equal_the_joins). The in-memory path (this export's size) stores
+    them in op id order."""
+    import msgspec
+
+    from crossview.knowledge.thresholds import defaults
+    from crossview.sources.nsys import host
+
     nsys = [p for p in CAPTURES if p.suffix == ".sqlite"]
     if not nsys:
         pytest.skip("the nsys capture is absent")
-    v = analyze(nsys).views
-    assert v is not None
-    ids = np.asarray(v.store.sql("SELECT op_id FROM f_host WHERE artifact_id = 1")
-                     .fetchnumpy()["op_id"], dtype=np.int64)
+
+    def op_ids() -> np.ndarray:
+        v = analyze(nsys).views
+        assert v is not None
+        return np.asarray(v.store.sql("SELECT op_id FROM f_host WHERE artifact_id = 1")
+                          .fetchnumpy()["op_id"], dtype=np.int64)
+
+    assert bool((np.diff(op_ids()) > 0).all())  # the arrays path: in op id order
+    batched = msgspec.structs.replace(defaults(), nsys_host_in_memory_rows=-1)
+    monkeypatch.setattr(host, "defaults", lambda: batched)
+    ids = op_ids()
     assert not bool((ids[1:] >= ids[:-1]).all())
     assert host_state._block_offsets(ids) is not None
