@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
+from crossview.detectors.common import short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.sol.kernel_inputs import library_kernel_pattern
@@ -83,9 +84,25 @@ def detect(v: Views) -> list[Finding]:
     return [kc.finding(
         PATTERN, sev, f"Kernel{'s' if len(ks) > 1 else ''} far below the roofline: "
         f"{kc.names(ks)} ({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
-        fix_for(key, variant, kc.names(ks[:1])), share, ks,
-        "Up to the nearer ceiling: these kernels use well under 60% of both compute and "
-        "memory throughput.")]
+        fix_for(key, variant, kc.names(ks[:1])), share, ks, _ceiling_effect(v, ks))]
+
+
+def _ceiling_effect(v: Views, ks: list[KernelRoofline]) -> str:
+    """The most these kernels' time can shrink: each at its nearer ceiling (the larger of its
+    compute and memory % of peak now) takes that fraction of its time."""
+    near = [max(x for x in (k.compute_sol_pct, k.memory_sol_pct) if x is not None)
+            if k.compute_sol_pct is not None or k.memory_sol_pct is not None else None
+            for k in ks]
+    if any(n is None for n in near):
+        return ("Up to the nearer ceiling: these kernels use well under 60% of both compute "
+                "and memory throughput.")
+    gone = sum(kc.weigh(v, [k])[0] * (1 - min(n or 0.0, 100.0) / 100)
+               for k, n in zip(ks, near, strict=True))
+    each = "; ".join(f"`{short(k.name, 50)}` at {n:.1f}% of its nearer ceiling"
+                     for k, n in zip(ks[:kc.MAX_NAMED], near[:kc.MAX_NAMED], strict=True))
+    return (f"At most {100 * gone:.1f}% of {kc.basis(v, ks)} goes if each kernel reached its "
+            f"nearer ceiling ({each}; time × (1 − that % ÷ 100)): an A/B compares these "
+            "kernels' time before and after.")
 
 
 def _grid_finding(v: Views, ks: list[KernelRoofline]) -> list[Finding]:
