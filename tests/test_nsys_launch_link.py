@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import numpy as np
 import pytest
 
 from conftest import SHARED_DATA
@@ -113,8 +114,6 @@ def test_ids_beyond_the_key_take_the_sql_join(monkeypatch: pytest.MonkeyPatch) -
 def test_winners_do_not_depend_on_the_calls_order() -> None:
     """The stable argsort of `_winners`: calls in thread runs or shuffled, many sharing a
     (process, id), give the same winners as a per-key min / any worked out in Python."""
-    import numpy as np
-
     rng = np.random.default_rng(7)
     n = 5000
     pid = rng.choice(np.array([3, 11], np.int64), n)
