@@ -111,9 +111,10 @@ def test_ids_beyond_the_key_take_the_sql_join(monkeypatch: pytest.MonkeyPatch) -
     assert con.execute("SELECT * FROM _nsys_link").fetchall() == EXPECTED
 
 
-def test_winners_do_not_depend_on_the_calls_order() -> None:
-    """The stable argsort of `_winners`: calls in thread runs or shuffled, many sharing a
-    (process, id), give the same winners as a per-key min / any worked out in Python."""
+@pytest.mark.parametrize("runs", [True, False], ids=["stable", "in-place"])
+def test_winners_do_not_depend_on_the_calls_order(runs: bool) -> None:
+    """Either sort of `_winners`: calls in thread runs or shuffled, many sharing a (process,
+    id), give the same winners as a per-key min / any worked out in Python."""
     rng = np.random.default_rng(7)
     n = 5000
     pid = rng.choice(np.array([3, 11], np.int64), n)
@@ -127,7 +128,7 @@ def test_winners_do_not_depend_on_the_calls_order() -> None:
         want[(p, c)] = (min(old[0], b), old[1] or g)
     for order in (np.lexsort((corr, pid)), rng.permutation(n)):
         t = launch_link._winners(Store(threads=1).con, pid[order], corr[order], best[order],
-                                 graph[order])
+                                 graph[order], runs=runs)
         assert t is not None
         at, hit = t.find(np.array([p for p, _ in want], np.int64),
                          np.array([c for _, c in want], np.int64))
