@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import numpy as np
 import pytest
 
 from conftest import SHARED_DATA
@@ -108,3 +109,29 @@ def test_ids_beyond_the_key_take_the_sql_join(monkeypatch: pytest.MonkeyPatch) -
     assert launch_link.stage(con, OP_BASE, "_labels") is None
     launch_link.link(con, "gpu", None)
     assert con.execute("SELECT * FROM _nsys_link").fetchall() == EXPECTED
+
+
+@pytest.mark.parametrize("runs", [True, False], ids=["stable", "in-place"])
+def test_winners_do_not_depend_on_the_calls_order(runs: bool) -> None:
+    """Either sort of `_winners`: calls in thread runs or shuffled, many sharing a (process,
+    id), give the same winners as a per-key min / any worked out in Python."""
+    rng = np.random.default_rng(7)
+    n = 5000
+    pid = rng.choice(np.array([3, 11], np.int64), n)
+    corr = rng.integers(100, 1600, n, dtype=np.int64)
+    best = rng.integers(0, 1 << 40, n, dtype=np.int64)
+    graph = rng.random(n) < 0.1
+    want: dict[tuple[int, int], tuple[int, bool]] = {}
+    for p, c, b, g in zip(pid.tolist(), corr.tolist(), best.tolist(), graph.tolist(),
+                          strict=True):
+        old = want.get((p, c), (b, False))
+        want[(p, c)] = (min(old[0], b), old[1] or g)
+    for order in (np.lexsort((corr, pid)), rng.permutation(n)):
+        t = launch_link._winners(Store(threads=1).con, pid[order], corr[order], best[order],
+                                 graph[order], runs=runs)
+        assert t is not None
+        at, hit = t.find(np.array([p for p, _ in want], np.int64),
+                         np.array([c for _, c in want], np.int64))
+        assert hit.all()
+        assert list(zip(t.best[at].tolist(), t.graph[at].tolist(), strict=True)) == list(
+            want.values())
