@@ -136,10 +136,12 @@ _GROUP_IDS_SQL = (
 )
 
 
-def _ids_by_row(con: duckdb.DuckDBPyConnection) -> tuple[I64, I64]:
-    """Thread and label id of each row of `ev` (by rowid; −1 off the host events), with
-    `_keys` (k: the group's position), `_threads` and `_labels` made as the SQL path makes
-    them: one GROUP BY of the host events instead of a GROUP BY and a 4-string join."""
+def _ids_by_row(con: duckdb.DuckDBPyConnection) -> tuple[npt.NDArray[np.int32], I64, I64]:
+    """Each row of `ev`'s group (by rowid; undefined off the host events) and each group's
+    thread and label id, with `_keys` (k: the group's position), `_threads` and `_labels`
+    made as the SQL path makes them: one GROUP BY of the host events instead of a GROUP BY
+    and a 4-string join. The caller looks ids up through the groups (a few hundred): one
+    scatter and one gather per row instead of two of each."""
     g = con.sql(_GROUPS_SQL).to_arrow_table()
     keys = g.drop_columns(["rows"]).append_column(
         "k", pa.array(np.arange(g.num_rows, dtype=np.int64)))
@@ -157,20 +159,17 @@ def _ids_by_row(con: duckdb.DuckDBPyConnection) -> tuple[I64, I64]:
     # offsets and values, not ListArray.flatten(): that imports pyarrow.compute (~0.06 s)
     at = lists.offsets.to_numpy()
     er = lists.values.to_numpy()[at[0]:at[-1]]
-    group = np.repeat(np.arange(len(lists)), np.diff(at))
-    size = int(er.max()) + 1 if len(er) else 0
-    thread = np.full(size, -1, dtype=np.int64)
-    label = np.full(size, -1, dtype=np.int64)
-    thread[er] = np.asarray(ids["thread"], dtype=np.int64)[group]
-    label[er] = np.asarray(ids["label"], dtype=np.int64)[group]
-    return thread, label
+    group = np.empty(int(er.max()) + 1 if len(er) else 0, dtype=np.int32)
+    group[er] = np.repeat(np.arange(len(lists), dtype=np.int32), np.diff(at))
+    return (group, np.asarray(ids["thread"], dtype=np.int64),
+            np.asarray(ids["label"], dtype=np.int64))
 
 
 def _sort_in_numpy(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> Sorted:
     """The host events in host_order's order, registered on `con` as the Arrow table
     `_host_np` (never copied into a DuckDB table: the few queries that read it scan the
     arrays, docs/decisions/0681); its columns kept."""
-    thread_of, label_of = _ids_by_row(con)
+    group_of, thread_ids, label_ids = _ids_by_row(con)
     # via Arrow: faster than fetchnumpy (0.7 M rows: 0.12 vs 0.16 s)
     got = con.sql(f"SELECT {ns} AS start_ns, {dur} AS dur_ns,"
                   " coalesce(TRY_CAST(args.correlation AS BIGINT), 0) AS corr,"
@@ -178,7 +177,9 @@ def _sort_in_numpy(con: duckdb.DuckDBPyConnection, ns: str, dur: str) -> Sorted:
                   f" FROM ev WHERE {_HOST}").to_arrow_table()
     c = {k: got.column(k).to_numpy() for k in got.column_names}
     del got
-    c["thread"], c["label"] = thread_of[c["er"]], label_of[c["er"]]
+    group = group_of[c["er"]]
+    c["thread"], c["label"] = thread_ids[group], label_ids[group]
+    del group, group_of
     order = host_order(c["thread"], c["start_ns"], c["dur_ns"], c["label"], c["corr"],
                        c["no_corr"], c["er"])
     c = {k: v[order] for k, v in c.items()}

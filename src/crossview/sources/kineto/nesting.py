@@ -43,13 +43,18 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
     t0 = int(start.min())
     pos = dur > 0
     big = int((start + dur).max()) - t0 + 2
-    base = thread.astype(np.int64) * big
-    s_key = base + (start - t0)
+    # keys built in place: each full-length temporary is fresh memory to fault in
+    s_key = thread.astype(np.int64) * big
+    s_key += start - t0
+    e_key = s_key + dur
     # stable: timsort, fast on these nearly sorted ends (0.7 M events: 4 ms vs 33 ms)
-    e_key = np.sort((base + (start - t0) + dur)[pos], kind="stable")
+    e_key = np.sort(e_key[pos], kind="stable")
     closed = np.searchsorted(e_key, s_key, side="right")
-    pos_before: npt.NDArray[np.int64] = np.cumsum(pos) - pos  # positive events strictly before i
-    depth = np.maximum(pos_before - closed, 0).astype(np.int64)
+    del e_key, s_key
+    depth: I64 = np.cumsum(pos, dtype=np.int64)  # positive events up to i; less pos[i]: before i
+    depth -= pos
+    depth -= closed
+    np.maximum(depth, 0, out=depth)
 
     parent = np.full(n, -1, dtype=np.int64)
     cand_idx = np.nonzero(pos)[0]  # possible parents, in order
@@ -61,21 +66,28 @@ def nest(thread: I64, start: I64, dur: I64) -> Nesting:
         cd = depth[cand_idx]
         small = cd.astype(np.int16) if cd.max() < 32767 else cd
         by_depth = cand_idx[np.argsort(small, kind="stable")]
-        sorted_key = depth[by_depth] * stride + by_depth
-        q = (depth[idx] - 1) * stride + idx
-        at = np.searchsorted(sorted_key, q, side="left") - 1
+        sorted_key = depth[by_depth] * stride
+        sorted_key += by_depth
+        up = depth[idx] - 1
+        up *= stride  # the level above, as a key offset
+        at = np.searchsorted(sorted_key, up + idx, side="left")
+        at -= 1
         ok = at >= 0
-        cand_key = np.where(ok, sorted_key[np.maximum(at, 0)], -1)
-        cand = cand_key - (depth[idx] - 1) * stride
-        ok &= (cand >= 0) & (cand < idx)
-        cand = np.where(ok, cand, 0)
+        np.maximum(at, 0, out=at)
+        cand = sorted_key[at]  # where not ok: any key, rejected below
+        cand -= up
+        ok &= cand >= 0
+        ok &= cand < idx
+        cand[~ok] = 0
         ok &= thread[cand] == thread[idx]
         parent[idx[ok]] = cand[ok]
         # an event whose computed parent is missing is a root at its own level
         depth[idx[~ok]] = 0
     _contain(parent, depth, start, start + dur, thread)
-    child_sum = np.bincount(parent[parent >= 0], weights=dur[parent >= 0], minlength=n)
-    self_ns = np.maximum(dur - child_sum.astype(np.int64), 0)
+    has = parent >= 0
+    child_sum = np.bincount(parent[has], weights=dur[has], minlength=n).astype(np.int64)
+    self_ns = np.subtract(dur, child_sum, out=child_sum)
+    np.maximum(self_ns, 0, out=self_ns)
     return Nesting(depth.astype(np.int32), parent, self_ns)
 
 
