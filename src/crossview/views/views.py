@@ -17,7 +17,7 @@ from crossview.views import summary
 from crossview.views.counters import device_counters as gpu_metrics
 from crossview.views.device import busy_lanes, gpu_activity, kernel_rows, timeline
 from crossview.views.device import trace_metrics as metrics
-from crossview.views.device.account import Account
+from crossview.views.device.account import Account, KernelColumns
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.device.steps import StepSet
 from crossview.views.distributed import comm_bandwidth, crossrank, rank_job
@@ -88,6 +88,9 @@ class Views:
         self._union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
                        if not (kernels.dev == kernel_rows.NULL).any() else None)
         self._steps = self._find_steps(kernels) if resolved.requested.step is None else None
+        # the columns the account reads, kept from this read (dropped once it is computed)
+        self._account_kernels = KernelColumns.of(kernels) if self._union is not None \
+            else None
         self._frames = calltree.frames_of(store)
         self.gpu = calltree.gpu_view(store, self._frames, kernels)  # traced kernels
         del kernels
@@ -222,7 +225,8 @@ class Views:
         kernels. Computing it flags JIT / start-up steps on `steps`."""
         from crossview.views.device import account
 
-        return account.compute(self.store, self.steps, self.device_union)
+        kernels, self._account_kernels = self._account_kernels, None
+        return account.compute(self.store, self.steps, self.device_union, kernels)
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:

@@ -26,6 +26,7 @@ from crossview.knowledge import causes
 from crossview.store.store import Store
 from crossview.views.device import host_state, idle_pieces, launch_queue, timeline
 from crossview.views.device.idle_pieces import Pieces
+from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.device.steps import Step, StepSet
 
 I64 = npt.NDArray[np.int64]
@@ -165,11 +166,53 @@ def _largest_remainder(total: int, weights: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in out.items() if v}
 
 
-def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
-            union: timeline.DeviceIntervals | None = None) -> tuple[DeviceAccount, Pieces]:
-    """union: the device's kernel union when the caller has it (else merged here)."""
-    rules = causes.rules()
-    ids = [c.id for c in rules.causes]
+@dataclass
+class DeviceKernels:
+    """A device's kernels as the account reads them, in f_gpu's order: start, end, family as
+    a code into `fams` (the sorted names present on the device), launch op id (-1 none)."""
+
+    s: I64
+    e: I64
+    fam: npt.NDArray[np.int32]
+    fams: list[str]
+    lop: I64
+
+
+class KernelColumns:
+    """The columns of f_gpu's kernels the account needs, kept from the Views' one read
+    (views/device/kernel_rows.py) instead of a second scan (nsys 1 M kernels: ~45 ms of
+    DuckDB), where every kernel is of one device (the arrays as read, no copy); handed over
+    once. Several devices read their own rows (not every device's columns held at once)."""
+
+    def __init__(self, k: KernelRows) -> None:
+        self.key = (int(k.art[0]), int(k.dev[0]))
+        self._cols: tuple[I64, ...] | None = (k.s, k.e, k.fam, k.launch)
+        self._families = k.families
+
+    @staticmethod
+    def of(k: KernelRows) -> KernelColumns | None:
+        one = len(k.s) > 0 and bool((k.art == k.art[0]).all() and (k.dev == k.dev[0]).all())
+        return KernelColumns(k) if one else None
+
+    def take(self, a: int, d: int) -> DeviceKernels | None:
+        if self._cols is None or (a, d) != self.key:
+            return None
+        s, e, fam, lop = self._cols
+        self._cols = None  # handed over, not kept
+        # codes into the device's own sorted names (those present), as the SQL read numbers them
+        present = timeline.uniq(fam)
+        code = np.full(len(self._families), -1, dtype=np.int32)
+        code[present] = np.arange(len(present), dtype=np.int32)
+        return DeviceKernels(s, e, code[fam], [self._families[int(f)] for f in present], lop)
+
+
+def _box(kernels: KernelColumns | None, a: int, d: int) -> list[DeviceKernels] | None:
+    """The device's kernel columns in a list `_device` empties (freed there once used)."""
+    cols = kernels.take(a, d) if kernels is not None else None
+    return [cols] if cols is not None else None
+
+
+def _read_kernels(store: Store, a: int, d: int) -> DeviceKernels:
     # kernel families as codes into their sorted names (no per-row Python string)
     p = {"a": a, "d": d}
     where = "FROM f_gpu WHERE kind = 'kernel' AND artifact_id = $a AND device = $d"
@@ -179,16 +222,28 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
         "SELECT start_ns, start_ns + dur_ns AS e,"
         f" list_position($f, coalesce(family, 'None'))::INTEGER - 1 AS fam,"
         f" coalesce(launch_op_id, -1) AS lop {where}", {**p, "f": fams}).fetchnumpy()
-    s = np.asarray(k["start_ns"], dtype=np.int64)
-    e = np.asarray(k["e"], dtype=np.int64)
-    fam = np.asarray(k["fam"], dtype=np.int32)
-    host = host_state.ops(store, a, d, np.asarray(k["lop"], dtype=np.int64))
+    return DeviceKernels(np.asarray(k["start_ns"], dtype=np.int64),
+                         np.asarray(k["e"], dtype=np.int64),
+                         np.asarray(k["fam"], dtype=np.int32), fams,
+                         np.asarray(k["lop"], dtype=np.int64))
+
+
+def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
+            union: timeline.DeviceIntervals | None = None,
+            kbox: list[DeviceKernels] | None = None) -> tuple[DeviceAccount, Pieces]:
+    """union: the device's kernel union when the caller has it (else merged here); kbox: the
+    device's kernels when the caller has them, taken out of the list (else read here)."""
+    rules = causes.rules()
+    ids = [c.id for c in rules.causes]
+    k = kbox.pop() if kbox else _read_kernels(store, a, d)
+    s, e, fam, fams, lop = k.s, k.e, k.fam, k.fams, k.lop
+    del k
+    host = host_state.ops(store, a, d, lop)
     # the launch calls: searched among the host ops just read when they hold every op of
     # the artifact, else joined in SQL (a host filter leaves launch calls out of the scope)
-    launches = (launch_queue.from_ops(s, e, np.asarray(k["lop"], dtype=np.int64), host.op,
-                                      host.s, host.e)
+    launches = (launch_queue.from_ops(s, e, lop, host.op, host.s, host.e)
                 if host.complete else launch_queue.kernel_launches(store, a, d))
-    del k
+    del lop
     ls, depth = launch_queue.depth_at_launches(launches)
     first_end = launch_queue.first_launch_end(launches)
     del launches
@@ -198,14 +253,18 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
     hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
     busy = timeline.overlap(ws, we, us, ue)
-    comm = fam == (fams.index("comm") if "comm" in fams else -1)
-    ns_, ne_ = timeline.merge(s[~comm], e[~comm])
-    noncomm = timeline.overlap(ws, we, ns_, ne_)
+    if "comm" in fams:
+        comm = fam == fams.index("comm")
+        noncomm = timeline.overlap(ws, we, *timeline.merge(s[~comm], e[~comm]))
+        del comm
+    else:  # no comm kernel: the non-comm union is the kernel union (no second merge)
+        noncomm = busy
     fam_w: dict[str, I64] = {}
-    for f in np.nonzero(np.bincount(fam[~comm], minlength=len(fams)))[0]:  # names in order
-        fs, fe = timeline.merge(s[fam == f], e[fam == f])
-        fam_w[fams[f]] = timeline.overlap(ws, we, fs, fe)
-    del s, e, fam, comm, ns_, ne_  # the kernel rows are done with before the pieces
+    for f in np.nonzero(np.bincount(fam, minlength=len(fams)))[0]:  # names in order
+        if fams[f] != "comm":
+            of = fam == f
+            fam_w[fams[f]] = timeline.overlap(ws, we, *timeline.merge(s[of], e[of]))
+    del s, e, fam  # the kernel rows are done with before the pieces
     # launches per step and those finding the queue empty: prefix counts over the sorted
     # launch times (no pass over every launch per step)
     lo_l = np.searchsorted(ls, ws)
@@ -299,9 +358,11 @@ def _gap_calls(p: Pieces, sel: slice, ln: I64, top: int) -> list[tuple[int, int,
 
 # -- over the steady state -------------------------------------------------------------------
 def compute(store: Store, steps: StepSet,
-            unions: list[timeline.DeviceIntervals] | None = None) -> Account | None:
+            unions: list[timeline.DeviceIntervals] | None = None,
+            kernels: KernelColumns | None = None) -> Account | None:
     """The account of every device with kernels, over the steps of its artifact. unions:
-    the kernel union per device (timeline.kernel_union), when the caller has it."""
+    the kernel union per device (timeline.kernel_union), kernels: f_gpu's kernel columns,
+    when the caller has them."""
     if not steps.steps:
         return None
     rules = causes.rules()
@@ -316,7 +377,8 @@ def compute(store: Store, steps: StepSet,
         if not mine:
             continue
         acc, pcs = _device(store, int(a), mine[0].artifact, int(d), mine, next(
-            (u for u in unions or [] if (u.artifact_id, u.device) == (a, d)), None))
+            (u for u in unions or [] if (u.artifact_id, u.device) == (a, d)), None),
+            _box(kernels, int(a), int(d)))
         per_device.append(acc)
         pieces.append((pcs, mine))
     if not per_device:

@@ -49,9 +49,8 @@ def _inside(gs: I64, ge: I64, t: I64, i: I64 | None = None) -> I64:
         return t[:0]
     if i is None:
         i = np.searchsorted(ge, t, side="right")  # first gap ending after t
-    ok = i < len(gs)
-    ok[ok] = gs[i[ok]] < t[ok]
-    return t[ok]
+    # (whole-array gathers at a clipped index: no boolean-indexed gathers and scatters)
+    return t[(i < len(gs)) & (gs[np.minimum(i, len(gs) - 1)] < t)]
 
 
 def _touching(host: host_state.HostOps, gs: I64, ge: I64

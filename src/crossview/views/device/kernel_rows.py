@@ -46,8 +46,8 @@ class KernelRows:
         self.e: I64 = e.astype(np.int64)
         self.name_hash: npt.NDArray[np.uint64] | None = nh[0] if nh else None
         self.node: I64 | None = None
-        self.launched, self.ls, node = _launch_starts(store, launch.astype(np.int64), self.art,
-                                                      names)
+        self.launch: I64 = launch.astype(np.int64)  # launch op id, -1 none
+        self.launched, self.ls, node = _launch_starts(store, self.launch, self.art, names)
         if names:
             self.node = node
 

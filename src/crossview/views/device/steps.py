@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from crossview.knowledge.steps_rules import StepRules, rules
 from crossview.store.host_calls import NO_LIMIT
 from crossview.store.store import Store
 from crossview.views.device import timeline
 from crossview.views.device.kernel_rows import KernelRows
+
+I64 = npt.NDArray[np.int64]
 
 Flag = str  # warmup | jit | outlier
 
@@ -300,8 +303,7 @@ def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
     disjoint). vLLM's `execute_model` returns before its graph replay runs on the GPU."""
     for a in dict.fromkeys(x.artifact_id for x in steps):
         sel = k.launched & (k.art == a)
-        o = np.argsort(k.ls[sel], kind="stable")
-        ls, ke = k.ls[sel][o], k.e[sel][o]
+        ls, ke = _in_start_order(k.ls[sel], k.e[sel])
         for i, x in enumerate(steps):
             if x.artifact_id != a:
                 continue
@@ -315,6 +317,15 @@ def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
             x.end_ns = end
 
 
+def _in_start_order(s: I64, *cols: I64) -> tuple[I64, ...]:
+    """s and the columns in the stable order of s; as given where s is sorted (kernels come
+    in start order: no sort and no gathers of a million rows)."""
+    if (s[1:] >= s[:-1]).all():
+        return (s, *cols)
+    o = np.argsort(s, kind="stable")
+    return (s[o], *(c[o] for c in cols))
+
+
 def _gpu_facts(k: KernelRows, steps: list[Step],
                unions: dict[tuple[int, int], timeline.DeviceIntervals]) -> None:
     """Per step: kernel union (mean over the artifact's devices; `unions` holds those already
@@ -323,7 +334,8 @@ def _gpu_facts(k: KernelRows, steps: list[Step],
         mine = [x for x in steps if x.artifact_id == a]
         ws = np.array([x.start_ns for x in mine], dtype=np.int64)
         we = np.array([x.end_ns for x in mine], dtype=np.int64)
-        sel_a = k.art == a
+        sel_a: slice | npt.NDArray[np.bool_] = slice(None) if (k.art == a).all() \
+            else k.art == a  # one artifact: no copy
         dev = k.dev[sel_a]
         devices = timeline.uniq(dev)
         busy = np.zeros(len(mine), dtype=np.int64)
@@ -337,8 +349,7 @@ def _gpu_facts(k: KernelRows, steps: list[Step],
             x.gpu_busy_ns = int(b // max(len(devices), 1))
         # kernels by start; those overlapping [ws, we) start before we and sit at or after
         # the first whose running end max passes ws
-        o = np.argsort(s_a, kind="stable")
-        ks, ke, fam = s_a[o], e_a[o], k.fam[sel_a][o]
+        ks, ke, fam = _in_start_order(s_a, e_a, k.fam[sel_a])
         first = np.searchsorted(np.maximum.accumulate(ke), ws, side="right")
         stop = np.searchsorted(ks, we, side="left")
         for x, lo, hi in zip(mine, first, stop, strict=True):

@@ -131,16 +131,34 @@ def _gaps(k: KernelRows, kw: int) -> tuple[list[Gap], list[Gap]]:
     return _partition_gaps(k, False, by_device, kw), _partition_gaps(k, True, by_stream, kw)
 
 
-def _lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
+def _lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray | None:
     """np.lexsort without the keys that hold one value (one artifact, one device): the same
-    order, a sort pass less per such key."""
-    return np.lexsort(tuple(x for x in keys if len(x) and not (x == x[0]).all()) or keys[:1])
+    order, a sort pass less per such key; None where the rows are in that order already
+    (the stable sort's identity: kernels come in start order, no sort and no gathers)."""
+    keys = tuple(x for x in keys if len(x) and not (x == x[0]).all()) or keys[:1]
+    return None if _in_order(keys) else np.lexsort(keys)
 
 
-def _partition_gaps(k: KernelRows, per_stream: bool, order: np.ndarray, kw: int) -> list[Gap]:
-    a, d = k.art[order], k.dev[order]
-    st = k.stream[order] if per_stream else np.zeros(len(order), dtype=np.int64)
-    s, e, launched, ls = k.s[order], k.e[order], k.launched[order], k.ls[order]
+def _in_order(keys: tuple[np.ndarray, ...]) -> bool:
+    """Whether the rows are sorted by the keys (np.lexsort's: the last key first)."""
+    bad = np.zeros(max(len(keys[0]) - 1, 0), dtype=bool)
+    eq = np.ones(len(bad), dtype=bool)
+    for x in reversed(keys):
+        bad |= eq & (x[1:] < x[:-1])
+        if bad.any():
+            return False
+        eq &= x[1:] == x[:-1]
+    return True
+
+
+def _partition_gaps(k: KernelRows, per_stream: bool, order: np.ndarray | None,
+                    kw: int) -> list[Gap]:
+    def take(x: np.ndarray) -> np.ndarray:  # rows in order already (None): no gather
+        return x if order is None else x[order]
+
+    a, d = take(k.art), take(k.dev)
+    st = take(k.stream) if per_stream else np.zeros(len(k.s), dtype=np.int64)
+    s, e, launched, ls = take(k.s), take(k.e), take(k.launched), take(k.ls)
     new = np.r_[True, (a[1:] != a[:-1]) | (d[1:] != d[:-1]) | (st[1:] != st[:-1])]
     bounds = np.r_[np.nonzero(new)[0], len(s)]
     rows: list[Gap] = []
