@@ -165,3 +165,21 @@ def test_findings_of_one_lever_share_one_replay() -> None:
     assert "median step 0.28 → 0.13 ms" in fs[0].expected_effect
     assert fs[1].expected_effect == "The same replay as `sync-bound` (--lever remove-sync)."
     assert fs[2].expected_effect == "Up to 1 ms"  # no lever for it: its own bound stays
+
+
+def test_levers_on_one_shared_baseline_as_on_their_own() -> None:
+    # the recap replays each lever against one unchanged replay of the graph (whatif.baseline):
+    # the prediction and self-check must be those of a lever replayed on its own
+    from crossview.replay.whatif import baseline
+
+    c = overlap_and_sync()
+    g = graph_mod.build(c.store, 1)
+    how, steps = step_windows(c.store, 1)
+    base = baseline(g, steps)
+    for lever in ("remove-sync", "kernel-speedup=A:2"):
+        alone = predict(g, steps, how, [parse(lever)])
+        shared = predict(g, steps, how, [parse(lever)], base=base)
+        assert shared.to_dict() == alone.to_dict()
+    # and the graph itself is not changed by a lever: the baseline stays the capture's
+    assert step_us(predict(g, steps, how, [], base=base)) == 280
+    assert step_us(predict(g, steps, how, [parse("remove-sync")], base=base)) == 133

@@ -11,7 +11,7 @@ from crossview.errors import CrossviewError
 from crossview.replay import graph as graph_mod
 from crossview.replay.levers import parse
 from crossview.replay.steps import step_windows, unsteady
-from crossview.replay.whatif import WhatIf, predict
+from crossview.replay.whatif import Baseline, WhatIf, baseline, predict
 from crossview.store.store import Store
 
 
@@ -58,6 +58,7 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
         how, steps = step_windows(store, aid)
         flagged = unsteady(store, aid)  # warm-up / outlier steps: out of the medians
         done: dict[str, str] = {}  # lever → the finding whose effect already says it
+        base: Baseline | None = None  # the unchanged replay, shared by every lever
         for f in todo:
             lever = table[f.pattern]
             if lever in done:
@@ -65,7 +66,9 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
                 f.details["replay_same_as"] = done[lever]
                 continue
             try:
-                w = predict(g, steps, how, [parse(lever)])
+                spec = parse(lever)
+                base = base or baseline(g, steps)
+                w = predict(g, steps, how, [spec], base=base)
             except CrossviewError:
                 continue  # the lever needs what this capture lacks: the bound stays
             w.unsteady = flagged

@@ -148,26 +148,41 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
     return w
 
 
-def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
-            capture: str = "", roofline: dict[str, tuple[float, str]] | None = None
-            ) -> WhatIf:
+@dataclass
+class Baseline:
+    """The unchanged replay of a graph over its steps: what every lever is compared with
+    (one per graph: the recap replays several levers on the same graph)."""
+    steps: list[StepResult]
+    moved: int  # non-wait nodes whose unchanged replay differs from the capture
+    max_error: float  # the self-check: largest step error of the unchanged replay
+
+
+def baseline(g: Graph, steps: list[Step]) -> Baseline:
     timing = replay(g)
     base = measure(g, timing, steps)
     moved = sum(1 for i in range(len(g))
                 if g.kind[i] != WAIT and timing.start[i] != g.mstart[i])
-    limit = graph_mod.params()["selfcheck"]["max_step_error"]
     err = max((abs(s.predicted_ns - s.measured_ns) / s.measured_ns for s in base
                if s.measured_ns), default=0.0)
+    return Baseline(base, moved, err)
+
+
+def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
+            capture: str = "", roofline: dict[str, tuple[float, str]] | None = None,
+            base: Baseline | None = None) -> WhatIf:
+    """base: the graph's unchanged replay over these steps, when already computed."""
+    base = base or baseline(g, steps)
+    limit = graph_mod.params()["selfcheck"]["max_step_error"]
     changed = g.copy()
     ctx = LeverContext(roofline or {})
     changes = [f"{s}: " + lever_mod.MODULES[s.name].apply(changed, s.param, ctx)
                for s in specs]
-    pred = measure(changed, replay(changed), steps) if specs else base
+    pred = measure(changed, replay(changed), steps) if specs else base.steps
     notes = list(g.notes)
-    if not base:
+    if not base.steps:
         notes.append("no step could be placed on the graph")
-    return WhatIf(capture, steps_from, base, pred, [str(s) for s in specs], changes, err,
-                  limit, notes, len(g), moved)
+    return WhatIf(capture, steps_from, base.steps, pred, [str(s) for s in specs], changes,
+                  base.max_error, limit, notes, len(g), base.moved)
 
 
 def _roofline(store: Store) -> dict[str, tuple[float, str]]:
