@@ -183,3 +183,24 @@ def test_levers_on_one_shared_baseline_as_on_their_own() -> None:
     # and the graph itself is not changed by a lever: the baseline stays the capture's
     assert step_us(predict(g, steps, how, [], base=base)) == 280
     assert step_us(predict(g, steps, how, [parse("remove-sync")], base=base)) == 133
+
+
+def test_gc_paused_during_a_replay_and_restored() -> None:
+    import gc
+
+    import pytest
+
+    from crossview.replay.gc_pause import paused
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError), paused():
+        assert not gc.isenabled()
+        raise ValueError("a replay that fails")
+    assert gc.isenabled()  # back on after an error
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()  # a caller's own pause is left as it was
+    finally:
+        gc.enable()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from crossview.core.finding import Finding
 from crossview.errors import CrossviewError
 from crossview.replay import graph as graph_mod
+from crossview.replay.gc_pause import paused
 from crossview.replay.levers import parse
 from crossview.replay.steps import step_windows, unsteady
 from crossview.replay.whatif import Baseline, WhatIf, baseline, predict
@@ -53,6 +54,12 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
     aid = _artifact(store)
     if aid is None or graph_mod.rows(store, aid) > graph_mod.params()["graph"]["recap_max_rows"]:
         return findings  # no single timeline, or too large to replay within a recap
+    with paused():
+        return _annotate(store, findings, todo, table, aid)
+
+
+def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
+              table: dict[str, str], aid: int) -> list[Finding]:
     try:
         g = graph_mod.build(store, aid)
         how, steps = step_windows(store, aid)

@@ -131,6 +131,7 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
     su = [re.compile(x) for x in load_yaml("frames.yaml")["startup"]]
     calls = [o for o in ops if o[1] == "runtime"]
     tagged: dict[str, list[tuple[int, int]]] = {"dataloader": [], "startup": []}
+    tag_of: dict[str, str | None] = {}  # op name → its tag (None: neither)
     cuts: set[int] = set()
     top: list[tuple[int, int]] = []
     for _op_id, kind, name, s, e, depth in ops:
@@ -139,11 +140,12 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
         if depth == 0:
             top.append((s, e))
         if kind != "runtime":
-            if dl.search(name):
-                tagged["dataloader"].append((s, e))
-                cuts.update((s, e))
-            elif any(x.search(name) for x in su):
-                tagged["startup"].append((s, e))
+            tag = tag_of.get(name, "")
+            if tag == "":  # not seen yet: a thread holds ~10⁵ ops of a few hundred names
+                tag = tag_of[name] = ("dataloader" if dl.search(name) else "startup"
+                                      if any(x.search(name) for x in su) else None)
+            if tag is not None:
+                tagged[tag].append((s, e))
                 cuts.update((s, e))
     if not cuts:
         return

@@ -12,6 +12,7 @@ from typing import Any
 from crossview.errors import InputError
 from crossview.replay import graph as graph_mod
 from crossview.replay import levers as lever_mod
+from crossview.replay.gc_pause import paused
 from crossview.replay.graph import WAIT, Graph
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure
@@ -140,10 +141,11 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
     if n > cap:
         raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
                          "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
-    g = graph_mod.build(store, aid)
-    steps_from, steps = step_windows(store, aid)
-    w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
-                _roofline(store))
+    with paused():
+        g = graph_mod.build(store, aid)
+        steps_from, steps = step_windows(store, aid)
+        w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
+                    _roofline(store))
     w.unsteady = unsteady(store, aid)
     return w
 
