@@ -204,3 +204,16 @@ def test_gc_paused_during_a_replay_and_restored() -> None:
         assert not gc.isenabled()  # a caller's own pause is left as it was
     finally:
         gc.enable()
+
+
+def test_recap_replay_without_critical_paths_same_step_times() -> None:
+    # the recap reads step times only and skips the critical-path walk (paths=False): the
+    # times must be those of the full replay, and only bound_by is left empty
+    c = overlap_and_sync()
+    g = graph_mod.build(c.store, 1)
+    how, steps = step_windows(c.store, 1)
+    full = predict(g, steps, how, [parse("remove-sync")])
+    quick = predict(g, steps, how, [parse("remove-sync")], paths=False)
+    assert quick.medians() == full.medians()
+    assert step_us(quick) == 133
+    assert full.bound_by() and not quick.bound_by()

@@ -74,8 +74,8 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 continue
             try:
                 spec = parse(lever)
-                base = base or baseline(g, steps)
-                w = predict(g, steps, how, [spec], base=base)
+                base = base or baseline(g, steps, paths=False)  # step times only
+                w = predict(g, steps, how, [spec], base=base, paths=False)
             except CrossviewError:
                 continue  # the lever needs what this capture lacks: the bound stays
             w.unsteady = flagged

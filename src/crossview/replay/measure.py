@@ -43,7 +43,9 @@ def _bounds(g: Graph, t: Timing, step: Step, use_measured: bool) -> tuple[int, i
     return a, t.end[last]
 
 
-def measure(g: Graph, t: Timing, steps: list[Step]) -> list[StepResult]:
+def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[StepResult]:
+    """paths: walk each step's critical path back (whatif's `critical_path`); the recap's
+    expected effects use the step times alone and skip it."""
     busy = _merged(t, g)
     out = []
     for st in steps:
@@ -54,8 +56,8 @@ def measure(g: Graph, t: Timing, steps: list[Step]) -> list[StepResult]:
         last = g.end_at.get((st.lane, st.end_ns)) if st.lane else max(
             active(g), key=lambda i: t.end[i])
         measured = st.dur_ns if st.lane else _span(g)
-        out.append(StepResult(st.name, measured, e - a,
-                              _busy_in(busy, a, e), _path(g, t, last, a)))  # type: ignore[arg-type]
+        out.append(StepResult(st.name, measured, e - a, _busy_in(busy, a, e),
+                              _path(g, t, last, a) if paths else {}))  # type: ignore[arg-type]
     return out
 
 

@@ -159,9 +159,10 @@ class Baseline:
     max_error: float  # the self-check: largest step error of the unchanged replay
 
 
-def baseline(g: Graph, steps: list[Step]) -> Baseline:
+def baseline(g: Graph, steps: list[Step], paths: bool = True) -> Baseline:
+    """paths: as measure's (the critical paths of the unchanged steps)."""
     timing = replay(g)
-    base = measure(g, timing, steps)
+    base = measure(g, timing, steps, paths)
     moved = sum(1 for i in range(len(g))
                 if g.kind[i] != WAIT and timing.start[i] != g.mstart[i])
     err = max((abs(s.predicted_ns - s.measured_ns) / s.measured_ns for s in base
@@ -171,15 +172,16 @@ def baseline(g: Graph, steps: list[Step]) -> Baseline:
 
 def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
             capture: str = "", roofline: dict[str, tuple[float, str]] | None = None,
-            base: Baseline | None = None) -> WhatIf:
-    """base: the graph's unchanged replay over these steps, when already computed."""
-    base = base or baseline(g, steps)
+            base: Baseline | None = None, paths: bool = True) -> WhatIf:
+    """base: the graph's unchanged replay over these steps, when already computed; paths:
+    walk the critical paths (False: the WhatIf's `bound_by` is empty)."""
+    base = base or baseline(g, steps, paths)
     limit = graph_mod.params()["selfcheck"]["max_step_error"]
     changed = g.copy()
     ctx = LeverContext(roofline or {})
     changes = [f"{s}: " + lever_mod.MODULES[s.name].apply(changed, s.param, ctx)
                for s in specs]
-    pred = measure(changed, replay(changed), steps) if specs else base.steps
+    pred = measure(changed, replay(changed), steps, paths) if specs else base.steps
     notes = list(g.notes)
     if not base.steps:
         notes.append("no step could be placed on the graph")
