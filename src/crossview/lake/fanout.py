@@ -8,6 +8,7 @@ e.g. a shared filesystem) or `--dask local` (a `distributed.LocalCluster` of pro
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -115,8 +116,12 @@ def _dask_client(engine: Engine, n_tasks: int) -> Iterator[Any]:
     except ImportError:
         raise UsageError("--dask needs Dask: pip install 'crossview[dask]'") from None
     if engine.dask == "local":
+        # the cluster's own log lines stay quiet below CRITICAL: a task's failure comes back
+        # through its future (_gather), and a worker's heartbeat racing the scheduler's close
+        # at the end logged an ERROR with a traceback on a loaded machine (a CI run)
         with LocalCluster(n_workers=engine.size(n_tasks), threads_per_worker=1,
-                          processes=True, dashboard_address=None) as cluster, \
+                          processes=True, dashboard_address=None,
+                          silence_logs=logging.CRITICAL) as cluster, \
                 Client(cluster) as client:
             yield client
         return
