@@ -4,12 +4,25 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
+from crossview.detectors.common import (
+    evidence,
+    fix_where,
+    is_compiled,
+    ms,
+    pct,
+    severity,
+    short,
+)
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
+from crossview.views.distributed.grad_sync import GradSync
 from crossview.views.views import Views
 
 PATTERN = "nccl-collective-bound"
+# the fix when the gradients are reduced one tensor at a time (views/distributed/grad_sync.py)
+PER_GRADIENT = "nccl-collective-bound-per-gradient"
+# its replay: the per-call host cost of the collectives scales to the bucketed call count
+PER_GRADIENT_LEVER = "bucket-grads"
 # exposed communication is a busy row of the account; a host blocked on a collective's peers
 # an idle cause: both go away with overlap / fewer collectives
 CAUSES = ("exposed_comm", "collective_wait")
@@ -41,7 +54,7 @@ def detect(v: Views) -> list[Finding]:
         f"compute kernel alongside — exposed, {pct(share_busy)} of GPU busy time. Top "
         f"(summed kernel time): {names}."
     )
-    return [Finding(
+    f = Finding(
         pattern=PATTERN, severity=sev,
         title=(f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time"
                if sl is None else f"NCCL-bound: exposed communication and waits on peers are "
@@ -57,9 +70,52 @@ def detect(v: Views) -> list[Finding]:
                          f"to {ms(sl.ns)} per step ({ms(exposed)} over the capture)."),
         details={"comm_ns": comm, "exposed_ns": exposed, "share_of_busy": share_busy,
                  **(claims(*CAUSES) if sl is not None else {})},
-    )]
+    )
+    per_grad = _per_gradient(v)
+    return [_as_per_gradient(v, f, per_grad) if per_grad is not None else f]
+
+
+def _per_gradient(v: Views) -> GradSync | None:
+    """The artifact whose steady steps issue a collective call per gradient (the most calls per
+    step among those that do), or None: gradients reduced in buckets, or no autograd."""
+    lim = v.limits
+    hits = [g for g in v.grad_sync if g.per_step(g.grads) >= lim.grad_sync_min_grads
+            and g.calls >= lim.grad_sync_per_grad_share * g.grads]
+    return max(hits, key=lambda g: g.per_step(g.calls)) if hits else None
+
+
+def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
+    """The NCCL finding when each gradient gets its own collective: the call count is the
+    lever (bucketing, replayed by bucket-grads), not overlap alone."""
+    calls, grads = g.per_step(g.calls), g.per_step(g.grads)
+    host = g.per_step(g.host_ns)
+    step = g.per_step(g.step_ns)
+    names = ", ".join(f"`{n}`" for n in g.call_names[:2])
+    f.title = f.title.replace("NCCL-bound: ", f"NCCL-bound: {calls:,.0f} collective calls per "
+                              "step, one per gradient — ", 1)
+    f.observation += (
+        f" The gradients are reduced one tensor at a time: {calls:,.0f} collective calls "
+        f"({names}) per steady step for {grads:,.0f} gradients accumulated "
+        f"(`torch::autograd::AccumulateGrad`) over {g.steps} steady steps; median "
+        f"communication kernel {ms(g.kernel_median_ns)}. The calls hold {ms(int(host))} of "
+        f"host time per step ({pct(host / step if step else 0.0)} of the step).")
+    f.fix = fix_for(PER_GRADIENT, "compiled" if is_compiled(v) else None, fix_where(v),
+                    calls=f"{calls:,.0f}", grads=f"{grads:,.0f}")
+    f.evidence = evidence(v, "comm-family kernels vs compute kernels per device; c10d "
+                          "collective calls and AccumulateGrad ops per steady step")
+    f.expected_effect = (
+        f"Bucketing cuts the {calls:,.0f} collective calls per step to one per bucket: their "
+        f"host time ({ms(int(host))} per step) is the host-side bound, and the "
+        f"{g.per_step(g.kernels):,.0f} communication kernels per step (median "
+        f"{ms(g.kernel_median_ns)}) become a few larger ones. An A/B counts the collective "
+        "calls per step and compares the median step.")
+    f.details = {**f.details, "replay_lever": PER_GRADIENT_LEVER, "per_gradient": {
+        "artifact_id": g.artifact_id, "steps": g.steps, "calls": g.calls, "grads": g.grads,
+        "host_ns": g.host_ns, "kernels": g.kernels, "kernel_median_ns": g.kernel_median_ns}}
+    return f
 
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
-    thresholds=("nccl_red_share", "nccl_yellow_share"), fix_keys=(PATTERN,))
+    thresholds=("nccl_red_share", "nccl_yellow_share", "grad_sync_per_grad_share",
+                "grad_sync_min_grads"), fix_keys=(PATTERN, PER_GRADIENT))

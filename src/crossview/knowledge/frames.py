@@ -72,3 +72,10 @@ def zero_grad_ops() -> tuple[str, str]:
     """(the optimizer reset's op-name prefix, the fill op under it) (frames.yaml: zero_grad)."""
     z = load_yaml("frames.yaml")["zero_grad"]
     return str(z["call_prefix"]), str(z["fill"])
+
+
+def grad_sync_ops() -> tuple[str, str]:
+    """(the op autograd records per gradient accumulated, the c10d collective ops' name prefix)
+    (frames.yaml: grad_sync)."""
+    g = load_yaml("frames.yaml")["grad_sync"]
+    return str(g["accumulate"]), str(g["collective_prefix"])

@@ -211,6 +211,11 @@ class ZeroGrad(Rec):
     fill: str
 
 
+class GradSyncOps(Rec):
+    accumulate: str
+    collective_prefix: str
+
+
 class Frames(Rec):
     library: list[str]
     engines: dict[str, str]
@@ -220,6 +225,7 @@ class Frames(Rec):
     runtimes: dict[str, str]
     compiled: list[str]
     zero_grad: ZeroGrad
+    grad_sync: GradSyncOps
 
 
 # --- gpu_metrics.yaml, host_metrics.yaml, serving_metrics.yaml ----------------------------
@@ -419,6 +425,7 @@ class Levers(Rec, rename="kebab"):
     kernel_speedup: dict[str, dict[str, Num]]
     exclude_startup: dict[str, bool]
     overlap_comm: dict[str, Num]
+    bucket_grads: dict[str, Num]
 
 
 class ReplayDiff(Rec):

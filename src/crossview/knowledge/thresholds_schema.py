@@ -23,6 +23,8 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     sync_yellow_share: float
     nccl_red_share: float
     nccl_yellow_share: float
+    grad_sync_per_grad_share: float
+    grad_sync_min_grads: int
     dataloader_red_share: float
     dataloader_yellow_share: float
     python_overhead_red_share: float

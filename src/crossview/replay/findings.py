@@ -67,7 +67,9 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
         done: dict[str, str] = {}  # lever → the finding whose effect already says it
         base: Baseline | None = None  # the unchanged replay, shared by every lever
         for f in todo:
-            lever = table[f.pattern]
+            # a detector may name the lever its fix fits (details "replay_lever"), else the
+            # pattern's lever
+            lever = str(f.details.get("replay_lever") or table[f.pattern])
             if lever in done:
                 f.expected_effect = f"The same replay as `{done[lever]}` (--lever {lever})."
                 f.details["replay_same_as"] = done[lever]
@@ -91,7 +93,7 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                                        "predicted_step_ns": m["predicted_step_ns"],
                                        "selfcheck_max_step_error": w.selfcheck_max_error}
                 done[lever] = f.pattern
-                _short_of_claim(f, findings, m)
+                _short_of_claim(f, findings, m, lever)
     except CrossviewError:
         return findings
     return findings
@@ -102,13 +104,15 @@ def _refuted(f: Finding) -> bool:
     return isinstance(rep, dict) and bool(rep.get("short_of_claim"))
 
 
-def _short_of_claim(f: Finding, findings: list[Finding], m: dict[str, float]) -> None:
+def _short_of_claim(f: Finding, findings: list[Finding], m: dict[str, float],
+                    lever: str) -> None:
     """The lever replays to far less than the finding's share: say so; a red with another
     red standing becomes yellow (conventions §3 ranks by predicted saving; the caller
-    re-ranks)."""
+    re-ranks). A lever with a caveat replays only part of its fix: it cannot refute."""
     meas, pred = m["measured_step_ns"], m["predicted_step_ns"]
+    p = graph_mod.params()
     if (f.severity not in ("red", "yellow") or f.share <= 0 or not meas
-            or f.pattern not in graph_mod.params()["finding_refutable"]):
+            or f.pattern not in p["finding_refutable"] or lever in p["lever_caveats"]):
         return
     saved = (meas - pred) / meas
     if saved >= graph_mod.params()["finding_min_realized"] * f.share:

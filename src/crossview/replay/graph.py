@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from crossview.knowledge.api_roles import role_of
-from crossview.knowledge.frames import dataloader_pattern
+from crossview.knowledge.frames import dataloader_pattern, grad_sync_ops
 from crossview.knowledge.loader import load_yaml
 from crossview.store.store import Store
 
@@ -129,8 +129,10 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
     """Cut the thread's time at runtime-call and top-level op boundaries into a chain."""
     dl = re.compile(dataloader_pattern())
     su = [re.compile(x) for x in load_yaml("frames.yaml")["startup"]]
+    coll = grad_sync_ops()[1]
     calls = [o for o in ops if o[1] == "runtime"]
-    tagged: dict[str, list[tuple[int, int]]] = {"dataloader": [], "startup": []}
+    tagged: dict[str, list[tuple[int, int]]] = {"dataloader": [], "startup": [],
+                                                "collective": []}
     tag_of: dict[str, str | None] = {}  # op name → its tag (None: neither)
     cuts: set[int] = set()
     top: list[tuple[int, int]] = []
@@ -143,7 +145,8 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
             tag = tag_of.get(name, "")
             if tag == "":  # not seen yet: a thread holds ~10⁵ ops of a few hundred names
                 tag = tag_of[name] = ("dataloader" if dl.search(name) else "startup"
-                                      if any(x.search(name) for x in su) else None)
+                                      if any(x.search(name) for x in su) else "collective"
+                                      if name.startswith(coll) else None)
             if tag is not None:
                 tagged[tag].append((s, e))
                 cuts.update((s, e))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.device.steps import StepSet
 from crossview.views.distributed import comm_bandwidth, crossrank, rank_job
 from crossview.views.host import calltree, sampled, sampled_runtime
+
+if TYPE_CHECKING:
+    from crossview.views.distributed import grad_sync
 
 
 @dataclass
@@ -247,6 +251,14 @@ class Views:
     @cached_property
     def comm(self) -> list[timeline.CommExposure]:
         return timeline.comm_exposure(self.store)
+
+    @cached_property
+    def grad_sync(self) -> list[grad_sync.GradSync]:
+        """Collective calls against gradients accumulated per steady step, per artifact
+        (views/distributed/grad_sync.py)."""
+        from crossview.views.distributed import grad_sync
+
+        return grad_sync.compute(self.store, self.steps.steady if self.steps.steps else [])
 
     @cached_property
     def device_activity(self) -> list[gpu_activity.DeviceActivity]:

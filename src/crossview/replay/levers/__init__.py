@@ -9,6 +9,7 @@ from types import ModuleType
 
 from crossview.errors import UsageError
 from crossview.replay.levers import (
+    bucket_grads,
     cuda_graphs,
     dataloader,
     kernel_speedup,
@@ -20,7 +21,8 @@ from crossview.replay.levers import (
 from crossview.replay.levers.common import LeverUnavailable
 
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (
-    dataloader, cuda_graphs, remove_sync, pinned, kernel_speedup, startup, overlap_comm)}
+    dataloader, cuda_graphs, remove_sync, pinned, kernel_speedup, startup, overlap_comm,
+    bucket_grads)}
 
 __all__ = ["MODULES", "LeverSpec", "LeverUnavailable", "parse"]
 

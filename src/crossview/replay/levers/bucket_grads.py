@@ -1,0 +1,33 @@
+"""bucket-grads: gradients are all-reduced in buckets instead of one tensor at a time, so the
+host pays the collectives' per-call cost (the CPU time inside the c10d calls, frames.yaml
+`grad_sync`) only for the bucketed share of the calls. PARAM: that share (0–1).
+
+The kernels and their launch calls stay as recorded: fewer, larger collectives on the GPU
+are not modelled (knowledge/replay.yaml `lever_caveats`)."""
+
+from __future__ import annotations
+
+from crossview.errors import UsageError
+from crossview.replay.graph import CPU, Graph
+from crossview.replay.levers.common import LeverContext, LeverUnavailable, defaults, number
+
+NAME = "bucket-grads"
+SUMMARY = "gradients all-reduced in buckets: the c10d calls' host cost scales to SHARE"
+
+
+def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
+    keep = number(NAME, param, defaults(NAME)["calls_kept_share"])
+    if keep > 1:
+        raise UsageError(f"--lever {NAME}={param}: a share of the calls, between 0 and 1")
+    n = saved = 0
+    for i in range(len(g)):
+        if g.kind[i] == CPU and "collective" in g.tags[i]:
+            cut = g.dur[i] - int(g.dur[i] * keep)
+            g.dur[i] -= cut
+            saved += cut
+            n += 1
+    if not n:
+        raise LeverUnavailable(f"{NAME}: no host time inside c10d collective calls in this "
+                               "capture")
+    return (f"{n} host segments inside c10d collective calls: {saved / 1e6:.2f} ms of host "
+            f"time removed (kept share {keep:.3f})")

@@ -1,0 +1,67 @@
+"""Gradient synchronization per artifact: how many collective calls the host issues per steady
+step against how many gradients autograd accumulates per step (frames.yaml `grad_sync`).
+
+A DDP reducer all-reduces gradients in buckets (a few calls per step); a hook or loop that
+all-reduces each gradient issues one call per gradient, each paying the collective's fixed
+host and launch cost. The counts are facts; detectors/nccl.py judges them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crossview.knowledge.frames import grad_sync_ops
+from crossview.store.store import Store
+from crossview.views.device.steps import Step
+
+
+@dataclass(frozen=True)
+class GradSync:
+    artifact_id: int
+    steps: int  # steady steps counted
+    step_ns: int  # their wall time, summed
+    grads: int  # gradients accumulated (AccumulateGrad ops) in those steps
+    calls: int  # c10d collective calls starting in those steps
+    call_names: tuple[str, ...]  # their distinct names, most frequent first
+    host_ns: int  # host time inside those calls
+    kernels: int  # communication kernels starting in those steps
+    kernel_median_ns: int
+
+    def per_step(self, count: int) -> float:
+        return count / self.steps if self.steps else 0.0
+
+
+def compute(store: Store, steady: list[Step]) -> list[GradSync]:
+    """One record per artifact with steady steps and at least one collective call in them."""
+    if not steady:
+        return []
+    acc, prefix = grad_sync_ops()
+    windows = {"a": [s.artifact_id for s in steady], "s": [s.start_ns for s in steady],
+               "e": [s.end_ns for s in steady]}
+    join = ("JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w"
+            " ON x.artifact_id = w.a AND x.start_ns >= w.s AND x.start_ns < w.e")
+    host = store.sql(
+        "SELECT x.artifact_id, count(*) FILTER (WHERE x.name = $acc),"
+        " count(*) FILTER (WHERE starts_with(x.name, $pre)),"
+        " coalesce(sum(x.dur_ns) FILTER (WHERE starts_with(x.name, $pre)), 0),"
+        " list(x.name ORDER BY x.start_ns) FILTER (WHERE starts_with(x.name, $pre))"
+        f" FROM f_host x {join} WHERE x.name = $acc OR starts_with(x.name, $pre) GROUP BY 1",
+        {**windows, "acc": acc, "pre": prefix}).fetchall()
+    gpu = {int(a): (int(n), int(m or 0)) for a, n, m in store.sql(
+        "SELECT x.artifact_id, count(*), median(x.dur_ns) FROM f_gpu x"
+        f" {join} WHERE x.kind = 'kernel' AND x.family = 'comm' GROUP BY 1",
+        windows).fetchall()}
+    out: list[GradSync] = []
+    for a, grads, calls, host_ns, names in host:
+        if not calls:
+            continue
+        mine = [s for s in steady if s.artifact_id == a]
+        counts: dict[str, int] = {}
+        for n in names or []:
+            counts[n] = counts.get(n, 0) + 1
+        k, med = gpu.get(int(a), (0, 0))
+        out.append(GradSync(
+            int(a), len(mine), sum(s.end_ns - s.start_ns for s in mine), int(grads),
+            int(calls), tuple(sorted(counts, key=lambda n: (-counts[n], n))), int(host_ns),
+            k, med))
+    return sorted(out, key=lambda r: r.artifact_id)
