@@ -217,3 +217,19 @@ def test_recap_replay_without_critical_paths_same_step_times() -> None:
     assert quick.medians() == full.medians()
     assert step_us(quick) == 133
     assert full.bound_by() and not quick.bound_by()
+
+
+def test_every_lever_is_documented_and_listed() -> None:
+    # docs/whatif.md has a section per lever, and the CLI help and the MCP tool name them all
+    from pathlib import Path
+
+    from crossview.cli import whatif as cli_whatif
+    from crossview.mcp import tools_whatif
+    from crossview.replay.levers import MODULES
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "whatif.md").read_text()
+    cli_src = Path(cli_whatif.__file__).read_text()
+    mcp_src = Path(tools_whatif.__file__).read_text()
+    for name in MODULES:
+        assert f"### `{name}" in doc, name
+        assert name in cli_src and name in mcp_src, name
