@@ -85,7 +85,7 @@ def _paint_idx(n: int, a: I64, b: I64, depth: npt.NDArray[np.integer], value: I6
     segment keeps the outer op)."""
     out = np.full(n, -1, dtype=np.int64)
     for sa, sb, sv in _by_depth(a, b, depth, value):
-        if (sa[1:] >= sa[:-1]).all():  # in start order already (ops by op id): no sort
+        if timeline.is_sorted(sa):  # in start order already (ops by op id): no sort
             disjoint = bool((sa[1:] >= sb[:-1]).all())
         else:
             o = np.argsort(sa, kind="stable")
@@ -209,16 +209,16 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
              " FROM f_host WHERE artifact_id = $a")
     r = store.sql(query, a).fetchnumpy()
     op = np.asarray(r["op_id"], dtype=np.int64)
-    at = None if _sorted(op) else _block_offsets(op)
-    if at is None and not _sorted(op):
+    at = None if timeline.is_sorted(op) else _block_offsets(op)
+    if at is None and not timeline.is_sorted(op):
         del r, op
         r = store.sql(query + " ORDER BY op_id", a).fetchnumpy()
         op = np.asarray(r["op_id"], dtype=np.int64)
-        at = None if _sorted(op) else _block_offsets(op)
+        at = None if timeline.is_sorted(op) else _block_offsets(op)
     if at is not None:  # each row to its place in the block
         r = {c: _scatter(np.asarray(v), at) for c, v in r.items()}
         op = np.asarray(r["op_id"], dtype=np.int64)
-    elif not _sorted(op):  # (DuckDB keeps a scan's order: only repeated op ids come here)
+    elif not timeline.is_sorted(op):  # DuckDB keeps a scan's order: only repeated op ids come
         o = np.argsort(op, kind="stable")
         r = {c: np.asarray(v)[o] for c, v in r.items()}
         op = np.asarray(r["op_id"], dtype=np.int64)
@@ -246,10 +246,6 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
     del r, th
     out["nk"] = _lookup(nodes, np.array([k for _, k, _, _ in nk], dtype=np.int64), node)
     return out, [(n, kd) for _, n, kd in pairs]
-
-
-def _sorted(a: npt.NDArray[np.integer]) -> bool:
-    return bool((a[1:] >= a[:-1]).all())
 
 
 def _block_offsets(ids: npt.NDArray[np.integer]) -> I64 | None:
@@ -289,7 +285,7 @@ def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool) -> Hos
     rules = causes.rules()
     none = len(rules.causes)
     op = np.asarray(r.pop("op_id"), dtype=np.int64)
-    o = slice(None) if _sorted(op) else np.argsort(op, kind="stable")
+    o = slice(None) if timeline.is_sorted(op) else np.argsort(op, kind="stable")
     op = op[o]
     parent, depth, s, e, th, name_ix = (np.asarray(r.pop(c), dtype=np.int64)[o] for c in
                                         ("parent", "depth", "start_ns", "e", "th", "nk"))

@@ -303,7 +303,7 @@ def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
     disjoint). vLLM's `execute_model` returns before its graph replay runs on the GPU."""
     for a in dict.fromkeys(x.artifact_id for x in steps):
         sel = k.launched & (k.art == a)
-        ls, ke = _in_start_order(k.ls[sel], k.e[sel])
+        ls, ke = timeline.in_start_order(k.ls[sel], k.e[sel])
         for i, x in enumerate(steps):
             if x.artifact_id != a:
                 continue
@@ -315,15 +315,6 @@ def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
             if nxt is not None and nxt.artifact_id == x.artifact_id:
                 end = min(end, nxt.start_ns)
             x.end_ns = end
-
-
-def _in_start_order(s: I64, *cols: I64) -> tuple[I64, ...]:
-    """s and the columns in the stable order of s; as given where s is sorted (kernels come
-    in start order: no sort and no gathers of a million rows)."""
-    if (s[1:] >= s[:-1]).all():
-        return (s, *cols)
-    o = np.argsort(s, kind="stable")
-    return (s[o], *(c[o] for c in cols))
 
 
 def _gpu_facts(k: KernelRows, steps: list[Step],
@@ -349,7 +340,7 @@ def _gpu_facts(k: KernelRows, steps: list[Step],
             x.gpu_busy_ns = int(b // max(len(devices), 1))
         # kernels by start; those overlapping [ws, we) start before we and sit at or after
         # the first whose running end max passes ws
-        ks, ke, fam = _in_start_order(s_a, e_a, k.fam[sel_a])
+        ks, ke, fam = timeline.in_start_order(s_a, e_a, k.fam[sel_a])
         first = np.searchsorted(np.maximum.accumulate(ke), ws, side="right")
         stop = np.searchsorted(ks, we, side="left")
         for x, lo, hi in zip(mine, first, stop, strict=True):

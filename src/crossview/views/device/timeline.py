@@ -8,7 +8,7 @@ exposed (not overlapped by compute), per device.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -49,13 +49,25 @@ def find(keys: I64, x: I64) -> I64:
     return np.where(keys[i] == x, i, -1)
 
 
+def is_sorted(a: npt.NDArray[Any]) -> bool:
+    """Non-decreasing: one pass, no sort (kernels, steps and ops by id mostly come in start
+    order, so the caller skips a sort and the gathers of every column)."""
+    return bool((a[1:] >= a[:-1]).all())
+
+
+def in_start_order(s: I64, *cols: I64) -> tuple[I64, ...]:
+    """s and the columns in the stable order of s; as given where s is sorted already."""
+    if is_sorted(s):
+        return (s, *cols)
+    o = np.argsort(s, kind="stable")
+    return (s[o], *(c[o] for c in cols))
+
+
 def merge(s: I64, e: I64) -> tuple[I64, I64]:
     """Union of intervals as sorted, disjoint [start, end) arrays."""
     if len(s) == 0:
         return s, e
-    if not (s[1:] >= s[:-1]).all():  # (kernels and steps mostly come in start order)
-        o = np.argsort(s, kind="stable")
-        s, e = s[o], e[o]
+    s, e = in_start_order(s, e)
     run_end = np.maximum.accumulate(e)
     new = np.ones(len(s), dtype=bool)
     new[1:] = s[1:] > run_end[:-1]
