@@ -128,3 +128,19 @@ def test_bucket_grads_share_above_one_is_a_usage_error() -> None:
     how, steps = step_windows(a.views.store, aid)
     with pytest.raises(UsageError, match="between 0 and 1"):
         predict(g, steps, how, [parse("bucket-grads=2")])
+
+
+def test_per_gradient_cut_is_the_threshold() -> None:
+    # 404 calls for 404 gradients: a cut just above 1.0 × the gradients turns the reading off
+    # (the overlap fix and lever come back); 404 gradients per step against a minimum of 405
+    # does too
+    import msgspec
+
+    from crossview.knowledge.thresholds import defaults
+
+    for change in ({"grad_sync_per_grad_share": 1.01}, {"grad_sync_min_grads": 405}):
+        a = analyze([shared_file(V100)], limits=msgspec.structs.replace(defaults(), **change))
+        f = next(x for x in a.findings if x.pattern == "nccl-collective-bound")
+        assert "per_gradient" not in f.details, change
+        assert f.fix.startswith("Overlap communication with compute"), change
+        assert f.details["replay"]["lever"] == "overlap-comm", change

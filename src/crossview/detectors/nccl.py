@@ -91,10 +91,15 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
     host = g.per_step(g.host_ns)
     step = g.per_step(g.step_ns)
     names = ", ".join(f"`{n}`" for n in g.call_names[:2])
+    # calls ≥ grad_sync_per_grad_share × gradients: one per gradient, or per few gradients
+    per = grads / calls if calls else 0.0
+    each = "one per gradient" if per < 1.5 else f"one per {per:.0f} gradients"
     f.title = f.title.replace("NCCL-bound: ", f"NCCL-bound: {calls:,.0f} collective calls per "
-                              "step, one per gradient — ", 1)
+                              f"step, {each} — ", 1)
     f.observation += (
-        f" The gradients are reduced one tensor at a time: {calls:,.0f} collective calls "
+        " The gradients are reduced "
+        + ("one tensor" if per < 1.5 else f"about {per:.0f} tensors") + " at a time: "
+        f"{calls:,.0f} collective calls "
         f"({names}) per steady step for {grads:,.0f} gradients accumulated "
         f"(`torch::autograd::AccumulateGrad`) over {g.steps} steady steps; median "
         f"communication kernel {ms(g.kernel_median_ns)}. The calls hold {ms(int(host))} of "
