@@ -16,7 +16,6 @@ from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.scope.filter import Filter
 from crossview.scope.resolve import resolve
 from crossview.sources.artifact_report import NOT_REJECTED, USABLE, ArtifactReport
-from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 from crossview.views.distributed.rank_job import Rejected
@@ -87,6 +86,8 @@ def analyze_store(
     if not any(r.status in USABLE for r in reports):
         return Analysis(reports, None, [])
     if gpu:
+        from crossview.sources.ncu.ingest import name_devices  # --gpu only (decision 0760)
+
         name_devices(store, gpu)
     resolved = resolve(store, flt or Filter())
     views = Views(store, resolved, limits or defaults())

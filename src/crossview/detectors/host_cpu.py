@@ -11,14 +11,17 @@ each says whether the host ran out of CPU or only of latency. Windows: the filte
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from crossview.core.finding import Evidence, Finding
 from crossview.detectors.common import evidence, fix_where, pct
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.counters.device_counters import util
-from crossview.views.counters.host_cpu import HostCpu, HostWindow
 from crossview.views.views import Views
+
+if TYPE_CHECKING:  # imported where a capture has host CPU samples (decision 0760)
+    from crossview.views.counters.host_cpu import HostCpu, HostWindow
 
 PINNED = "host-cpu-pinned"
 OVERSUB = "cpu-oversubscribed"

@@ -23,7 +23,6 @@ from crossview.detectors.common import (
 )
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.views.host import engine_batch
 from crossview.views.views import Views
 
 PATTERN = "kernel-launch-bound"
@@ -48,6 +47,8 @@ def _variant(v: Views) -> str | None:
 def _large_step(v: Views) -> tuple[str, dict[str, object]] | None:
     """A vLLM step larger than vLLM's default largest CUDA-graph size runs without a graph
     even when graphs are on: (observation sentence, facts for the fix text), else None."""
+    from crossview.views.host import engine_batch  # only on vLLM captures (decision 0760)
+
     got = engine_batch.batches(v.store, v.engine, v.steps.steady)
     big = max(got, key=lambda b: b.tokens, default=None)
     if big is None or big.tokens <= engine_batch.vllm_default_max_graph():

@@ -8,13 +8,17 @@ recorded cap the gauge reading is at most yellow (one instant is not a steady st
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from crossview.core.finding import Finding, Severity
 from crossview.detectors.common import pct, severity
 from crossview.detectors.declare import Declaration
 from crossview.detectors.serving_common import batch_cap, ev, fmt_s, where
 from crossview.knowledge.fixes import fix_for
 from crossview.views.views import Views
-from crossview.views.workload.serving import ServingSummary
+
+if TYPE_CHECKING:  # imported where a capture has serving metrics (decision 0760)
+    from crossview.views.workload.serving import ServingSummary
 
 PATTERN = "queue-saturation"
 _RANK = {"red": 2, "yellow": 1, None: 0}

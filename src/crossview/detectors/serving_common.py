@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from crossview.core.finding import Evidence
 from crossview.views.views import Views
-from crossview.views.workload.serving import ServingSummary
+
+if TYPE_CHECKING:  # imported where a capture has serving metrics (decision 0760)
+    from crossview.views.workload.serving import ServingSummary
 
 
 def where(s: ServingSummary) -> str:

@@ -16,7 +16,6 @@ from crossview.detectors.common import evidence, fix_where, ms, pct, severity, s
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.units import duration
-from crossview.views.device import blocking_waits
 from crossview.views.views import Views
 
 PATTERN = "sync-bound"
@@ -31,6 +30,8 @@ def _held(v: Views) -> tuple[str, str | None, str]:
     """A sentence on what the longest blocking call waited for, the fix variant of
     sync-bound-held when another stream held it (None: the call waited for its own work), and
     what an A/B of that fix compares."""
+    from crossview.views.device import blocking_waits  # only when it fires (decision 0760)
+
     lim = v.limits
     waits = blocking_waits.longest(v.store, v.sync_calls().names, lim.blocking_wait_calls,
                                    lim.blocking_wait_release_ns)

@@ -16,16 +16,20 @@ from crossview.store import host_calls
 from crossview.store.store import Store
 from crossview.views import summary
 from crossview.views.counters import device_counters as gpu_metrics
-from crossview.views.device import busy_lanes, gpu_activity, kernel_rows, timeline
+from crossview.views.device import gpu_activity, kernel_rows, timeline
 from crossview.views.device import trace_metrics as metrics
 from crossview.views.device.account import Account, KernelColumns
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.device.steps import StepSet
-from crossview.views.distributed import comm_bandwidth, crossrank, rank_job
-from crossview.views.host import calltree, sampled, sampled_runtime
+from crossview.views.distributed import comm_bandwidth, rank_job
+from crossview.views.host import calltree, sampled
 
+# views most captures never read (multi-rank, sampled CPU, busy lanes): imported where
+# computed, not at start-up (docs/decisions/0760)
 if TYPE_CHECKING:
-    from crossview.views.distributed import grad_sync
+    from crossview.views.device import busy_lanes
+    from crossview.views.distributed import crossrank, grad_sync
+    from crossview.views.host import sampled_runtime
 
 
 @dataclass
@@ -182,7 +186,9 @@ class Views:
     def sampled_runtime(self) -> sampled_runtime.SampledRuntime | None:
         """Sampled host time by the language runtime's own frames: start-up, garbage
         collection, OS kernel (views/host/sampled_runtime.py); None without CPU samples."""
-        return sampled_runtime.compute(self.store, self._frames)
+        from crossview.views.host.sampled_runtime import compute
+
+        return compute(self.store, self._frames)
 
     @cached_property
     def startup_ns(self) -> tuple[int, int, list[tuple[str, int]]]:
@@ -239,7 +245,9 @@ class Views:
     @cached_property
     def busy_lanes(self) -> busy_lanes.BusyLanes:
         """Kernel busy per device and stream in equal time slices (the HTML timeline)."""
-        return busy_lanes.compute(self.store)
+        from crossview.views.device.busy_lanes import compute
+
+        return compute(self.store)
 
     @cached_property
     def ranks(self) -> crossrank.RankAnalysis | None:

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from crossview.knowledge import metric_names
 from crossview.scope.counters import resolve_metrics
 from crossview.scope.filter import ResolvedFilter
 from crossview.store.store import Store
-from crossview.views.counters.host_cpu import HostCpu
-from crossview.views.counters.host_cpu import compute as host_cpu
 from crossview.views.workload.bench import BenchArm, bench_arms
-from crossview.views.workload.serving import ServingSummary, serving_summaries
+
+# the counter, serving and host-CPU summaries are imported where a capture has metric
+# samples: most traces have none (start-up time, docs/decisions/0760)
+if TYPE_CHECKING:
+    from crossview.views.counters.host_cpu import HostCpu
+    from crossview.views.workload.serving import ServingSummary
 
 # shown in this order; per-process memory is not a device quantity
 SHOWN = ("gpu_util", "sm_active", "sm_occupancy", "tensor_active", "dram_active",
@@ -104,6 +107,8 @@ class DeviceCounters:
 
 
 def device_counters(store: Store) -> list[DeviceCounters]:
+    from crossview.knowledge import metric_names
+
     names = [m for m in metric_names.gpu_canonical() if m != "proc_mem_used"]
     groups: dict[tuple, DeviceCounters] = {}
     for (path, dev, host, section, uid, metric, unit, n, mean, lo, hi, last, t0, t1, srcs,
@@ -176,6 +181,9 @@ def compute(store: Store, resolved: ResolvedFilter, spike_ratio: float) -> GpuMe
             " FROM artifacts WHERE path IN (SELECT unnest($p))))",
             {"p": list(resolved.artifacts)}).fetchall()[0][0]:
         return GpuMetrics([], [], bench_arms(store, spike_ratio), notes)
+    from crossview.views.counters.host_cpu import compute as host_cpu
+    from crossview.views.workload.serving import serving_summaries
+
     gm = GpuMetrics(device_counters(store), serving_summaries(store),
                     bench_arms(store, spike_ratio), notes)
     gm.samples = int(store.sql("SELECT count(*) FROM f_metrics").fetchall()[0][0])

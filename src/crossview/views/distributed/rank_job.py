@@ -7,12 +7,16 @@ The three steps are separate so a scale-out runner can do the per-artifact ones
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from crossview.knowledge.thresholds import Thresholds
 from crossview.store.store import Store
 from crossview.views.distributed import ranks as rank_views
-from crossview.views.distributed import straggler_cause
-from crossview.views.distributed.crossrank import MissingRank, RankAnalysis, merge_ranks
+
+# the merge and the straggler causes are imported where used: a single-rank capture never
+# reaches them (start-up time, docs/decisions/0760)
+if TYPE_CHECKING:
+    from crossview.views.distributed.crossrank import MissingRank, RankAnalysis
 
 # readers whose files carry one rank's timeline; a rejected one of these is a missing rank
 _TRACE_KINDS = ("kineto", "nsys")
@@ -26,6 +30,10 @@ class Rejected:
 
 
 def missing_ranks(rejected: list[Rejected]) -> list[MissingRank]:
+    if not rejected:  # the usual run: the cross-rank module stays unimported
+        return []
+    from crossview.views.distributed.crossrank import MissingRank
+
     out = []
     for r in rejected:
         rank = rank_views.rank_from_name(r.path)
@@ -45,6 +53,9 @@ def analyze_ranks(store: Store, artifacts: list[str], rejected: list[Rejected],
     ranked = {r for (a,) in ids if (r := rank_views.identify(store, int(a))[1]) is not None}
     if not ranked or len(ranked) + len(missing) < 2:
         return None
+    from crossview.views.distributed import straggler_cause
+    from crossview.views.distributed.crossrank import merge_ranks
+
     summaries = [s for (a,) in ids if (s := rank_views.summarize(store, int(a))) is not None]
     if not summaries:
         return None
