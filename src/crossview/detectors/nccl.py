@@ -97,9 +97,12 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
     f.title = f.title.replace("NCCL-bound: ", f"NCCL-bound: {calls:,.0f} collective calls per "
                               f"step, {each} — ", 1)
     f.observation += (
-        " The gradients are reduced "
-        + ("one tensor" if per < 1.5 else f"about {per:.0f} tensors") + " at a time: "
-        f"{calls:,.0f} collective calls "
+        # ≥ 1.5 gradients per call: small buckets, or one call per tensor with gradients
+        # accumulated over several micro-batches; the counts say which they cannot
+        (" The gradients are reduced one tensor at a time: " if per < 1.5 else
+         " Collective calls come close to one per gradient (small buckets, or one per "
+         "tensor over accumulated micro-batches): ")
+        + f"{calls:,.0f} collective calls "
         f"({names}) per steady step for {grads:,.0f} gradients accumulated "
         f"(`torch::autograd::AccumulateGrad`) over {g.steps} steady steps; median "
         f"communication kernel {ms(g.kernel_median_ns)}. The calls hold {ms(int(host))} of "
