@@ -91,6 +91,9 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
     host = g.per_step(g.host_ns)
     step = g.per_step(g.step_ns)
     names = ", ".join(f"`{n}`" for n in g.call_names[:2])
+    # several artifacts (ranks): say which one the counts are from
+    where = "" if len(v.grad_sync) < 2 else " in `{}`".format(*v.store.sql(
+        "SELECT path FROM artifacts WHERE artifact_id = $a", {"a": g.artifact_id}).fetchall()[0])
     # calls ≥ grad_sync_per_grad_share × gradients: one per gradient, or per few gradients
     per = grads / calls if calls else 0.0
     each = "one per gradient" if per < 1.5 else f"one per {per:.0f} gradients"
@@ -103,7 +106,7 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
          " Collective calls come close to one per gradient (small buckets, or one per "
          "tensor over accumulated micro-batches): ")
         + f"{calls:,.0f} collective calls "
-        f"({names}) per steady step for {grads:,.0f} gradients accumulated "
+        f"({names}) per steady step{where} for {grads:,.0f} gradients accumulated "
         f"(`torch::autograd::AccumulateGrad`) over {g.steps} steady steps; median "
         f"communication kernel {ms(g.kernel_median_ns)}. The calls hold {ms(int(host))} of "
         f"host time per step ({pct(host / step if step else 0.0)} of the step).")
