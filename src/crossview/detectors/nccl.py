@@ -92,17 +92,17 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
     step = g.per_step(g.step_ns)
     names = ", ".join(f"`{n}`" for n in g.call_names[:2])
     # several artifacts (ranks): say which one the counts are from
-    where = "" if len(v.grad_sync) < 2 else " in `{}`".format(*v.store.sql(
+    where = "" if len(v.grad_sync) == 1 else " in `{}`".format(*v.store.sql(
         "SELECT path FROM artifacts WHERE artifact_id = $a", {"a": g.artifact_id}).fetchall()[0])
-    # calls ≥ grad_sync_per_grad_share × gradients: one per gradient, or per few gradients
     per = grads / calls if calls else 0.0
-    each = "one per gradient" if per < 1.5 else f"one per {per:.0f} gradients"
+    one = per < v.limits.grad_sync_one_per_grad_max
+    each = "one per gradient" if one else f"one per {per:.0f} gradients"
     f.title = f.title.replace("NCCL-bound: ", f"NCCL-bound: {calls:,.0f} collective calls per "
                               f"step, {each} — ", 1)
     f.observation += (
-        # ≥ 1.5 gradients per call: small buckets, or one call per tensor with gradients
-        # accumulated over several micro-batches; the counts say which they cannot
-        (" The gradients are reduced one tensor at a time: " if per < 1.5 else
+        # more gradients per call: small buckets, or one call per tensor with gradients
+        # accumulated over several micro-batches; the counts cannot say which
+        (" The gradients are reduced one tensor at a time: " if one else
          " Collective calls come close to one per gradient (small buckets, or one per "
          "tensor over accumulated micro-batches): ")
         + f"{calls:,.0f} collective calls "
@@ -129,4 +129,5 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
     thresholds=("nccl_red_share", "nccl_yellow_share", "grad_sync_per_grad_share",
-                "grad_sync_min_grads"), fix_keys=(PATTERN, PER_GRADIENT))
+                "grad_sync_min_grads", "grad_sync_one_per_grad_max"),
+    fix_keys=(PATTERN, PER_GRADIENT))
