@@ -61,7 +61,7 @@ def test_v100_reduces_every_gradient_alone() -> None:
     assert [r["calls"] for r in raw] == [404] * 5 and [r["grads"] for r in raw] == [404] * 5
     (g,) = a.views.grad_sync  # one artifact; all 5 ProfilerSteps are steady
     assert (g.steps, g.calls, g.grads) == (5, 2020, 2020)
-    assert g.call_names == ("c10d::allreduce_",)
+    assert g.call_names == ("c10d::allreduce_",) and g.artifact.endswith(V100.name)
     assert g.host_ns == 1000 * sum(r["host_us"] for r in raw)  # 188.43 ms over 5 steps
     assert g.kernel_median_ns == 11_000  # ncclKernel_AllReduce_RING_LL median (data README)
 

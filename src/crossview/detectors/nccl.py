@@ -92,8 +92,7 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
     step = g.per_step(g.step_ns)
     names = ", ".join(f"`{n}`" for n in g.call_names[:2])
     # several artifacts (ranks): say which one the counts are from
-    where = "" if len(v.grad_sync) == 1 else " in `{}`".format(*v.store.sql(
-        "SELECT path FROM artifacts WHERE artifact_id = $a", {"a": g.artifact_id}).fetchall()[0])
+    where = "" if len(v.grad_sync) == 1 else f" in `{g.artifact}`"
     per = grads / calls if calls else 0.0
     one = per < v.limits.grad_sync_one_per_grad_max
     each = "one per gradient" if one else f"one per {per:.0f} gradients"

@@ -266,7 +266,7 @@ class Views:
         (views/distributed/grad_sync.py)."""
         from crossview.views.distributed import grad_sync
 
-        return grad_sync.compute(self.store, self.steps.steady if self.steps.steps else [])
+        return grad_sync.compute(self.store, self.steps.steady)
 
     @cached_property
     def device_activity(self) -> list[gpu_activity.DeviceActivity]:

@@ -18,6 +18,7 @@ from crossview.views.device.steps import Step
 @dataclass(frozen=True)
 class GradSync:
     artifact_id: int
+    artifact: str  # its path
     steps: int  # steady steps counted
     step_ns: int  # their wall time, summed
     grads: int  # gradients accumulated (AccumulateGrad ops) in those steps
@@ -44,7 +45,7 @@ def compute(store: Store, steady: list[Step]) -> list[GradSync]:
         "SELECT x.artifact_id, count(*) FILTER (WHERE x.name = $acc),"
         " count(*) FILTER (WHERE starts_with(x.name, $pre)),"
         " coalesce(sum(x.dur_ns) FILTER (WHERE starts_with(x.name, $pre)), 0),"
-        " list(x.name ORDER BY x.start_ns) FILTER (WHERE starts_with(x.name, $pre))"
+        " histogram(x.name) FILTER (WHERE starts_with(x.name, $pre))"
         f" FROM f_host x {join} WHERE x.name = $acc OR starts_with(x.name, $pre) GROUP BY 1",
         {**windows, "acc": acc, "pre": prefix}).fetchall()
     gpu = {int(a): (int(n), int(m or 0)) for a, n, m in store.sql(
@@ -52,16 +53,13 @@ def compute(store: Store, steady: list[Step]) -> list[GradSync]:
         f" {join} WHERE x.kind = 'kernel' AND x.family = 'comm' GROUP BY 1",
         windows).fetchall()}
     out: list[GradSync] = []
-    for a, grads, calls, host_ns, names in host:
+    for a, grads, calls, host_ns, counts in host:
         if not calls:
             continue
         mine = [s for s in steady if s.artifact_id == a]
-        counts: dict[str, int] = {}
-        for n in names or []:
-            counts[n] = counts.get(n, 0) + 1
         k, med = gpu.get(int(a), (0, 0))
         out.append(GradSync(
-            int(a), len(mine), sum(s.end_ns - s.start_ns for s in mine), int(grads),
-            int(calls), tuple(sorted(counts, key=lambda n: (-counts[n], n))), int(host_ns),
-            k, med))
+            int(a), mine[0].artifact, len(mine), sum(s.end_ns - s.start_ns for s in mine),
+            int(grads), int(calls),
+            tuple(sorted(counts, key=lambda n: (-counts[n], n))), int(host_ns), k, med))
     return sorted(out, key=lambda r: r.artifact_id)
