@@ -15,6 +15,8 @@ from crossview.detectors.common import (
 )
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
+from crossview.units import size
+from crossview.views.distributed.comm_bandwidth import CollectiveBw
 from crossview.views.distributed.grad_sync import GradSync
 from crossview.views.views import Views
 
@@ -23,6 +25,8 @@ PATTERN = "nccl-collective-bound"
 PER_GRADIENT = "nccl-collective-bound-per-gradient"
 # its replay: the per-call host cost of the collectives scales to the bucketed call count
 PER_GRADIENT_LEVER = "bucket-grads"
+# the fix when the gradient all-reduce is one huge bucket (thresholds nccl_big_bucket_bytes)
+BIG_BUCKET = "nccl-collective-bound-big-bucket"
 # exposed communication is a busy row of the account; a host blocked on a collective's peers
 # an idle cause: both go away with overlap / fewer collectives
 CAUSES = ("exposed_comm", "collective_wait")
@@ -52,7 +56,7 @@ def detect(v: Views) -> list[Finding]:
         f"per kernel they are {pct(comm_family.share) if comm_family else '?'} of kernel "
         f"time); {ms(exposed)} of it ({pct(exposed / comm if comm else 0)}) ran with no "
         f"compute kernel alongside — exposed, {pct(share_busy)} of GPU busy time. Top "
-        f"(summed kernel time): {names}."
+        f"(summed kernel time): {names}.{_by_collective(v)}"
     )
     f = Finding(
         pattern=PATTERN, severity=sev,
@@ -72,7 +76,56 @@ def detect(v: Views) -> list[Finding]:
                  **(claims(*CAUSES) if sl is not None else {})},
     )
     per_grad = _per_gradient(v)
-    return [_as_per_gradient(v, f, per_grad) if per_grad is not None else f]
+    if per_grad is not None:
+        return [_as_per_gradient(v, f, per_grad)]
+    big = _big_bucket(v)
+    return [_as_big_bucket(v, f, big) if big is not None else f]
+
+
+def _big_bucket(v: Views) -> CollectiveBw | None:
+    """The gradient all-reduce sent as one huge bucket: the collective row with the most
+    kernel time is an all-reduce of ≥ nccl_big_bucket_bytes per call, in a capture whose
+    steps accumulate gradients (training)."""
+    colls = v.comm_bandwidth.collectives
+    if not colls or not any(g.grads for g in v.grad_sync):
+        return None
+    top = max(colls, key=lambda c: c.time_ns)
+    if top.op != "allreduce" or (top.message_bytes or 0) < v.limits.nccl_big_bucket_bytes:
+        return None
+    return top
+
+
+def _as_big_bucket(v: Views, f: Finding, c: CollectiveBw) -> Finding:
+    f.observation += (f" The largest all-reduce moves {size(c.message_bytes or 0)} per call "
+                      f"({c.count:,} calls, {ms(int(c.mean_ns))} each): one bucket, which "
+                      "starts only once its last gradient is ready.")
+    f.fix = fix_for(BIG_BUCKET, None, fix_where(v), size=size(c.message_bytes or 0),
+                    calls=f"{c.count:,}", mean=ms(int(c.mean_ns)))
+    f.details = {**f.details, "big_bucket": {"message_bytes": c.message_bytes,
+                                             "calls": c.count, "time_ns": c.time_ns}}
+    return f
+
+
+def _by_collective(v: Views) -> str:
+    """When kernel names spell another collective than the one run (NCCL 2.12–2.13 name every
+    kernel after SendRecv), the collectives by their recorded type (kernel args, or the op
+    holding the launch call: `nccl:all_reduce`): the fix depends on which one it is."""
+    colls = v.comm_bandwidth.collectives
+    if not any(c.kernel_name_differs for c in colls):
+        return ""
+    by: dict[str, list[int]] = {}
+    unknown = [0, 0]  # typed by a kernel name alone, which this capture shows misleads
+    for c in colls:
+        acc = unknown if c.typed_by_name == c.count else by.setdefault(c.op, [0, 0])
+        acc[0] += c.count
+        acc[1] += c.time_ns
+    top = sorted(by.items(), key=lambda kv: -kv[1][1])
+    rest = (f"; {unknown[0]:,} more ({ms(unknown[1])}) that record no collective (no kernel "
+            "args, no `nccl:` op around a launch in the capture)") if unknown[0] else ""
+    return (" The kernel names do not say which collective ran (NCCL 2.12–2.13 name their "
+            "kernels after one function, NVIDIA/nccl#714); by the collective recorded on the "
+            "op holding each launch (`nccl:<collective>`): "
+            + "; ".join(f"{op} ×{k:,} ({ms(t)})" for op, (k, t) in top[:4]) + rest + ".")
 
 
 def _per_gradient(v: Views) -> GradSync | None:
@@ -128,5 +181,5 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
     thresholds=("nccl_red_share", "nccl_yellow_share", "grad_sync_per_grad_share",
-                "grad_sync_min_grads", "grad_sync_one_per_grad_max"),
-    fix_keys=(PATTERN, PER_GRADIENT))
+                "grad_sync_min_grads", "grad_sync_one_per_grad_max", "nccl_big_bucket_bytes"),
+    fix_keys=(PATTERN, PER_GRADIENT, BIG_BUCKET))

@@ -110,6 +110,12 @@ class Collective(Rec):
     type: str | None = None
 
 
+class Collectives(Rec):
+    launch_ops: list[Collective]
+    kernels: list[Collective]
+    runs_as: dict[str, str]
+
+
 class BusFactor(Rec):
     num: int
     minus_one: bool
@@ -581,7 +587,7 @@ SCHEMAS: dict[str, type] = {
     "api_roles.yaml": dict[str, list[str]],
     "capture_plan.yaml": dict[str, EnginePlan],
     "clocks.yaml": Clocks,
-    "collectives.yaml": list[Collective],
+    "collectives.yaml": Collectives,
     "comm_bandwidth.yaml": CommBandwidth,
     "context_files.yaml": ContextFiles,
     "engine_flags.yaml": EngineFlags,

@@ -26,6 +26,7 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     grad_sync_per_grad_share: float
     grad_sync_min_grads: int
     grad_sync_one_per_grad_max: float
+    nccl_big_bucket_bytes: int
     dataloader_red_share: float
     dataloader_yellow_share: float
     python_overhead_red_share: float

@@ -79,11 +79,13 @@ def comm_section(c: CommBandwidth) -> list[str]:
                 "| collective | group | ranks | dtype | message | calls | time | mean "
                 "| algbw | busbw (factor) | % of ceiling |",
                 "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+        misnamed = any(x.kernel_name_differs for x in c.collectives)
         for x in c.collectives[:15]:
             pct = f"{x.pct_of_ceiling:.1f}%" if x.pct_of_ceiling is not None else "–"
             fac = f" (×{x.bus_factor:.2f})" if x.bus_factor is not None else ""
+            guess = " (kernel name only)" if misnamed and x.typed_by_name == x.count else ""
             out.append(
-                f"| {x.op} | {x.group} | {x.ranks or '–'} | {x.dtype or '–'} "
+                f"| {x.op}{guess} | {x.group} | {x.ranks or '–'} | {x.dtype or '–'} "
                 f"| {_or(x.message_bytes, size)} | {x.count:,} | {duration(x.time_ns)} "
                 f"| {duration(x.mean_ns)} | {_or(x.algbw_bytes_per_s, bandwidth)} "
                 f"| {_or(x.busbw_bytes_per_s, bandwidth)}{fac} | {pct} |")

@@ -40,15 +40,19 @@ def calls_of(store: Store, artifact_id: int, scoped: bool = True) -> list[Collec
     """Communication kernels of one artifact in start order, numbered per (group, type).
     `scoped`: f_gpu (the resolved filter), else gpu_ops (a worker's own store, no filter)."""
     table = "f_gpu" if scoped else "gpu_ops"
+    # the type: the kernel's args, else the op holding its launch call (collectives.yaml)
     rows = store.sql(
-        f"SELECT collective, process_group, stream, coll_seq, start_ns, start_ns + dur_ns,"
-        f" name FROM {table} WHERE artifact_id = $a AND kind = 'kernel' AND family = 'comm'"
-        " ORDER BY start_ns, gpu_op_id", {"a": artifact_id},
+        "SELECT g.collective, g.process_group, g.stream, g.coll_seq, g.start_ns,"
+        " g.start_ns + g.dur_ns, g.name, lp.name"
+        f" FROM {table} g LEFT JOIN host_ops r ON r.op_id = g.launch_op_id"
+        " LEFT JOIN host_ops lp ON lp.op_id = r.parent"
+        " WHERE g.artifact_id = $a AND g.kind = 'kernel' AND g.family = 'comm'"
+        " ORDER BY g.start_ns, g.gpu_op_id", {"a": artifact_id},
     ).fetchall()
     count: dict[tuple[str, str], int] = defaultdict(int)
     out: list[CollectiveCall] = []
-    for coll, pg, stream, seq, s, e, name in rows:
-        op = collective_type(coll, name or "")
+    for coll, pg, stream, seq, s, e, name, launch_op in rows:
+        op = collective_type(coll, name or "", launch_op)
         group = f"pg {pg}" if pg not in (None, "") else f"stream {stream}"
         i = count[(group, op)]
         count[(group, op)] += 1

@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from crossview.knowledge import hardware
-from crossview.knowledge.collectives import collective_type, normalize
+from crossview.knowledge.collectives import name_misleads, normalize, typed
 from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.loader import load_yaml
 from crossview.opmodels import dtypes
@@ -59,6 +59,11 @@ class CollectiveBw:
     ceiling: str  # what the ceiling is (NVLink per direction of <GPU>, IB NDR, none: why)
     pct_of_ceiling: float | None
     sizes_from: str = "kernel args"  # kernel args | launching op's … | not recorded
+    # calls whose kernel name spells another collective (NCCL 2.12–2.13 name every kernel
+    # SendRecv): their type came from the kernel args or the op holding the launch call
+    kernel_name_differs: int = 0
+    # calls typed by their kernel name alone (no args, launch call not in the capture)
+    typed_by_name: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -111,38 +116,49 @@ def _per_direction(total: float | None, direction: str | None) -> float | None:
 def compute(store: Store) -> CommBandwidth:
     spec, n_gpus = _spec_and_gpus(store)
     # sizes: the kernel's own args first; else the launching op's (record_param_comms
-    # args, or its first tensor input: symm_mem / custom all-reduce ops record only that)
+    # args, or its first tensor input: symm_mem / custom all-reduce ops record only that);
+    # the type: the kernel's args, else the op holding the launch call (`nccl:all_reduce`)
     rows = store.sql(
         """
-        SELECT g.collective, g.name, coalesce('pg ' || nullif(g.process_group, ''),
+        SELECT g.collective, g.name, lp.name, coalesce('pg ' || nullif(g.process_group, ''),
                'stream ' || g.stream), a.group_size, a.dtype,
                greatest(a.in_nelems, a.out_nelems), p.group_size, p.dtype,
                greatest(p.in_nelems, p.out_nelems), p.input_dims, p.input_types,
                art.world_size, count(*), sum(g.dur_ns)
         FROM f_gpu g LEFT JOIN op_args a ON a.op_id = g.gpu_op_id AND a.on_gpu
         LEFT JOIN host_ops r ON r.op_id = g.launch_op_id
+        LEFT JOIN host_ops lp ON lp.op_id = r.parent
         LEFT JOIN op_args p ON p.op_id = r.parent AND NOT p.on_gpu
         LEFT JOIN artifacts art ON art.artifact_id = g.artifact_id
         WHERE g.kind = 'kernel' AND g.family = 'comm'
-        GROUP BY ALL ORDER BY 14 DESC
+        GROUP BY ALL ORDER BY 15 DESC
         """
     ).fetchall()
     notes: list[str] = []
     colls: dict[tuple[Any, ...], list[Any]] = {}
-    for (coll, name, group, n, dt, nel, pn, pdt, pnel, pdims, ptypes, world, cnt,
+    for (coll, name, launch_op, group, n, dt, nel, pn, pdt, pnel, pdims, ptypes, world, cnt,
          ns) in rows:
-        op = collective_type(coll, name or "")
+        op, by_name = typed(coll, name or "", launch_op)
         first = op in table()["first_input_types"]
         key = (op, group, *_sizes(n, dt, nel, pn, pdt, pnel, pdims if first else None, ptypes,
                                   world))
-        acc = colls.setdefault(key, [0, 0])
+        acc = colls.setdefault(key, [0, 0, 0, 0])
         acc[0] += int(cnt)
         acc[1] += int(ns)
-    out = [_coll(k, c, ns, spec, n_gpus) for k, (c, ns) in colls.items()]
+        acc[2] += int(cnt) if not by_name and name_misleads(name or "", op) else 0
+        acc[3] += int(cnt) if by_name else 0
+    out = [_coll(k, c, ns, spec, n_gpus, other, by_name)
+           for k, (c, ns, other, by_name) in colls.items()]
     out.sort(key=lambda c: -c.time_ns)
     if out and all(c.message_bytes is None for c in out):
         notes.append("the trace records no collective sizes (PyTorch ≥ 2.1 with NCCL records "
                      "them on the kernel): no bandwidth")
+    misnamed = sum(c.kernel_name_differs for c in out)
+    if misnamed:
+        notes.append(f"{misnamed:,} communication kernels are named after another collective "
+                     "than the one their launching op records (NCCL 2.12–2.13 name every "
+                     "kernel after one function, NVIDIA/nccl#714): types are the launching "
+                     "op's; a type marked \"kernel name only\" is a guess")
     if spec is None and (out or n_gpus):
         notes.append("the GPU is not in sol_ceilings.yaml: no interconnect ceiling")
     return CommBandwidth(out, _copies(store, spec), "; ".join(notes))
@@ -170,8 +186,8 @@ def _sizes(n: Any, dt: Any, nel: Any, pn: Any, pdt: Any, pnel: Any, pdims: Any, 
     return n, dt, None, "not recorded"
 
 
-def _coll(key: tuple[Any, ...], count: int, ns: int, spec: HwSpec | None, n_gpus: int
-          ) -> CollectiveBw:
+def _coll(key: tuple[Any, ...], count: int, ns: int, spec: HwSpec | None, n_gpus: int,
+          kernel_name_differs: int, typed_by_name: int) -> CollectiveBw:
     op, group, n, dt, size, sizes_from = key
     alg = size * count / (ns * 1e-9) if size is not None and ns else None
     fac = bus_factor(op, int(n)) if n else None
@@ -186,9 +202,15 @@ def _coll(key: tuple[Any, ...], count: int, ns: int, spec: HwSpec | None, n_gpus
         what = (f"NVLink per direction of {spec.name}" if ceil
                 else f"{spec.name}: no NVLink figure")
     pct = 100.0 * bus / ceil if bus is not None and ceil else None
+    if pct is not None and ceil and pct > 100.0:
+        # a busbw above the ceiling disproves it for this group (an IB rail per GPU rather
+        # than one NIC, one NVLink domain across boards): no percentage of a wrong ceiling
+        what = (f"none: the busbw exceeds {what} ({ceil / 1e9:.0f} GB/s), so that ceiling "
+                "does not bound this group")
+        ceil, pct = None, None
     return CollectiveBw(op, group, int(n) if n else None, dt, size, count, ns,
                         ns / count if count else 0.0, alg, bus, fac, ceil, what, pct,
-                        sizes_from)
+                        sizes_from, kernel_name_differs, typed_by_name)
 
 
 def _copies(store: Store, spec: HwSpec | None) -> list[CopyBw]:
