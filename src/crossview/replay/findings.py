@@ -12,7 +12,7 @@ from crossview.replay import graph as graph_mod
 from crossview.replay.gc_pause import paused
 from crossview.replay.levers import parse
 from crossview.replay.steps import step_windows, unsteady
-from crossview.replay.whatif import Baseline, WhatIf, baseline, predict
+from crossview.replay.whatif import Baseline, Pinned, WhatIf, baseline, pinned_of, predict
 from crossview.store.store import Store
 
 
@@ -66,6 +66,8 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
         flagged = unsteady(store, aid)  # warm-up / outlier steps: out of the medians
         done: dict[str, str] = {}  # lever → the finding whose effect already says it
         base: Baseline | None = None  # the unchanged replay, shared by every lever
+        pin: Pinned | None = None  # its median step's unexplained launch → start delays
+        said = False  # the pinned delays explained once; later effects refer to it
         for f in todo:
             # a detector may name the lever its fix fits (details "replay_lever"), else the
             # pattern's lever
@@ -76,24 +78,34 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 continue
             try:
                 spec = parse(lever)
-                base = base or baseline(g, steps, paths=False)  # step times only
+                if base is None:
+                    base = baseline(g, steps, paths=False)  # step times only
+                    pin = pinned_of(g, base, steps, flagged)
                 w = predict(g, steps, how, [spec], base=base, paths=False)
             except CrossviewError:
                 continue  # the lever needs what this capture lacks: the bound stays
             w.unsteady = flagged
             text = effect_text(w, lever)
             if text:
-                if f.expected_effect and lever in graph_mod.params()["lever_caveats"]:
+                held = pin is not None and pin.binds
+                if held and pin is not None:
+                    text += " " + (pin.text() if not said else pin.again())
+                    said = True
+                if f.expected_effect and (held or lever in graph_mod.params()["lever_caveats"]):
                     # the lever models only part of the fix: the finding's own bound stays
                     text += f" The capture's bound: {f.expected_effect}"
                 f.expected_effect = text
                 m = w.medians()
-                f.details["replay"] = {"lever": lever,
-                                       "measured_step_ns": m["measured_step_ns"],
-                                       "predicted_step_ns": m["predicted_step_ns"],
-                                       "selfcheck_max_step_error": w.selfcheck_max_error}
+                rep: dict[str, object] = {"lever": lever,
+                                          "measured_step_ns": m["measured_step_ns"],
+                                          "predicted_step_ns": m["predicted_step_ns"],
+                                          "selfcheck_max_step_error": w.selfcheck_max_error}
+                if held and pin is not None:
+                    rep["pinned_ns"] = pin.pinned_ns
+                f.details["replay"] = rep
                 done[lever] = f.pattern
-                _short_of_claim(f, findings, m, lever)
+                if not held:  # a replay pinned by delays it cannot move refutes nothing
+                    _short_of_claim(f, findings, m, lever)
     except CrossviewError:
         return findings
     return findings

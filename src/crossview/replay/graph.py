@@ -261,11 +261,13 @@ def _gpu_nodes(g: Graph, ops: list[_GpuOp], launch_node: dict[int, int],
     last: dict[str, int] = {}
     gaps: list[int] = []
     by_end: dict[int, list[tuple[int, int]]] = {}  # device → (end, node), for cross-stream
-    for op_id, dev, stream, kind, name, fam, s, d, launch_op, nbytes, mem, _vg in ops:
+    for op_id, dev, stream, kind, name, fam, s, d, launch_op, nbytes, mem, via_graph in ops:
         lane = f"S {dev}/{stream}"
         n = g.add(kind, lane, name, d, s, family=fam, op_ref=op_id, nbytes=nbytes)
         if mem and "Pageable" in mem:
             g.tags[n].add("pageable")
+        if via_graph:  # replayed from a CUDA graph: it waits on the graph's earlier kernels
+            g.tags[n].add("graph")
         ln = launch_node.get(launch_op) if launch_op is not None else None
         prev = last.get(lane)
         gap = s - (g.mstart[prev] + g.dur[prev]) if prev is not None else None

@@ -4,9 +4,10 @@ critical path walked back through the deciding constraints)."""
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from crossview.replay.graph import CPU, GAP, GPU_KINDS, WAIT, Graph
+from crossview.replay.graph import CPU, GAP, GPU_KINDS, WAIT, Cons, Graph
 from crossview.replay.replay import Timing
 from crossview.replay.steps import Step
 
@@ -109,29 +110,55 @@ _OFFSET_CAUSE = {"launch": "launch latency (launch → GPU start)", "stream": "G
                  "chain": "host: CPU (ops and Python)"}
 
 
-def _path(g: Graph, t: Timing, last: int, floor: int) -> dict[str, int]:
-    out: dict[str, int] = {}
+def _walk(g: Graph, t: Timing, last: int, floor: int
+          ) -> Iterator[tuple[str, int, int, Cons | None]]:
+    """The critical path back from `last` to `floor`: (cause, ns, node, the constraint whose
+    offset the time is — None for a node's own time or the lane's measured start)."""
     i: int | None = last
     top = t.end[last]  # the path reaches a node at its end, or at its start via a launch
     while i is not None and top > floor:
         own = top - max(t.start[i], floor)
         if own > 0:
-            key = cause(g, i)
-            out[key] = out.get(key, 0) + own
+            yield cause(g, i), own, i, None
         k = t.binding[i]
         if t.start[i] <= floor:
             break
         if k < 0:  # the first node of its lane, at its measured start
-            key = "before the lane's first recorded op (measured start)"
-            out[key] = out.get(key, 0) + t.start[i] - floor
+            yield ("before the lane's first recorded op (measured start)", t.start[i] - floor,
+                   i, None)
             break
         c = g.cons[i][k]
         p = c.pred
         anchor = t.end[p] if c.at_end else t.start[p]
         gap = t.start[i] - max(anchor, floor)
         if gap > 0:
-            key = _OFFSET_CAUSE[c.why]
-            out[key] = out.get(key, 0) + gap
+            yield _OFFSET_CAUSE[c.why], gap, i, c
         top = min(anchor, t.start[i])
         i = p
+
+
+def _path(g: Graph, t: Timing, last: int, floor: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key, ns, _i, _c in _walk(g, t, last, floor):
+        out[key] = out.get(key, 0) + ns
     return out
+
+
+def pinned(g: Graph, t: Timing, step: Step, min_lag_ns: int) -> int:
+    """Time of the step's critical path held at a measured launch → start delay of at least
+    `min_lag_ns` on a GPU op not replayed from a CUDA graph. The graph keeps the measured
+    delay when nothing it models explains the op's start (its stream idle just before it, no
+    other stream's op ending just before it): the op waited on a dependency the graph does not
+    hold — another stream's work it could not match, another device or process, a peer rank,
+    the host staging a copy — so no lever moves that time (0 when the step cannot be
+    placed)."""
+    b = _bounds(g, t, step, False)
+    if b is None:
+        return 0
+    last = g.end_at.get((step.lane, step.end_ns)) if step.lane else max(
+        active(g), key=lambda i: t.end[i])
+    if last is None:
+        return 0
+    return sum(ns for _k, ns, i, c in _walk(g, t, last, b[0])
+               if c is not None and c.why == "launch" and c.offset >= min_lag_ns
+               and "graph" not in g.tags[i])

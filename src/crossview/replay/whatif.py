@@ -15,8 +15,8 @@ from crossview.replay import levers as lever_mod
 from crossview.replay.gc_pause import paused
 from crossview.replay.graph import WAIT, Graph
 from crossview.replay.levers.common import LeverContext
-from crossview.replay.measure import StepResult, measure
-from crossview.replay.replay import replay
+from crossview.replay.measure import StepResult, measure, pinned
+from crossview.replay.replay import Timing, replay
 from crossview.replay.steps import Step, step_windows, unsteady
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
@@ -144,9 +144,13 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
     with paused():
         g = graph_mod.build(store, aid)
         steps_from, steps = step_windows(store, aid)
+        base = baseline(g, steps)
         w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
-                    _roofline(store))
+                    _roofline(store), base=base)
     w.unsteady = unsteady(store, aid)
+    pin = pinned_of(g, base, steps, w.unsteady)
+    if pin is not None and pin.binds and w.selfcheck_ok:
+        w.notes.append(pin.text())
     return w
 
 
@@ -157,6 +161,7 @@ class Baseline:
     steps: list[StepResult]
     moved: int  # non-wait nodes whose unchanged replay differs from the capture
     max_error: float  # the self-check: largest step error of the unchanged replay
+    timing: Timing | None = None  # the unchanged replay itself
 
 
 def baseline(g: Graph, steps: list[Step], paths: bool = True) -> Baseline:
@@ -167,7 +172,51 @@ def baseline(g: Graph, steps: list[Step], paths: bool = True) -> Baseline:
                 if g.kind[i] != WAIT and timing.start[i] != g.mstart[i])
     err = max((abs(s.predicted_ns - s.measured_ns) / s.measured_ns for s in base
                if s.measured_ns), default=0.0)
-    return Baseline(base, moved, err)
+    return Baseline(base, moved, err, timing)
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """The median steady step of the unchanged replay and the time of its critical path held
+    at unexplained launch → start delays (measure.pinned)."""
+    step: str
+    pinned_ns: int
+    step_ns: int
+
+    @property
+    def share(self) -> float:
+        return self.pinned_ns / self.step_ns if self.step_ns else 0.0
+
+    @property
+    def binds(self) -> bool:
+        """The delays bound the replay: levers move only the rest of the step."""
+        return self.share >= graph_mod.params()["graph"]["pinned_share_min"]
+
+    def text(self) -> str:
+        return (f"The replay holds {self.pinned_ns / 1e6:.2f} ms of {self.step} "
+                f"({self.share:.1%} of the step) at measured launch → GPU start delays it "
+                "cannot attribute (GPU work queued behind a dependency the replay graph does "
+                "not hold: another stream's work it could not match, another device or "
+                "process, a peer rank, the host staging a copy); no lever moves them, so a "
+                "replayed gain is a lower bound.")
+
+    def again(self) -> str:
+        return (f"The same {self.pinned_ns / 1e6:.2f} ms of unattributed launch → GPU "
+                "start delays hold this replay too: a lower bound.")
+
+
+def pinned_of(g: Graph, base: Baseline, steps: list[Step], unsteady_steps: dict[str, str]
+              ) -> Pinned | None:
+    """Pinned time of the unchanged replay's median steady step (upper middle)."""
+    steady = [s for s in base.steps if s.name not in unsteady_steps] or base.steps
+    if not steady or base.timing is None:
+        return None
+    mid = sorted(steady, key=lambda s: s.predicted_ns)[len(steady) // 2]
+    step = next((s for s in steps if s.name == mid.name), None)
+    if step is None:
+        return None
+    ns = pinned(g, base.timing, step, graph_mod.params()["graph"]["pinned_lag_min_ns"])
+    return Pinned(mid.name, ns, mid.predicted_ns)
 
 
 def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
