@@ -97,3 +97,23 @@ def test_the_lever_pair_capture_is_not_pinned() -> None:
     assert "152.47 → 119.33 ms" in f.expected_effect
     assert "cannot attribute" not in f.expected_effect
     assert "pinned_ns" not in f.details["replay"]  # type: ignore[operator]
+
+
+def test_a_pinned_replay_makes_a_bound_row_in_the_ledger(tmp_path: Path) -> None:
+    """Synthesis of the 16-rank trace with an ncu report (two sources): the sync-bound
+    lever is the finding's share of the span (≤ …), not the pinned replay's 0.20 ms saving
+    ranked as a prediction."""
+    import shutil
+
+    from crossview.synthesis import synthesize
+
+    ncu = shared_file(SHARED_DATA / "ncu" / "esmm_a10g_sgemm_variants.ncu-rep")
+    b = tmp_path / "bundle"
+    b.mkdir()
+    for f in (shared_file(A100_16), ncu):
+        shutil.copy(f, b / f.name)
+    (b / "bundle.yaml").write_text("context: {model: dlrm, hardware: A100, engine: torchrec}\n")
+    syn = synthesize.run(b)
+    row = next(lv for lv in syn.levers if lv.id == "finding:sync-bound")
+    assert row.effect is None or row.effect == "bound"
+    assert row.expected_effect().startswith("≤ ")

@@ -245,7 +245,10 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
         if "replay_same_as" in f.details:
             continue  # its lever is the row of the finding it names
         rp = f.details.get("replay")  # replay/findings.py: the replayed median step
-        if isinstance(rp, dict) and f.fix and rp["measured_step_ns"] > rp["predicted_step_ns"]:
+        # a replay pinned by launch → start delays it cannot move (decision 0764) is a lower
+        # bound, not a prediction: the finding's own bound makes the row
+        if (isinstance(rp, dict) and f.fix and "pinned_ns" not in rp
+                and rp["measured_step_ns"] > rp["predicted_step_ns"]):
             arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
                            if inv.entry(e.artifact) is not None})
             if arts:
