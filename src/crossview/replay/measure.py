@@ -54,12 +54,18 @@ def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[
         if b is None:
             continue
         a, e = b
-        last = g.end_at.get((st.lane, st.end_ns)) if st.lane else max(
-            active(g), key=lambda i: t.end[i])
         measured = st.dur_ns if st.lane else _span(g)
         out.append(StepResult(st.name, measured, e - a, _busy_in(busy, a, e),
-                              _path(g, t, last, a) if paths else {}))  # type: ignore[arg-type]
+                              _path(g, t, _last(g, t, st), a) if paths else {}))
     return out
+
+
+def _last(g: Graph, t: Timing, st: Step) -> int:
+    """The node the step's critical path is walked back from: the one ending the step range
+    (placed: `_bounds` found it), or the last to end in a whole-capture step."""
+    if st.lane:
+        return g.end_at[(st.lane, st.end_ns)]
+    return max(active(g), key=lambda i: t.end[i])
 
 
 def _span(g: Graph) -> int:
@@ -155,10 +161,6 @@ def pinned(g: Graph, t: Timing, step: Step, min_lag_ns: int) -> int:
     b = _bounds(g, t, step, False)
     if b is None:
         return 0
-    last = g.end_at.get((step.lane, step.end_ns)) if step.lane else max(
-        active(g), key=lambda i: t.end[i])
-    if last is None:
-        return 0
-    return sum(ns for _k, ns, i, c in _walk(g, t, last, b[0])
+    return sum(ns for _k, ns, i, c in _walk(g, t, _last(g, t, step), b[0])
                if c is not None and c.why == "launch" and c.offset >= min_lag_ns
                and "graph" not in g.tags[i])

@@ -12,6 +12,11 @@ from dataclasses import asdict, dataclass
 from crossview.knowledge.collectives import collective_type
 from crossview.store.store import Store
 
+# a GPU op `g`'s launch call `r` and the op holding it, `lp` (ProcessGroupNCCL's
+# `nccl:all_reduce` range: lp.name names the collective, knowledge/collectives.py `typed`)
+LAUNCH_OP_JOIN = ("LEFT JOIN host_ops r ON r.op_id = g.launch_op_id"
+                  " LEFT JOIN host_ops lp ON lp.op_id = r.parent")
+
 
 @dataclass(frozen=True)
 class CollectiveCall:
@@ -44,8 +49,7 @@ def calls_of(store: Store, artifact_id: int, scoped: bool = True) -> list[Collec
     rows = store.sql(
         "SELECT g.collective, g.process_group, g.stream, g.coll_seq, g.start_ns,"
         " g.start_ns + g.dur_ns, g.name, lp.name"
-        f" FROM {table} g LEFT JOIN host_ops r ON r.op_id = g.launch_op_id"
-        " LEFT JOIN host_ops lp ON lp.op_id = r.parent"
+        f" FROM {table} g {LAUNCH_OP_JOIN}"
         " WHERE g.artifact_id = $a AND g.kind = 'kernel' AND g.family = 'comm'"
         " ORDER BY g.start_ns, g.gpu_op_id", {"a": artifact_id},
     ).fetchall()

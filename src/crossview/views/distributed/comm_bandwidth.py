@@ -27,6 +27,7 @@ from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.loader import load_yaml
 from crossview.opmodels import dtypes
 from crossview.store.store import Store
+from crossview.views.distributed.collectives import LAUNCH_OP_JOIN
 
 
 @cache
@@ -119,15 +120,14 @@ def compute(store: Store) -> CommBandwidth:
     # args, or its first tensor input: symm_mem / custom all-reduce ops record only that);
     # the type: the kernel's args, else the op holding the launch call (`nccl:all_reduce`)
     rows = store.sql(
-        """
+        f"""
         SELECT g.collective, g.name, lp.name, coalesce('pg ' || nullif(g.process_group, ''),
                'stream ' || g.stream), a.group_size, a.dtype,
                greatest(a.in_nelems, a.out_nelems), p.group_size, p.dtype,
                greatest(p.in_nelems, p.out_nelems), p.input_dims, p.input_types,
                art.world_size, count(*), sum(g.dur_ns)
         FROM f_gpu g LEFT JOIN op_args a ON a.op_id = g.gpu_op_id AND a.on_gpu
-        LEFT JOIN host_ops r ON r.op_id = g.launch_op_id
-        LEFT JOIN host_ops lp ON lp.op_id = r.parent
+        {LAUNCH_OP_JOIN}
         LEFT JOIN op_args p ON p.op_id = r.parent AND NOT p.on_gpu
         LEFT JOIN artifacts art ON art.artifact_id = g.artifact_id
         WHERE g.kind = 'kernel' AND g.family = 'comm'
