@@ -79,3 +79,10 @@ def grad_sync_ops() -> tuple[str, str]:
     (frames.yaml: grad_sync)."""
     g = load_yaml("frames.yaml")["grad_sync"]
     return str(g["accumulate"]), str(g["collective_prefix"])
+
+
+def trivial_ops() -> tuple[str, list[str]]:
+    """(the dispatcher ops' name prefix, the ops whose host time is dispatch alone)
+    (frames.yaml: trivial_ops)."""
+    t = load_yaml("frames.yaml")["trivial_ops"]
+    return str(t["prefix"]), [str(n) for n in t["names"]]

@@ -222,6 +222,11 @@ class GradSyncOps(Rec):
     collective_prefix: str
 
 
+class TrivialOps(Rec):
+    prefix: str
+    names: list[str]
+
+
 class Frames(Rec):
     library: list[str]
     engines: dict[str, str]
@@ -232,6 +237,7 @@ class Frames(Rec):
     compiled: list[str]
     zero_grad: ZeroGrad
     grad_sync: GradSyncOps
+    trivial_ops: TrivialOps
 
 
 # --- gpu_metrics.yaml, host_metrics.yaml, serving_metrics.yaml ----------------------------

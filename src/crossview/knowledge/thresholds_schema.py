@@ -31,6 +31,12 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     dataloader_yellow_share: float
     python_overhead_red_share: float
     python_overhead_yellow_share: float
+    host_op_floor_quantile: float
+    host_op_floor_min_ns: int
+    host_op_floor_min_ops: int
+    host_op_cpu_ratio: float
+    host_op_red_share: float
+    host_op_yellow_share: float
     pageable_red_share: float
     pageable_yellow_share: float
     pageable_whole_row_share: float

@@ -29,7 +29,7 @@ from crossview.views.host import calltree, sampled
 if TYPE_CHECKING:
     from crossview.views.device import busy_lanes
     from crossview.views.distributed import crossrank, grad_sync
-    from crossview.views.host import sampled_runtime
+    from crossview.views.host import op_cost, sampled_runtime
 
 
 @dataclass
@@ -267,6 +267,14 @@ class Views:
         from crossview.views.distributed import grad_sync
 
         return grad_sync.compute(self.store, self.steps.steady)
+
+    @cached_property
+    def op_cost(self) -> list[op_cost.OpCost]:
+        """The cheapest ATen ops' host time against CUDA query calls, per artifact, over the
+        steady steps (views/host/op_cost.py)."""
+        from crossview.views.host import op_cost
+
+        return op_cost.compute(self.store, self.steps.steady, self.limits.host_op_floor_quantile)
 
     @cached_property
     def device_activity(self) -> list[gpu_activity.DeviceActivity]:
