@@ -26,6 +26,7 @@ from crossview.analysis import Analysis, analyze
 from crossview.knowledge import api_roles
 from crossview.knowledge.frames import trivial_ops
 from crossview.knowledge.thresholds import defaults
+from crossview.views.host.op_cost import threads
 
 A100 = SHARED_DATA / "kineto" / "hta_a100_ddp_resnet_nccl.json.gz"
 OTHERS = ["hta_a100_16rank_training_graphs.json.gz", "hta_v100_ddp_training.json.gz",
@@ -82,9 +83,10 @@ def test_a100_op_cost_matches_the_raw_trace() -> None:
     assert o.floor_ns == triv[k]
     assert 12_000 <= o.floor_ns <= 12_200  # 12.1 µs, checked by hand
     assert abs(o.median_ns - statistics.median(triv)) <= 1
-    assert o.ops == raw["ops"]
-    assert o.queries == len(raw["queries"]) == 2895
-    assert abs((o.query_median_ns or 0) - statistics.median(raw["queries"])) <= 1
+    t = threads(_analysis(A100).views.store, o)  # type: ignore[union-attr]
+    assert t.ops == raw["ops"]
+    assert t.queries == len(raw["queries"]) == 2895
+    assert abs((t.query_median_ns or 0) - statistics.median(raw["queries"])) <= 1
 
 
 def test_a100_finding_names_the_per_op_path_not_the_cpu() -> None:
@@ -92,8 +94,10 @@ def test_a100_finding_names_the_per_op_path_not_the_cpu() -> None:
     [f] = [f for f in a.findings if f.pattern == PATTERN]
     [o] = a.views.op_cost  # type: ignore[union-attr]
     assert f.severity == "yellow"
-    share = o.floor_per_step_ns / o.mean_step_ns
+    share = f.details["floor_per_step_ns"] / o.mean_step_ns  # type: ignore[operator]
     assert f.share == pytest.approx(share)
+    assert f.details["floor_per_step_ns"] == int(
+        _raw()["ops"] / o.steps * o.floor_ns)
     assert 0.12 < share < 0.14  # 28.92 ms of the 222.37 ms mean step
     assert "the CPU itself is fast" in f.observation
     assert "12.1 µs" in f.title and "22.1 µs" in f.title

@@ -17,7 +17,7 @@ from crossview.detectors.account_share import slice_of
 from crossview.detectors.common import evidence, ms, pct, severity
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.views.host.op_cost import OpCost
+from crossview.views.host.op_cost import OpCost, Threads, threads
 from crossview.views.views import Views
 
 PATTERN = "host-op-overhead"
@@ -25,12 +25,12 @@ PATTERN = "host-op-overhead"
 _HOST_WORK = ("cpu_dispatch", "launch_overhead")
 
 
-def _cpu_sentence(o: OpCost, ratio: float) -> str:
-    if o.query_median_ns is None:
+def _cpu_sentence(o: OpCost, t: Threads, ratio: float) -> str:
+    if t.query_median_ns is None:
         return ("No CUDA query call was recorded on these steps, so a slow CPU cannot be told "
                 "apart from a slow per-op path.")
-    q = f"CUDA query calls in the same steps (×{o.queries:,}) take {ms(o.query_median_ns)} median"
-    if o.query_median_ns * ratio <= o.floor_ns:
+    q = f"CUDA query calls in the same steps (×{t.queries:,}) take {ms(t.query_median_ns)} median"
+    if t.query_median_ns * ratio <= o.floor_ns:
         return (f"{q}: the CPU itself is fast, so the cost is in each ATen op's own path "
                 "(dispatcher, RecordFunction callbacks, the profiler's per-op work).")
     return (f"{q}, slow as well: the CPU itself is slow or shared (clock, contention, a "
@@ -39,12 +39,15 @@ def _cpu_sentence(o: OpCost, ratio: float) -> str:
 
 def detect(v: Views) -> list[Finding]:
     lim = v.limits
-    rows = [o for o in v.op_cost if o.trivial >= lim.host_op_floor_min_ops
-            and o.floor_ns >= lim.host_op_floor_min_ns and o.mean_step_ns > 0]
+    rows = [(o, threads(v.store, o)) for o in v.op_cost
+            if o.trivial >= lim.host_op_floor_min_ops and o.floor_ns >= lim.host_op_floor_min_ns
+            and o.mean_step_ns > 0]
     if not rows:
         return []
-    o = max(rows, key=lambda r: r.floor_per_step_ns / r.mean_step_ns)
-    share = o.floor_per_step_ns / o.mean_step_ns
+    # the floor's host time per step: the busiest thread's ops per step × the floor
+    per_step = [(o, t, int(t.ops / o.steps * o.floor_ns)) for o, t in rows]
+    o, t, floor_ns = max(per_step, key=lambda r: r[2] / r[0].mean_step_ns)
+    share = floor_ns / o.mean_step_ns
     sev = severity(share, lim.host_op_red_share, lim.host_op_yellow_share)
     if sev is None:
         return []
@@ -53,7 +56,7 @@ def detect(v: Views) -> list[Finding]:
     wait = slice_of(v, *_HOST_WORK)
     waited = (f" The GPU waited {ms(wait.ns)} per step on host work between launches (time "
               "account), which this per-op cost is part of." if wait and wait.ns else "")
-    cut = ms(o.floor_per_step_ns)
+    cut = ms(floor_ns)
     return [Finding(
         pattern=PATTERN, severity=sev,
         title=f"Every ATen op pays ≥ {ms(o.floor_ns)} of host time: ops that only make a view "
@@ -61,8 +64,8 @@ def detect(v: Views) -> list[Finding]:
         observation=(
             f"{o.trivial:,} ATen ops that do no work beyond their dispatch ran in the {steps} "
             f"({names}), yet {1 - o.quantile:.0%} of them took ≥ {ms(o.floor_ns)} of host "
-            f"time (median {ms(o.median_ns)}). {_cpu_sentence(o, lim.host_op_cpu_ratio)} At "
-            f"{o.ops_per_step:,.0f} ATen ops per step on the busiest thread ({o.thread}), "
+            f"time (median {ms(o.median_ns)}). {_cpu_sentence(o, t, lim.host_op_cpu_ratio)} At "
+            f"{t.ops / o.steps:,.0f} ATen ops per step on the busiest thread ({t.thread}), "
             f"that floor alone is {cut} of host time per step ({pct(share)} of the "
             f"{ms(o.mean_step_ns)} step).{waited}"),
         fix=fix_for(PATTERN, v.engine), share=share,
@@ -76,9 +79,8 @@ def detect(v: Views) -> list[Finding]:
             + ". An A/B of the step time with and without the change (each arm also timed "
               "without the profiler) measures it."),
         details={"floor_ns": o.floor_ns, "median_ns": o.median_ns, "trivial_ops": o.trivial,
-                 "ops_per_step": round(o.ops_per_step, 1),
-                 "floor_per_step_ns": o.floor_per_step_ns,
-                 "query_median_ns": o.query_median_ns, "artifact": o.artifact},
+                 "ops_per_step": round(t.ops / o.steps, 1), "floor_per_step_ns": floor_ns,
+                 "query_median_ns": t.query_median_ns, "artifact": o.artifact},
     )]
 
 

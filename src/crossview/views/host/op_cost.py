@@ -27,6 +27,16 @@ class NameCost:
 
 
 @dataclass(frozen=True)
+class Threads:
+    """The busiest thread's dispatcher ops and the CUDA query calls, in the same steps."""
+
+    ops: int  # dispatcher ops (frames.yaml trivial_ops.prefix) on the busiest thread
+    thread: str  # that thread, in words
+    queries: int  # CUDA/HIP query calls (api_roles.yaml query)
+    query_median_ns: int | None
+
+
+@dataclass(frozen=True)
 class OpCost:
     artifact_id: int
     artifact: str  # its path
@@ -37,19 +47,7 @@ class OpCost:
     quantile: float
     median_ns: int
     names: tuple[NameCost, ...]  # per trivial op name, most frequent first
-    ops: int  # dispatcher ops (frames.yaml trivial_ops.prefix) on the busiest thread
-    thread: str  # that thread, in words
-    queries: int  # CUDA/HIP query calls in those steps
-    query_median_ns: int | None
-
-    @property
-    def ops_per_step(self) -> float:
-        return self.ops / self.steps if self.steps else 0.0
-
-    @property
-    def floor_per_step_ns(self) -> int:
-        """Host time per step that is the per-op floor alone: ops per step × the floor."""
-        return int(self.ops_per_step * self.floor_ns)
+    windows: tuple[tuple[int, int], ...]  # the steps' (start, end) ns
 
     @property
     def mean_step_ns(self) -> int:
@@ -65,41 +63,52 @@ _JOIN = ("JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w"
          " ON x.artifact_id = w.a AND x.start_ns >= w.s AND x.start_ns < w.e")
 
 
+def _windows(steady: list[Step]) -> dict[str, list[int]]:
+    return {"a": [s.artifact_id for s in steady], "s": [s.start_ns for s in steady],
+            "e": [s.end_ns for s in steady]}
+
+
 def compute(store: Store, steady: list[Step], quantile: float) -> list[OpCost]:
-    """One record per artifact whose steady steps hold trivial ATen ops."""
+    """One record per artifact whose steady steps hold trivial ATen ops (one scan: the
+    artifact's pooled numbers and each name's, by grouping sets)."""
     if not steady:
         return []
-    prefix, names = trivial_ops()
-    w = {"a": [s.artifact_id for s in steady], "s": [s.start_ns for s in steady],
-         "e": [s.end_ns for s in steady]}
-    trivial = store.sql(
-        "SELECT x.artifact_id, count(*), quantile_disc(x.dur_ns, $q), median(x.dur_ns)"
-        f" FROM f_host x {_JOIN} WHERE x.kind = 'op' AND x.name IN (SELECT unnest($n))"
-        " GROUP BY 1", {**w, "q": quantile, "n": names}).fetchall()
-    if not trivial:
-        return []
+    _, names = trivial_ops()
+    pooled: dict[int, tuple[int, int, int]] = {}
     by_name: dict[int, list[NameCost]] = {}
-    for a, n, c, m in store.sql(
-            f"SELECT x.artifact_id, x.name, count(*), median(x.dur_ns) FROM f_host x {_JOIN}"
-            " WHERE x.kind = 'op' AND x.name IN (SELECT unnest($n)) GROUP BY 1, 2"
-            " ORDER BY 1, 3 DESC, 2", {**w, "n": names}).fetchall():
-        by_name.setdefault(int(a), []).append(NameCost(str(n), int(c), int(m)))
-    busiest = {int(a): (int(c), _thread(str(p), str(t))) for a, p, t, c in store.sql(
-        f"SELECT x.artifact_id, x.pid, x.tid, count(*) AS c FROM f_host x {_JOIN}"
-        " WHERE x.kind = 'op' AND starts_with(x.name, $p) GROUP BY 1, 2, 3"
-        " QUALIFY row_number() OVER (PARTITION BY x.artifact_id ORDER BY c DESC, 2, 3) = 1",
-        {**w, "p": prefix}).fetchall()}
-    query = {int(a): (int(c), int(m)) for a, c, m in store.sql(
-        f"SELECT x.artifact_id, count(*), median(x.dur_ns) FROM f_host x {_JOIN}"
-        " WHERE x.kind = 'runtime' AND x.name IN (SELECT unnest($n)) GROUP BY 1",
-        {**w, "n": api_roles.names_with_role("query")}).fetchall()}
+    for a, n, c, floor, med in store.sql(
+            "SELECT x.artifact_id, x.name, count(*), quantile_disc(x.dur_ns, $q),"
+            f" median(x.dur_ns) FROM f_host x {_JOIN}"
+            " WHERE x.kind = 'op' AND x.name IN (SELECT unnest($n))"
+            " GROUP BY GROUPING SETS ((x.artifact_id), (x.artifact_id, x.name))"
+            " ORDER BY 1, 3 DESC, 2", {**_windows(steady), "q": quantile, "n": names}
+    ).fetchall():
+        if n is None:
+            pooled[int(a)] = (int(c), int(floor), int(med))
+        else:
+            by_name.setdefault(int(a), []).append(NameCost(str(n), int(c), int(med)))
     out = []
-    for a, n, floor, med in trivial:
-        a = int(a)
+    for a, (n, floor, med) in pooled.items():
         mine = [s for s in steady if s.artifact_id == a]
-        ops, thread = busiest.get(a, (0, ""))
-        qn, qm = query.get(a, (0, None))
-        out.append(OpCost(a, mine[0].artifact, len(mine), sum(s.wall_ns for s in mine),
-                          int(n), int(floor), quantile, int(med), tuple(by_name.get(a, [])),
-                          ops, thread, qn, qm))
+        out.append(OpCost(a, mine[0].artifact, len(mine), sum(s.wall_ns for s in mine), n,
+                          floor, quantile, med, tuple(by_name.get(a, [])),
+                          tuple((s.start_ns, s.end_ns) for s in mine)))
     return out
+
+
+def threads(store: Store, o: OpCost) -> Threads:
+    """The busiest thread's dispatcher ops and the query calls in `o`'s steps (asked only for
+    a capture whose floor is worth explaining: a scan of every op name)."""
+    prefix, _ = trivial_ops()
+    w = {"a": [o.artifact_id] * len(o.windows), "s": [s for s, _ in o.windows],
+         "e": [e for _, e in o.windows]}
+    top = store.sql(
+        f"SELECT x.pid, x.tid, count(*) AS c FROM f_host x {_JOIN}"
+        " WHERE x.kind = 'op' AND starts_with(x.name, $p) GROUP BY 1, 2"
+        " ORDER BY c DESC, 1, 2 LIMIT 1", {**w, "p": prefix}).fetchall()
+    qn, qm = store.sql(
+        f"SELECT count(*), median(x.dur_ns) FROM f_host x {_JOIN}"
+        " WHERE x.kind = 'runtime' AND x.name IN (SELECT unnest($n))",
+        {**w, "n": api_roles.names_with_role("query")}).fetchall()[0]
+    ops, thread = (int(top[0][2]), _thread(str(top[0][0]), str(top[0][1]))) if top else (0, "")
+    return Threads(ops, thread, int(qn), int(qm) if qn else None)
