@@ -80,6 +80,23 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
 _ORDER = {"red": 0, "yellow": 1, "info": 2}
 
 
+def predicted_saving(f: Finding) -> float:
+    """Conventions §3's ranking key: the share of the steady step the fix is predicted to
+    save. The what-if replay's saving where its lever models the whole fix and nothing pins
+    the step (replay/findings.py `predicts_fix`); else the finding's share of the time
+    account, the bound a partial or pinned replay cannot tighten."""
+    rep = f.details.get("replay") if isinstance(f.details, dict) else None
+    if isinstance(rep, dict) and rep.get("predicts_fix"):
+        meas, pred = float(rep["measured_step_ns"]), float(rep["predicted_step_ns"])
+        if meas > 0:
+            return max(meas - pred, 0.0) / meas
+    return f.share
+
+
+def _key(f: Finding) -> tuple[int, float]:
+    return _ORDER[f.severity], -predicted_saving(f)
+
+
 def _cap(findings: list[Finding], severity: str, limit: int, demote_to: str) -> None:
     """Keep the `limit` largest findings of a severity; demote the rest one level."""
     kept = 0
@@ -88,16 +105,16 @@ def _cap(findings: list[Finding], severity: str, limit: int, demote_to: str) -> 
             kept += 1
             if kept > limit:
                 f.severity = demote_to  # type: ignore[assignment]
-    findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
+    findings.sort(key=_key)
 
 
 def rank(findings: list[Finding], lim: Thresholds | None = None) -> list[Finding]:
     """Conventions §3: at most max_red red and max_yellow yellow (thresholds.yaml);
-    non-actionable never red; rank by share."""
+    non-actionable never red; within a severity, the largest predicted saving first."""
     for f in findings:
         if f.severity == "red" and not f.actionable:
             f.severity = "yellow"
-    findings.sort(key=lambda f: (_ORDER[f.severity], -f.share))
+    findings.sort(key=_key)
     lim = lim or thresholds.defaults()
     _cap(findings, "red", lim.max_red, "yellow")
     _cap(findings, "yellow", lim.max_yellow, "info")

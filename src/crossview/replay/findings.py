@@ -102,6 +102,11 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                                           "selfcheck_max_step_error": w.selfcheck_max_error}
                 if held and pin is not None:
                     rep["pinned_ns"] = pin.pinned_ns
+                # the replay predicts the fix's saving only when its lever models the whole
+                # fix and nothing pins the step; else it is a lower bound beside the
+                # finding's own bound (detectors.rank orders by this prediction)
+                rep["predicts_fix"] = not held and lever not in graph_mod.params()[
+                    "lever_caveats"]
                 f.details["replay"] = rep
                 done[lever] = f.pattern
                 if not held:  # a replay pinned by delays it cannot move refutes nothing
