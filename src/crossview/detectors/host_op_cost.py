@@ -44,9 +44,11 @@ def detect(v: Views) -> list[Finding]:
             and o.mean_step_ns > 0]
     if not rows:
         return []
-    # the floor's host time per step: the busiest thread's ops per step × the floor
-    per_step = [(o, t, int(t.ops / o.steps * o.floor_ns)) for o, t in rows]
-    o, t, floor_ns = max(per_step, key=lambda r: r[2] / r[0].mean_step_ns)
+    # the floor's host time per step: the busiest thread's ops per step × the floor its own
+    # trivial ops pay (the pooled floor when it runs none)
+    per_step = [(o, t, min(o.floor_ns, t.floor_ns or o.floor_ns)) for o, t in rows]
+    o, t, each = max(per_step, key=lambda r: r[1].ops / r[0].steps * r[2] / r[0].mean_step_ns)
+    floor_ns = int(t.ops / o.steps * each)
     share = floor_ns / o.mean_step_ns
     sev = severity(share, lim.host_op_red_share, lim.host_op_yellow_share)
     if sev is None:
@@ -66,7 +68,8 @@ def detect(v: Views) -> list[Finding]:
             f"({names}), yet {1 - o.quantile:.0%} of them took ≥ {ms(o.floor_ns)} of host "
             f"time (median {ms(o.median_ns)}). {_cpu_sentence(o, t, lim.host_op_cpu_ratio)} At "
             f"{t.ops / o.steps:,.0f} ATen ops per step on the busiest thread ({t.thread}), "
-            f"that floor alone is {cut} of host time per step ({pct(share)} of the "
+            + (f"whose own trivial ops pay ≥ {ms(each)}, " if ms(each) != ms(o.floor_ns) else "")
+            + f"that floor alone is {cut} of host time per step ({pct(share)} of the "
             f"{ms(o.mean_step_ns)} step).{waited}"),
         fix=fix_for(PATTERN, v.engine), share=share,
         evidence=evidence(v, "host durations of the trivial ATen ops (frames.yaml trivial_ops) "
@@ -80,6 +83,7 @@ def detect(v: Views) -> list[Finding]:
               "without the profiler) measures it."),
         details={"floor_ns": o.floor_ns, "median_ns": o.median_ns, "trivial_ops": o.trivial,
                  "ops_per_step": round(t.ops / o.steps, 1), "floor_per_step_ns": floor_ns,
+                 "thread_floor_ns": t.floor_ns,
                  "query_median_ns": t.query_median_ns, "artifact": o.artifact},
     )]
 

@@ -32,6 +32,7 @@ class Threads:
 
     ops: int  # dispatcher ops (frames.yaml trivial_ops.prefix) on the busiest thread
     thread: str  # that thread, in words
+    floor_ns: int | None  # the trivial ops' floor on that thread alone (None: it runs none)
     queries: int  # CUDA/HIP query calls (api_roles.yaml query)
     query_median_ns: int | None
 
@@ -99,16 +100,22 @@ def compute(store: Store, steady: list[Step], quantile: float) -> list[OpCost]:
 def threads(store: Store, o: OpCost) -> Threads:
     """The busiest thread's dispatcher ops and the query calls in `o`'s steps (asked only for
     a capture whose floor is worth explaining: a scan of every op name)."""
-    prefix, _ = trivial_ops()
+    prefix, names = trivial_ops()
     w = {"a": [o.artifact_id] * len(o.windows), "s": [s for s, _ in o.windows],
          "e": [e for _, e in o.windows]}
+    # that thread's own floor: the pooled one could come from other, slower threads
     top = store.sql(
-        f"SELECT x.pid, x.tid, count(*) AS c FROM f_host x {_JOIN}"
+        f"SELECT x.pid, x.tid, count(*) AS c, quantile_disc(x.dur_ns, $q) FILTER"
+        f" (WHERE x.name IN (SELECT unnest($n))) FROM f_host x {_JOIN}"
         " WHERE x.kind = 'op' AND starts_with(x.name, $p) GROUP BY 1, 2"
-        " ORDER BY c DESC, 1, 2 LIMIT 1", {**w, "p": prefix}).fetchall()
+        " ORDER BY c DESC, 1, 2 LIMIT 1",
+        {**w, "p": prefix, "q": o.quantile, "n": names}).fetchall()
     qn, qm = store.sql(
         f"SELECT count(*), median(x.dur_ns) FROM f_host x {_JOIN}"
         " WHERE x.kind = 'runtime' AND x.name IN (SELECT unnest($n))",
         {**w, "n": api_roles.names_with_role("query")}).fetchall()[0]
-    ops, thread = (int(top[0][2]), _thread(str(top[0][0]), str(top[0][1]))) if top else (0, "")
-    return Threads(ops, thread, int(qn), int(qm) if qn else None)
+    if not top:
+        return Threads(0, "", None, int(qn), int(qm) if qn else None)
+    pid, tid, ops, floor = top[0]
+    return Threads(int(ops), _thread(str(pid), str(tid)),
+                   int(floor) if floor is not None else None, int(qn), int(qm) if qn else None)
