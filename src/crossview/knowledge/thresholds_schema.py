@@ -31,6 +31,9 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     dataloader_yellow_share: float
     python_overhead_red_share: float
     python_overhead_yellow_share: float
+    first_call_min_ratio: float
+    first_call_min_excess_ns: int
+    first_call_yellow_share: float
     host_op_floor_quantile: float
     host_op_floor_min_ns: int
     host_op_floor_min_ops: int

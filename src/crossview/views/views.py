@@ -29,7 +29,7 @@ from crossview.views.host import calltree, sampled
 if TYPE_CHECKING:
     from crossview.views.device import busy_lanes
     from crossview.views.distributed import crossrank, grad_sync
-    from crossview.views.host import op_cost, sampled_runtime
+    from crossview.views.host import first_calls, op_cost, sampled_runtime
 
 
 @dataclass
@@ -267,6 +267,16 @@ class Views:
         from crossview.views.distributed import grad_sync
 
         return grad_sync.compute(self.store, self.steps.steady)
+
+    @cached_property
+    def first_calls(self) -> first_calls.FirstCalls:
+        """Ops whose first call with given shapes costs far more than the later ones, over
+        the steady steps (views/host/first_calls.py)."""
+        from crossview.views.host import first_calls
+
+        lim = self.limits
+        return first_calls.compute(self.store, self.steps.steady, lim.first_call_min_ratio,
+                                   lim.first_call_min_excess_ns)
 
     @cached_property
     def op_cost(self) -> list[op_cost.OpCost]:

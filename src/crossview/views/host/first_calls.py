@@ -1,0 +1,74 @@
+"""First calls of a shape: host ops whose first call with given input shapes costs far more
+than the later calls with the same shapes, over the steady steps.
+
+With `record_shapes=True` each op carries its input dims and types (op_args). Calls of one
+(op, dims, types) do the same work, so a first call that costs many times the later ones pays
+a one-off setup for that shape (for a GEMM, the library's per-shape kernel selection; a first
+allocation of that size). Self time, not duration, so an op and the op it calls are not both
+charged. Facts only; detectors/first_calls.py judges them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crossview.store.store import Store
+from crossview.views.device.steps import Step
+
+
+@dataclass(frozen=True)
+class FirstCall:
+    artifact: str  # path
+    name: str
+    input_dims: str
+    calls: int  # calls of this (op, dims, types) in the steady steps
+    first_ns: int  # the first call's self time
+    rest_median_ns: int  # the later calls' median self time
+
+    @property
+    def excess_ns(self) -> int:
+        return self.first_ns - self.rest_median_ns
+
+
+@dataclass(frozen=True)
+class FirstCalls:
+    groups: list[FirstCall]  # the (op, shape) groups past the cut, largest excess first
+    steps: int  # steady steps counted (all artifacts)
+    step_ns: int  # their wall time, summed
+
+    @property
+    def excess_ns(self) -> int:
+        return sum(g.excess_ns for g in self.groups)
+
+
+_SQL = """
+WITH c AS (
+    SELECT h.artifact_id, h.name, a.input_dims, a.input_types, h.self_ns,
+           row_number() OVER (g ORDER BY h.start_ns, h.op_id) AS k, count(*) OVER g AS n
+    FROM f_host h
+    JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w
+      ON h.artifact_id = w.a AND h.start_ns >= w.s AND h.start_ns < w.e
+    JOIN op_args a ON a.op_id = h.op_id AND a.artifact_id = h.artifact_id AND NOT a.on_gpu
+    WHERE h.kind = 'op' AND a.input_dims IS NOT NULL
+    WINDOW g AS (PARTITION BY h.artifact_id, h.name, a.input_dims, a.input_types)
+)
+SELECT artifact_id, name, input_dims, max(n), max(self_ns) FILTER (k = 1) AS first,
+       median(self_ns) FILTER (k > 1) AS rest
+FROM c WHERE n >= 2 GROUP BY artifact_id, name, input_dims, input_types
+HAVING first >= $ratio * rest AND first - rest >= $min_ns
+ORDER BY first - rest DESC, name
+"""
+
+
+def compute(store: Store, steady: list[Step], ratio: float, min_ns: int) -> FirstCalls:
+    """The groups whose first call costs ≥ ratio × the later calls' median and ≥ min_ns more
+    (thresholds.yaml first_call_*: the cut decides what is worth listing, not the finding)."""
+    if not steady:
+        return FirstCalls([], 0, 0)
+    paths = {s.artifact_id: s.artifact for s in steady}
+    rows = store.sql(_SQL, {
+        "a": [s.artifact_id for s in steady], "s": [s.start_ns for s in steady],
+        "e": [s.end_ns for s in steady], "ratio": ratio, "min_ns": min_ns}).fetchall()
+    groups = [FirstCall(paths[int(a)], str(n), str(d), int(c), int(f), int(r))
+              for a, n, d, c, f, r in rows]
+    return FirstCalls(groups, len(steady), sum(s.wall_ns for s in steady))
