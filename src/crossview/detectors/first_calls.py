@@ -11,7 +11,7 @@ it (usually the CPU work between launches).
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.common import evidence, ms, pct, short
+from crossview.detectors.common import evidence, fix_where, ms, pct, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.views.views import Views
@@ -27,9 +27,8 @@ def detect(v: Views) -> list[Finding]:
     if share < v.limits.first_call_yellow_share:
         return []  # a few stray first calls: not worth a recap line
     top = "; ".join(
-        f"`{g.name}` {short(g.input_dims, 60)}: first {ms(g.first_ns)}, "
-        + (f"the {g.calls - 1:,} later {ms(g.rest_median_ns)} median" if g.calls > 2 else
-           f"the later one {ms(g.rest_median_ns)}") for g in fc.groups[:3])
+        f"`{g.name}` {short(g.input_dims, 60)}: first {ms(g.first_ns)}, later calls "
+        f"(×{g.calls - 1:,}) {ms(g.rest_median_ns)} median" for g in fc.groups[:3])
     steps = f"{fc.steps} steady step" + ("s" if fc.steps != 1 else "")
     per_step = fc.excess_ns // fc.steps
     return [Finding(
@@ -45,7 +44,7 @@ def detect(v: Views) -> list[Finding]:
             "of a shape pays a one-off setup (for a GEMM, the library's kernel selection for "
             "that problem size; a first allocation of that size): a workload whose shapes "
             "change from step to step pays it again for every new size."),
-        fix=fix_for(PATTERN, v.engine), share=share,
+        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share,
         evidence=evidence(v, "host self time of ops grouped by recorded input shapes "
                              "(op_args), first call against the later ones, steady steps"),
         expected_effect=(
