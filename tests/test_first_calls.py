@@ -2,7 +2,7 @@
 
 Real capture: tracelens_b200_vllm_eager_prefill_tp8 (vLLM eager, one 888-token prefill step,
 shapes recorded): each GEMM shape's first `aten::addmm` takes 1.4–2.4 ms of host time, its 35
-later calls 34–71 µs. Expected numbers are recomputed here from the raw trace JSON: the
+later calls 34–71 µs (5.38 ms of the 87.22 ms step). Expected numbers are recomputed here from the raw trace JSON: the
 events inside the engine's step annotation, grouped by (name, Input Dims, Input type), self
 time = duration minus the direct children on the same thread. The other shared captures with
 shapes stay under the cut (no finding). Synthetic traces: the cuts.
@@ -64,8 +64,8 @@ def test_b200_first_gemm_calls_match_the_raw_trace() -> None:
     assert abs(g.first_ns - first * 1000) <= 1000  # µs floats → integer ns
     assert abs(g.rest_median_ns - statistics.median(rest) * 1000) <= 1000
     assert 2_400_000 < g.first_ns < 2_450_000 and 45_000 < g.rest_median_ns < 56_000
-    assert {x.name for x in fc.groups} == {"aten::addmm", "aten::copy_"}
-    assert len(fc.groups) == 4
+    # the three GEMM shapes; the [1, 512] copy_'s first call (1.58 ms) has one later call only
+    assert [x.name for x in fc.groups] == ["aten::addmm"] * 3
 
 
 def test_b200_finding() -> None:
@@ -74,8 +74,8 @@ def test_b200_finding() -> None:
     [f] = [f for f in a.findings if f.pattern == PATTERN]
     assert f.severity == "yellow"
     assert f.share == pytest.approx(fc.excess_ns / fc.step_ns)
-    assert 0.075 < f.share < 0.085  # 6.95 ms of the 87.22 ms step
-    assert "6.95 ms per step" in f.observation
+    assert 0.06 < f.share < 0.065  # 5.38 ms of the 87.22 ms step
+    assert "5.38 ms per step" in f.observation and "3 op groups" in f.observation
     assert "cudagraph_capture_sizes" in f.fix  # the vLLM variant
     # below the launch-bound red whose wait it is part of
     assert [x.pattern for x in a.findings if x.severity != "info"] == [
@@ -133,3 +133,17 @@ def test_synthetic_cuts(tmp_path: Path) -> None:
                            later_us=30.0)) is None
     # excess under the cut: 10× but only 180 µs more
     assert _finding(_trace(tmp_path, first_us=200.0, later_us=20.0)) is None
+    # too few later calls to call it a pattern (the README example's one index_select pair)
+    few = lim.first_call_min_later
+    assert _finding(_trace(tmp_path, first_us=300.0, later_us=10.0, calls=few)) is None
+    assert _finding(_trace(tmp_path, first_us=300.0, later_us=10.0, calls=few + 1)) is not None
+
+
+def test_cpu_only_capture_gets_no_cuda_graph_advice(tmp_path: Path) -> None:
+    p = _trace(tmp_path, first_us=300.0, later_us=10.0)
+    d = json.loads(p.read_text())
+    d["traceEvents"] = [e for e in d["traceEvents"] if e["cat"] not in ("kernel",
+                                                                          "cuda_runtime")]
+    p.write_text(json.dumps(d))
+    f = _finding(p)
+    assert f is not None and "CUDA graph" not in f.fix and "warm-up step per size" in f.fix

@@ -17,6 +17,11 @@ from crossview.knowledge.fixes import fix_for
 from crossview.views.views import Views
 
 PATTERN = "first-call-per-shape"
+CPU_ONLY = PATTERN + "-cpu-only"  # no GPU in the capture: no CUDA-graph remedy
+
+
+def _groups(n: int) -> str:
+    return f"{n:,} op group" + ("" if n == 1 else "s")
 
 
 def detect(v: Views) -> list[Finding]:
@@ -34,17 +39,18 @@ def detect(v: Views) -> list[Finding]:
     return [Finding(
         pattern=PATTERN,
         severity="yellow",
-        title=f"{len(fc.groups)} ops pay a one-off setup on the first call of their input "
+        title=f"{_groups(len(fc.groups))} pay a one-off setup on the first call of their input "
               f"shapes: {ms(per_step)} per step ({pct(share)})",
         observation=(
-            f"On the first call with given input shapes, {len(fc.groups)} op groups cost "
+            f"On the first call with given input shapes, {_groups(len(fc.groups))} cost "
             f"{ms(fc.excess_ns)} more self time than their later calls with the same shapes "
             f"({top}): {ms(per_step)} per step, {pct(share)} of the wall time of the {steps}. "
             "A first call "
             "of a shape pays a one-off setup (for a GEMM, the library's kernel selection for "
             "that problem size; a first allocation of that size): a workload whose shapes "
             "change from step to step pays it again for every new size."),
-        fix=fix_for(PATTERN, v.engine, fix_where(v)), share=share,
+        fix=fix_for(CPU_ONLY if v.metrics.cpu_only else PATTERN, v.engine, fix_where(v)),
+        share=share,
         evidence=evidence(v, "host self time of ops grouped by recorded input shapes "
                              "(op_args), first call against the later ones, steady steps"),
         expected_effect=(
@@ -60,5 +66,6 @@ def detect(v: Views) -> list[Finding]:
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect,
-    thresholds=("first_call_min_ratio", "first_call_min_excess_ns", "first_call_yellow_share"),
-    fix_keys=(PATTERN,))
+    thresholds=("first_call_min_ratio", "first_call_min_excess_ns", "first_call_min_later",
+                "first_call_yellow_share"),
+    fix_keys=(PATTERN, CPU_ONLY))

@@ -33,6 +33,7 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     python_overhead_yellow_share: float
     first_call_min_ratio: float
     first_call_min_excess_ns: int
+    first_call_min_later: int
     first_call_yellow_share: float
     host_op_floor_quantile: float
     host_op_floor_min_ns: int

@@ -276,7 +276,7 @@ class Views:
 
         lim = self.limits
         return first_calls.compute(self.store, self.steps.steady, lim.first_call_min_ratio,
-                                   lim.first_call_min_excess_ns)
+                                   lim.first_call_min_excess_ns, lim.first_call_min_later)
 
     @cached_property
     def op_cost(self) -> list[op_cost.OpCost]:

@@ -54,21 +54,24 @@ WITH c AS (
 )
 SELECT artifact_id, name, input_dims, max(n), max(self_ns) FILTER (k = 1) AS first,
        median(self_ns) FILTER (k > 1) AS rest
-FROM c WHERE n >= 2 GROUP BY artifact_id, name, input_dims, input_types
+FROM c WHERE n > $later GROUP BY artifact_id, name, input_dims, input_types
 HAVING first >= $ratio * rest AND first - rest >= $min_ns
 ORDER BY first - rest DESC, name
 """
 
 
-def compute(store: Store, steady: list[Step], ratio: float, min_ns: int) -> FirstCalls:
-    """The groups whose first call costs ≥ ratio × the later calls' median and ≥ min_ns more
-    (thresholds.yaml first_call_*: the cut decides what is worth listing, not the finding)."""
+def compute(store: Store, steady: list[Step], ratio: float, min_ns: int, later: int
+            ) -> FirstCalls:
+    """The groups of ≥ `later` calls after the first whose first call costs ≥ ratio × the
+    later calls' median and ≥ min_ns more (thresholds.yaml first_call_*: the cut decides what
+    is worth listing, not the finding)."""
     if not steady:
         return FirstCalls([], 0, 0)
     paths = {s.artifact_id: s.artifact for s in steady}
     rows = store.sql(_SQL, {
         "a": [s.artifact_id for s in steady], "s": [s.start_ns for s in steady],
-        "e": [s.end_ns for s in steady], "ratio": ratio, "min_ns": min_ns}).fetchall()
+        "e": [s.end_ns for s in steady], "ratio": ratio, "min_ns": min_ns,
+        "later": later}).fetchall()
     groups = [FirstCall(paths[int(a)], str(n), str(d), int(c), int(f), int(r))
               for a, n, d, c, f, r in rows]
     return FirstCalls(groups, len(steady), sum(s.wall_ns for s in steady))
