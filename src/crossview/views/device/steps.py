@@ -119,6 +119,17 @@ class StepSet:
 
 
 # -- finding the steps ----------------------------------------------------------------------
+# rows of table alias `x` that start inside one of the steps bound by `in_steps`
+IN_STEPS_JOIN = ("JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w"
+                 " ON x.artifact_id = w.a AND x.start_ns >= w.s AND x.start_ns < w.e")
+
+
+def in_steps(steps: Sequence[Step]) -> dict[str, list[int]]:
+    """The parameters of IN_STEPS_JOIN for these steps."""
+    return {"a": [s.artifact_id for s in steps], "s": [s.start_ns for s in steps],
+            "e": [s.end_ns for s in steps]}
+
+
 def _paths(store: Store) -> dict[int, str]:
     return dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
 

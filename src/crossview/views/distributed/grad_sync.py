@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from crossview.knowledge.frames import grad_sync_ops
 from crossview.store.store import Store
-from crossview.views.device.steps import Step
+from crossview.views.device.steps import IN_STEPS_JOIN, Step, in_steps
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,8 @@ def compute(store: Store, steady: list[Step]) -> list[GradSync]:
     if not steady:
         return []
     acc, prefix = grad_sync_ops()
-    windows = {"a": [s.artifact_id for s in steady], "s": [s.start_ns for s in steady],
-               "e": [s.end_ns for s in steady]}
-    join = ("JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w"
-            " ON x.artifact_id = w.a AND x.start_ns >= w.s AND x.start_ns < w.e")
+    windows = in_steps(steady)
+    join = IN_STEPS_JOIN
     host = store.sql(
         "SELECT x.artifact_id, count(*) FILTER (WHERE x.name = $acc),"
         " count(*) FILTER (WHERE starts_with(x.name, $pre)),"

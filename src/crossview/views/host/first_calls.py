@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.store.store import Store
-from crossview.views.device.steps import Step
+from crossview.views.device.steps import IN_STEPS_JOIN, Step, in_steps
 
 
 @dataclass(frozen=True)
@@ -41,16 +41,14 @@ class FirstCalls:
         return sum(g.excess_ns for g in self.groups)
 
 
-_SQL = """
+_SQL = f"""
 WITH c AS (
-    SELECT h.artifact_id, h.name, a.input_dims, a.input_types, h.self_ns,
-           row_number() OVER (g ORDER BY h.start_ns, h.op_id) AS k, count(*) OVER g AS n
-    FROM f_host h
-    JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w
-      ON h.artifact_id = w.a AND h.start_ns >= w.s AND h.start_ns < w.e
-    JOIN op_args a ON a.op_id = h.op_id AND a.artifact_id = h.artifact_id AND NOT a.on_gpu
-    WHERE h.kind = 'op' AND a.input_dims IS NOT NULL
-    WINDOW g AS (PARTITION BY h.artifact_id, h.name, a.input_dims, a.input_types)
+    SELECT x.artifact_id, x.name, a.input_dims, a.input_types, x.self_ns,
+           row_number() OVER (g ORDER BY x.start_ns, x.op_id) AS k, count(*) OVER g AS n
+    FROM f_host x {IN_STEPS_JOIN}
+    JOIN op_args a ON a.op_id = x.op_id AND a.artifact_id = x.artifact_id AND NOT a.on_gpu
+    WHERE x.kind = 'op' AND a.input_dims IS NOT NULL
+    WINDOW g AS (PARTITION BY x.artifact_id, x.name, a.input_dims, a.input_types)
 )
 SELECT artifact_id, name, input_dims, max(n), max(self_ns) FILTER (k = 1) AS first,
        median(self_ns) FILTER (k > 1) AS rest
@@ -68,10 +66,8 @@ def compute(store: Store, steady: list[Step], ratio: float, min_ns: int, later: 
     if not steady:
         return FirstCalls([], 0, 0)
     paths = {s.artifact_id: s.artifact for s in steady}
-    rows = store.sql(_SQL, {
-        "a": [s.artifact_id for s in steady], "s": [s.start_ns for s in steady],
-        "e": [s.end_ns for s in steady], "ratio": ratio, "min_ns": min_ns,
-        "later": later}).fetchall()
+    rows = store.sql(_SQL, {**in_steps(steady), "ratio": ratio, "min_ns": min_ns,
+                            "later": later}).fetchall()
     groups = [FirstCall(paths[int(a)], str(n), str(d), int(c), int(f), int(r))
               for a, n, d, c, f, r in rows]
     return FirstCalls(groups, len(steady), sum(s.wall_ns for s in steady))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from crossview.knowledge import api_roles
 from crossview.knowledge.frames import trivial_ops
 from crossview.store.store import Store
-from crossview.views.device.steps import Step
+from crossview.views.device.steps import IN_STEPS_JOIN, Step, in_steps
 
 
 @dataclass(frozen=True)
@@ -60,15 +60,6 @@ def _thread(pid: str, tid: str) -> str:
     return f"thread {tid}" + (", the main thread" if tid == pid else f" of process {pid}")
 
 
-_JOIN = ("JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w"
-         " ON x.artifact_id = w.a AND x.start_ns >= w.s AND x.start_ns < w.e")
-
-
-def _windows(steady: list[Step]) -> dict[str, list[int]]:
-    return {"a": [s.artifact_id for s in steady], "s": [s.start_ns for s in steady],
-            "e": [s.end_ns for s in steady]}
-
-
 def compute(store: Store, steady: list[Step], quantile: float) -> list[OpCost]:
     """One record per artifact whose steady steps hold trivial ATen ops (one scan: the
     artifact's pooled numbers and each name's, by grouping sets)."""
@@ -79,10 +70,10 @@ def compute(store: Store, steady: list[Step], quantile: float) -> list[OpCost]:
     by_name: dict[int, list[NameCost]] = {}
     for a, n, c, floor, med in store.sql(
             "SELECT x.artifact_id, x.name, count(*), quantile_disc(x.dur_ns, $q),"
-            f" median(x.dur_ns) FROM f_host x {_JOIN}"
+            f" median(x.dur_ns) FROM f_host x {IN_STEPS_JOIN}"
             " WHERE x.kind = 'op' AND x.name IN (SELECT unnest($n))"
             " GROUP BY GROUPING SETS ((x.artifact_id), (x.artifact_id, x.name))"
-            " ORDER BY 1, 3 DESC, 2", {**_windows(steady), "q": quantile, "n": names}
+            " ORDER BY 1, 3 DESC, 2", {**in_steps(steady), "q": quantile, "n": names}
     ).fetchall():
         if n is None:
             pooled[int(a)] = (int(c), int(floor), int(med))
@@ -106,12 +97,12 @@ def threads(store: Store, o: OpCost) -> Threads:
     # that thread's own floor: the pooled one could come from other, slower threads
     top = store.sql(
         f"SELECT x.pid, x.tid, count(*) AS c, quantile_disc(x.dur_ns, $q) FILTER"
-        f" (WHERE x.name IN (SELECT unnest($n))) FROM f_host x {_JOIN}"
+        f" (WHERE x.name IN (SELECT unnest($n))) FROM f_host x {IN_STEPS_JOIN}"
         " WHERE x.kind = 'op' AND starts_with(x.name, $p) GROUP BY 1, 2"
         " ORDER BY c DESC, 1, 2 LIMIT 1",
         {**w, "p": prefix, "q": o.quantile, "n": names}).fetchall()
     qn, qm = store.sql(
-        f"SELECT count(*), median(x.dur_ns) FROM f_host x {_JOIN}"
+        f"SELECT count(*), median(x.dur_ns) FROM f_host x {IN_STEPS_JOIN}"
         " WHERE x.kind = 'runtime' AND x.name IN (SELECT unnest($n))",
         {**w, "n": api_roles.names_with_role("query")}).fetchall()[0]
     if not top:
