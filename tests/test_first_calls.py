@@ -2,10 +2,10 @@
 
 Real capture: tracelens_b200_vllm_eager_prefill_tp8 (vLLM eager, one 888-token prefill step,
 shapes recorded): each GEMM shape's first `aten::addmm` takes 1.4–2.4 ms of host time, its 35
-later calls 34–71 µs (5.38 ms of the 87.22 ms step). Expected numbers are recomputed here from the raw trace JSON: the
-events inside the engine's step annotation, grouped by (name, Input Dims, Input type), self
-time = duration minus the direct children on the same thread. The other shared captures with
-shapes stay under the cut (no finding). Synthetic traces: the cuts.
+later calls 34–71 µs (5.38 ms of the 87.22 ms step). Expected numbers are recomputed here from
+the raw trace JSON: the events inside the engine's step annotation, grouped by (name, Input
+Dims, Input type), self time = duration minus the direct children on the same thread. The
+other shared captures with shapes stay under the cut (no finding). Synthetic traces: the cuts.
 """
 
 from __future__ import annotations
