@@ -22,6 +22,7 @@ import pytest
 from conftest import SHARED_DATA, shared_file
 from crossview.analysis import analyze
 from crossview.knowledge.thresholds import defaults
+from test_kineto_synthetic import X, kernel, runtime, write_trace
 
 B200 = SHARED_DATA / "kineto" / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
 PATTERN = "first-call-per-shape"
@@ -96,22 +97,16 @@ def test_no_finding_under_the_cut(name: str) -> None:
 def _trace(tmp: Path, first_us: float, later_us: float, calls: int = 10) -> Path:
     """One 1 ms step; `calls` aten::mm calls of one shape, the first of first_us, then one
     launch + kernel so the step has GPU work."""
-    ev: list[dict[str, Any]] = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1",
-                                 "pid": 1, "tid": 1, "ts": 1000.0, "dur": 1000.0, "args": {}}]
+    ev: list[dict[str, Any]] = [X("user_annotation", "ProfilerStep#1", 1, 1, 1000.0, 1000.0)]
     t = 1001.0
     for i in range(calls):
         d = first_us if i == 0 else later_us
-        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
-                   "ts": t, "dur": d, "args": {"Input Dims": [[8, 8], [8, 8]],
-                                               "Input type": ["float", "float"]}})
+        ev.append(X("cpu_op", "aten::mm", 1, 1, t, d, **{"Input Dims": [[8, 8], [8, 8]],
+                                                          "Input type": ["float", "float"]}))
         t += d + 1
-    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
-               "tid": 1, "ts": 1990.0, "dur": 5.0, "args": {"correlation": 1}})
-    ev.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1995.0,
-               "dur": 4.0, "args": {"device": 0, "stream": 7, "correlation": 1}})
-    p = tmp / "t.json"
-    p.write_text(json.dumps({"traceEvents": ev}))
-    return p
+    ev.append(runtime("cudaLaunchKernel", 1990.0, 5.0, 1, 1, 1))
+    ev.append(kernel("k", 1995.0, 4.0, 1))
+    return write_trace(tmp / "t.json", ev)
 
 
 def _finding(path: Path) -> Any:

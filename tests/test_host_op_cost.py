@@ -27,6 +27,7 @@ from crossview.knowledge import api_roles
 from crossview.knowledge.frames import trivial_ops
 from crossview.knowledge.thresholds import defaults
 from crossview.views.host.op_cost import threads
+from test_kineto_synthetic import X, kernel, op, runtime, write_trace
 
 A100 = SHARED_DATA / "kineto" / "hta_a100_ddp_resnet_nccl.json.gz"
 OTHERS = ["hta_a100_16rank_training_graphs.json.gz", "hta_v100_ddp_training.json.gz",
@@ -128,31 +129,21 @@ def test_captures_with_cheap_ops_get_no_finding(name: str) -> None:
 # --------------------------------------------------------------------------- synthetic
 
 
-def _X(cat: str, name: str, ts: float, dur: float, tid: int = 1, **args: Any) -> dict[str, Any]:
-    return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur,
-            "args": args}
-
-
 def _trace(tmp: Path, view_us: float, query_us: float | None, n: int = 200) -> Path:
     """Two 1 ms steps; in each, n/2 `aten::view` ops of view_us, one launch + kernel, and
     (unless None) 10 `cudaStreamIsCapturing` calls of query_us."""
     ev: list[dict[str, Any]] = []
     for s in range(2):
         t0 = 1000.0 + s * 1000.0
-        ev.append(_X("user_annotation", f"ProfilerStep#{s}", t0, 1000.0))
-        for i in range(n // 2):
-            ev.append(_X("cpu_op", "aten::view", t0 + 1 + i * (view_us + 0.5), view_us))
+        ev.append(X("user_annotation", f"ProfilerStep#{s}", 1, 1, t0, 1000.0))
+        ev += [op("aten::view", t0 + 1 + i * (view_us + 0.5), view_us, 1, 1)
+               for i in range(n // 2)]
         if query_us is not None:
-            for i in range(10):
-                ev.append(_X("cuda_runtime", "cudaStreamIsCapturing", t0 + 900 + i * 5,
-                             query_us))
-        ev.append(_X("cuda_runtime", "cudaLaunchKernel", t0 + 960, 5.0, correlation=s + 1))
-        ev.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
-                   "ts": t0 + 970, "dur": 20.0,
-                   "args": {"device": 0, "stream": 7, "correlation": s + 1}})
-    p = tmp / "t.json"
-    p.write_text(json.dumps({"traceEvents": ev}))
-    return p
+            ev += [X("cuda_runtime", "cudaStreamIsCapturing", 1, 1, t0 + 900 + i * 5, query_us)
+                   for i in range(10)]
+        ev.append(runtime("cudaLaunchKernel", t0 + 960, 5.0, s + 1, 1, 1))
+        ev.append(kernel("k", t0 + 970, 20.0, s + 1))
+    return write_trace(tmp / "t.json", ev)
 
 
 def _finding(path: Path) -> Any:
