@@ -41,14 +41,21 @@ class Threads:
 class OpCost:
     artifact_id: int
     artifact: str  # its path
-    steps: int  # steady steps counted
-    step_ns: int  # their wall time, summed
+    steady: tuple[Step, ...]  # its steady steps
     trivial: int  # trivial ATen ops in those steps
     floor_ns: int  # the `quantile` of their host time: what nearly every op pays at least
     quantile: float
     median_ns: int
     names: tuple[NameCost, ...]  # per trivial op name, most frequent first
-    windows: tuple[tuple[int, int], ...]  # the steps' (start, end) ns
+
+    @property
+    def steps(self) -> int:
+        return len(self.steady)
+
+    @property
+    def step_ns(self) -> int:
+        """The steady steps' wall time, summed."""
+        return sum(s.wall_ns for s in self.steady)
 
     @property
     def mean_step_ns(self) -> int:
@@ -82,9 +89,8 @@ def compute(store: Store, steady: list[Step], quantile: float) -> list[OpCost]:
     out = []
     for a, (n, floor, med) in pooled.items():
         mine = [s for s in steady if s.artifact_id == a]
-        out.append(OpCost(a, mine[0].artifact, len(mine), sum(s.wall_ns for s in mine), n,
-                          floor, quantile, med, tuple(by_name.get(a, [])),
-                          tuple((s.start_ns, s.end_ns) for s in mine)))
+        out.append(OpCost(a, mine[0].artifact, tuple(mine), n, floor, quantile, med,
+                          tuple(by_name.get(a, []))))
     return out
 
 
@@ -92,8 +98,7 @@ def threads(store: Store, o: OpCost) -> Threads:
     """The busiest thread's dispatcher ops and the query calls in `o`'s steps (asked only for
     a capture whose floor is worth explaining: a scan of every op name)."""
     prefix, names = trivial_ops()
-    w = {"a": [o.artifact_id] * len(o.windows), "s": [s for s, _ in o.windows],
-         "e": [e for _, e in o.windows]}
+    w = in_steps(o.steady)
     # that thread's own floor: the pooled one could come from other, slower threads
     top = store.sql(
         f"SELECT x.pid, x.tid, count(*) AS c, quantile_disc(x.dur_ns, $q) FILTER"
