@@ -38,3 +38,23 @@ def test_spill_folder_removed_and_code_kept() -> None:
     assert r.returncode == 3
     folder = Path(r.stdout.strip())
     assert folder.name.startswith("crossview-duckdb-") and not folder.exists()
+
+
+def test_numpy_loads_with_one_blas_thread_and_env_given_back() -> None:
+    """OpenBLAS's spinning threads are not started (decision 0768): numpy loads with no extra
+    thread (Linux /proc: without the variable, numpy alone starts one per extra core), and the
+    variable is the user's again after, unset or set, for a workload `capture` launches."""
+    code = ("import os, sys, importlib; app = importlib.import_module('crossview.cli.app'); "
+            "app._numpy_with_one_blas_thread(); "
+            "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))")
+    for user in (None, "7"):
+        env = {k: v for k, v in cli_env(None).items() if k != "OPENBLAS_NUM_THREADS"}
+        if user:
+            env["OPENBLAS_NUM_THREADS"] = user
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, cwd=REPO, timeout=120)
+        assert r.returncode == 0, r.stderr
+        threads, var = r.stdout.split()
+        assert var == str(user)
+        if user is None:
+            assert threads == "1"
