@@ -284,11 +284,13 @@ def test_memory_bound_fix_fits_a_training_capture() -> None:
 
 @needs_data
 def test_memory_bound_fix_on_a_bf16_gpu_names_bf16() -> None:
-    # the H100 Qwen forward (inference, BF16-capable GPU): the default text, BF16 first
+    # the H100 Qwen forward (inference, BF16-capable GPU, bf16 matmuls): no FP16-only
+    # wording, no training text; its FP32 ops are upcasts (test_memory_bound_fix_fit.py)
     qwen = _analysis(QWEN)
     assert qwen.views.op_roofline.no_bf16 == []  # type: ignore[union-attr]
     f = next(x for x in qwen.findings if x.pattern == "memory-bandwidth-bound")
-    assert "BF16" in f.fix and "GradScaler" not in f.fix
+    assert "no BF16" not in f.fix and "GradScaler" not in f.fix
+    assert "the matmuls already run in 16 bits" in f.fix
 
 
 @needs_data

@@ -10,15 +10,17 @@ when Nsight Compute rows are in scope (detectors/memory_bound.py speaks from cou
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from crossview.core.finding import Evidence, Finding
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
-from crossview.sol.op_roofline import OpGroup, limits
+from crossview.sol.op_roofline import OpGroup, OpRoofline, limits
 from crossview.units import bandwidth, duration
 from crossview.views.views import Views
 
 PATTERN = "memory-bandwidth-bound"
+_MATMUL = ("matmul", "conv")
 
 
 def detect(v: Views) -> list[Finding]:
@@ -36,7 +38,13 @@ def detect(v: Views) -> list[Finding]:
              f"{bandwidth(g.bytes_per_s)} = "
              f"{100 * g.bytes_per_s / (g.peak_bytes_per_s or 1):.1f}% of DRAM bandwidth"
              for g in near[:4]]
-    fix = fix_for("memory-bandwidth-bound-analytic", _variant(r.training, r.no_bf16), near[0].op)
+    fix = fix_for("memory-bandwidth-bound-analytic",
+                  _variant(r.training, r.no_bf16, _sixteen_bit(r, lim),
+                           any(g.dtype == "fp32" for g in near)), near[0].op)
+    # inference matmuls this memory-bound read weights for few tokens (decode): fewer weight
+    # bytes; in training they are a weight gradient's or a small head's, not weight-bound
+    if not r.training and any(g.family == "matmul" for g in near):
+        fix += " " + fix_for("memory-bandwidth-bound-weights", "fp16" if r.no_bf16 else None, "")
     obs = "; ".join(lines) + ". Bytes are the minimal traffic of the recorded shapes (analytic, " \
         "rigor L2)."
     effect = ("Time falls with the bytes moved: halving the bytes (16-bit instead of FP32, a "
@@ -80,9 +88,24 @@ def _norm_module(near: list[OpGroup], pattern: str) -> str | None:
     return max(sorted(by), key=lambda m: by[m]) if by else None
 
 
-def _variant(training: bool, no_bf16: list[str]) -> str | None:
-    """fixes.yaml variant: training or inference text; the FP16 wording on GPUs without BF16
-    (V100, T4: autocast to BF16 there is not a tensor-core path)."""
+def _sixteen_bit(r: OpRoofline, lim: dict[str, Any]) -> bool:
+    """The model's matmuls and convolutions run in 16 (or fewer) bits: recorded ones exist and
+    the FP32 ones stay under the share at which tensor-cores-unused speaks
+    (`fp32_math_min_share`; a rotary embedding's tiny FP32 bmm is not the model's dtype). Its
+    FP32 elementwise ops are then upcasts inside layers, which autocast does not remove."""
+    mm = [g for g in r.groups if g.family in _MATMUL]
+    fp32 = sum(g.share for g in mm if g.dtype == "fp32")
+    return bool(mm) and fp32 < lim["fp32_math_min_share"]
+
+
+def _variant(training: bool, no_bf16: list[str], sixteen_bit: bool, upcast: bool
+             ) -> str | None:
+    """fixes.yaml variant: training or inference text; no mixed-precision advice where the
+    matmuls already run in 16 bits (FP32 ops among the near ones, `upcast`, are then casts
+    inside layers); the FP16 wording on GPUs without BF16 (V100, T4: autocast to BF16 there
+    is not a tensor-core path)."""
+    if sixteen_bit:
+        return "training_16bit" if training else "sixteen_bit_upcast" if upcast else "sixteen_bit"
     if training:
         return "training_fp16" if no_bf16 else "training"
     return "fp16" if no_bf16 else None
@@ -92,5 +115,6 @@ DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
     thresholds=("op_roofline.yaml:memory_near_pct", "op_roofline.yaml:memory_min_share",
                 "op_roofline.yaml:memory_red_share", "op_roofline.yaml:training_op_markers",
-                "op_roofline.yaml:norm_module_pattern"),
-    fix_keys=("memory-bandwidth-bound-analytic", "memory-bandwidth-bound-norm"))
+                "op_roofline.yaml:norm_module_pattern", "op_roofline.yaml:fp32_math_min_share"),
+    fix_keys=("memory-bandwidth-bound-analytic", "memory-bandwidth-bound-norm",
+              "memory-bandwidth-bound-weights"))

@@ -66,14 +66,29 @@ def detect(v: Views) -> list[Finding]:
         observation=obs, fix=fix_for(PATTERN, variant, fix_where(v)), share=share,
         evidence=evidence(v, "kernel time by family (kernel_families.yaml)"
                           + (", nn.Module of each op (with_modules)" if mods else "")),
-        expected_effect=(f"Fused, each chain reads its inputs and writes its output once: at "
-                         f"most the {ms(t)} of these kernels ({pct(share)} of kernel time) "
-                         "goes. " + kernel_time_ab(busy, lim["kernel_bound_busy_pct"],
-                                                   "the step time and the kernel time of these "
-                                                   "families", "these families",
-                                                   "the kernel time fusion removes")),
+        expected_effect=_effect(v, t, share, busy),
         details={"families": {f.family: f.time_ns for f in fams},
-                 "modules": dict(mods)})]
+                 "modules": dict(mods), "fusion_runs": v.fusion_runs.to_dict()})]
+
+
+def _effect(v: Views, t: int, share: float, busy: float) -> str:
+    """The kernel time fusion removes, estimated from the runs of consecutive one-op kernels
+    (views/device/fusion_runs.py), with the families' whole time as the bound."""
+    r, lim = v.fusion_runs, limits()
+    ab = kernel_time_ab(busy, lim["kernel_bound_busy_pct"],
+                        "the step time and the kernel time of these families",
+                        "these families", "the kernel time fusion removes")
+    if not r.runs:
+        return (f"Fused, each chain reads its inputs and writes its output once: at most the "
+                f"{ms(t)} of these kernels ({pct(share)} of kernel time) goes. " + ab)
+    return (f"About {ms(r.saving_ns)} of kernel time goes ({pct(r.saving_ns / t)} of these "
+            f"kernels' {ms(t)}): {r.run_kernels:,} of them run back to back on a stream, in "
+            f"{r.runs:,} runs between matmul / attention / copy work ({ms(r.run_ns)}); fused, "
+            f"each run is estimated at its longest kernel ({ms(r.fused_ns)} in all: a fused "
+            f"kernel moves at least its largest op's bytes), and " + (
+                "the kernel that runs alone stays" if r.alone == 1 else
+                f"the {r.alone:,} kernels that run alone stay") + f". At most the {ms(t)} goes. "
+            + ab)
 
 
 DECLARATION = Declaration(

@@ -27,7 +27,7 @@ from crossview.views.host import calltree, sampled
 # views most captures never read (multi-rank, sampled CPU, busy lanes): imported where
 # computed, not at start-up (docs/decisions/0760)
 if TYPE_CHECKING:
-    from crossview.views.device import busy_lanes
+    from crossview.views.device import busy_lanes, fusion_runs
     from crossview.views.distributed import crossrank, grad_sync
     from crossview.views.host import first_calls, op_cost, sampled_runtime
 
@@ -277,6 +277,14 @@ class Views:
         lim = self.limits
         return first_calls.compute(self.store, self.steps.steady, lim.first_call_min_ratio,
                                    lim.first_call_min_excess_ns, lim.first_call_min_later)
+
+    @cached_property
+    def fusion_runs(self) -> fusion_runs.FusionRuns:
+        """Runs of consecutive one-op kernels per stream and what fusing each would save
+        (views/device/fusion_runs.py)."""
+        from crossview.views.device import fusion_runs
+
+        return fusion_runs.compute(self.store, op_roofline.limits()["unfused_families"])
 
     @cached_property
     def op_cost(self) -> list[op_cost.OpCost]:

@@ -1,0 +1,44 @@
+"""Runs of one-op kernels (views/device/fusion_runs.py) on synthetic traces (edge cases no
+shared capture isolates; the real H100 Qwen numbers are in test_unfused_elementwise.py): what
+ends a run (a GEMM, a copy), streams kept apart, a kernel alone saving nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from crossview.analysis import analyze
+from test_kineto_synthetic import X, kernel, write_trace
+
+EW = "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>"
+RED = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>"
+GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+
+
+def _runs(tmp_path: Path, events: list[dict]) -> dict[str, int]:
+    a = analyze([write_trace(tmp_path / "t.json", events)])
+    return a.views.fusion_runs.to_dict()
+
+
+def test_gemm_and_copy_end_runs_streams_apart(tmp_path: Path) -> None:
+    ev = [
+        # stream 7: [EW 10, RED 30, EW 20] GEMM [EW 5] memcpy [EW 4, EW 6]
+        kernel(EW, 0, 10, None), kernel(RED, 10, 30, None), kernel(EW, 40, 20, None),
+        kernel(GEMM, 60, 100, None), kernel(EW, 160, 5, None),
+        X("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 0, 7, 165, 10, device=0,
+          stream=7, bytes=1024),
+        kernel(EW, 175, 4, None), kernel(EW, 179, 6, None),
+        # stream 9, interleaved in time with stream 7's first run: its own run of two
+        kernel(EW, 5, 8, None, stream=9), kernel(EW, 15, 2, None, stream=9),
+    ]
+    r = _runs(tmp_path, ev)
+    # runs ≥ 2: (10+30+20, longest 30), (4+6, 6), (8+2, 8); alone: the EW of 5 µs
+    assert r == {"kernels": 8, "kernel_ns": 85_000, "runs": 3, "run_kernels": 7,
+                 "run_ns": 80_000, "fused_ns": 44_000, "alone": 1, "saving_ns": 36_000}
+
+
+def test_no_fusible_kernels_or_only_single_ones(tmp_path: Path) -> None:
+    r = _runs(tmp_path, [kernel(GEMM, 0, 10, None), kernel(EW, 10, 3, None),
+                         kernel(GEMM, 13, 10, None)])
+    assert (r["kernels"], r["runs"], r["alone"], r["saving_ns"]) == (1, 0, 1, 0)
+    r = _runs(tmp_path, [kernel(GEMM, 0, 10, None)])
+    assert (r["kernels"], r["runs"], r["kernel_ns"], r["saving_ns"]) == (0, 0, 0, 0)
