@@ -38,7 +38,8 @@ class Lever:
     rank: int = 0
     # how `recoverable` was predicted: "replay" (the replayed median step, replay/), "roofline"
     # (kernel time at a fraction of its roofline ceiling), "removed" (the copies' whole kernel
-    # time), "bound" (≤, a finding's share),
+    # time), "fused" (runs of back-to-back one-op kernels each fused at its longest kernel,
+    # views/device/fusion_runs.py), "bound" (≤, a finding's share),
     # None: not predicted (`basis` says what is missing); ranking follows the prediction
     effect: str | None = "bound"
     # why the expected effect could not be sized (kept, never dropped: issue 17), e.g. no
@@ -64,6 +65,8 @@ class Lever:
             return f"{self.recoverable.text()} per step saved ({window}; {self.basis})"
         if self.effect == "removed":
             return f"{self.recoverable.text()} kernel time removed ({window}; {LABEL})"
+        if self.effect == "fused":
+            return f"{self.recoverable.text()} kernel time saved ({window}; {self.basis})"
         return f"≤ {self.recoverable.text()} recoverable ({window})"
 
     def measured_effect(self) -> str | None:
@@ -247,17 +250,18 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
         rp = f.details.get("replay")  # replay/findings.py: the replayed median step
         # a replay pinned by launch → start delays it cannot move (decision 0764) is a lower
         # bound, not a prediction: the finding's own bound makes the row
+        arts = _timelines_first(inv, f)
         if (isinstance(rp, dict) and f.fix and "pinned_ns" not in rp
                 and rp["measured_step_ns"] > rp["predicted_step_ns"]):
-            arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
-                           if inv.entry(e.artifact) is not None})
             if arts:
                 out.append(_replayed(inv, f, rp, arts))
             continue
         if f.severity == "info" or f.share <= 0 or not f.fix:
             continue
-        arts = sorted({inv.bundle.rel(e.artifact) for e in f.evidence
-                       if inv.entry(e.artifact) is not None})
+        runs = f.details.get("fusion_runs")  # unfused-elementwise: an estimate, not a bound
+        if arts and isinstance(runs, dict) and runs["saving_ns"] > 0:
+            out.append(_fused(inv, f, runs, arts, span))
+            continue
         if not arts:
             inv.bundle.warnings.append(f"finding {f.pattern} not a lever: its evidence is "
                                        "not a file of the bundle")
@@ -274,6 +278,34 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
             f"the {f.pattern} finding's share of the span × the span ({f.observation})",
             arts, f.rigor, _refs(inv, lid, f.pattern)))
     return out
+
+
+def _timelines_first(inv: Inventory, f: Finding) -> list[str]:
+    """The bundle files a finding cites, timelines (L2) first: a row's step, span, replay and
+    kernel numbers come from the trace, so its measurements cite the trace, not a counters
+    file the finding also names."""
+    tier = {e.path: e.tier for e in inv.entries}
+    arts = {inv.bundle.rel(e.artifact) for e in f.evidence if inv.entry(e.artifact) is not None}
+    return sorted(arts, key=lambda a: (tier.get(a) != "L2", a))
+
+
+def _fused(inv: Inventory, f: Finding, runs: dict[str, int], arts: list[str], span: int
+           ) -> Lever:
+    """unfused-elementwise's lever sized by its runs of back-to-back one-op kernels, each fused
+    into one kernel as long as its longest (views/device/fusion_runs.py)."""
+    ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
+           "tool": "trace"}
+    lid = f"finding:{f.pattern}"
+    return Lever(
+        lid, f"{f.title} — {f.fix}", "config", "finding",
+        {"fix": f.fix, "pattern": f.pattern, "phase": "all",
+         "window": f"the trace's kernel span ({span / 1e6:,.2f} ms)"},
+        Measurement(runs["saving_ns"], "ns", arts[0], ctx),
+        Measurement(100 * runs["saving_ns"] / span, "%", arts[0], ctx),
+        f"{runs['runs']:,} runs of back-to-back one-op kernels ({runs['run_ns'] / 1e6:,.2f} ms)"
+        f" each fused into one kernel as long as its longest ({runs['fused_ns'] / 1e6:,.2f} ms"
+        f" stays); bound: the families' {runs['kernel_ns'] / 1e6:,.2f} ms",
+        arts, f.rigor, _refs(inv, lid, f.pattern), effect="fused")
 
 
 def _replayed(inv: Inventory, f: Finding, rp: dict, arts: list[str]) -> Lever:
@@ -309,7 +341,7 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     # unsized rows after every sized one (issue 17); then by predicted saving (ns of kernel
     # or step time); then upper bounds (a finding's share of the span: not a prediction);
     # levers with no prediction last
-    order = {"replay": 0, "roofline": 0, "removed": 0, "bound": 1, None: 2}
+    order = {"replay": 0, "roofline": 0, "removed": 0, "fused": 0, "bound": 1, None: 2}
     rows.sort(key=lambda r: (r.unsized is not None, order[r.effect], -r.recoverable.value,
                              r.id))
     for i, r in enumerate(rows, 1):
