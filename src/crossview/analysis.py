@@ -93,11 +93,13 @@ def analyze_store(
     views = Views(store, resolved, limits or defaults())
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
                       for r in reports if r.status not in NOT_REJECTED]
-    from crossview.detectors import rank
+    from crossview.detectors import rank, related
     from crossview.replay.findings import annotate  # expected effects from the replay
 
-    # re-ranked: a replay that refutes a finding's share demotes it (replay/findings.py)
-    return Analysis(reports, views, rank(annotate(store, run_all(views)), views.limits))
+    # re-ranked: a replay that refutes a finding's share demotes it (replay/findings.py);
+    # then each finding whose time lies inside another's says so (detectors/related.py)
+    found = rank(annotate(store, run_all(views)), views.limits)
+    return Analysis(reports, views, related.apply(found))
 
 
 def bench_arms(path: Path) -> list[BenchArm]:

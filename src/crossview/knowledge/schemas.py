@@ -589,6 +589,14 @@ class FixWhere(Rec, rename="kebab"):
     no_stacks: str
 
 
+# --- finding_relations.yaml ---------------------------------------------------------------
+class Relation(Rec):
+    """A finding whose time lies inside another's (detectors/related.py)."""
+    within: list[str]
+    text: str
+    unless_op_families: list[str] = []
+
+
 SCHEMAS: dict[str, type] = {
     "ab_gates.yaml": AbGates,
     "account.yaml": Account,
@@ -600,6 +608,7 @@ SCHEMAS: dict[str, type] = {
     "context_files.yaml": ContextFiles,
     "engine_flags.yaml": EngineFlags,
     "evidence_tables.yaml": dict[str, list[EvidenceRule]],
+    "finding_relations.yaml": dict[str, Relation],
     "fix_where.yaml": FixWhere,
     "fixes.yaml": dict[str, dict[str, str]],
     "frames.yaml": Frames,

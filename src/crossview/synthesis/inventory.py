@@ -263,7 +263,8 @@ def take(bundle: Bundle, gpu: str | None = None) -> Inventory:
     views, findings = None, []
     if any(e.valid for e in entries):
         views = Views(store, resolve(store, Filter()), defaults())
+        from crossview.detectors import related
         from crossview.replay.findings import annotate  # replayed expected effects
 
-        findings = annotate(store, run_all(views))
+        findings = related.apply(annotate(store, run_all(views)))
     return Inventory(bundle, entries, others, store, views, findings, named)
