@@ -266,17 +266,10 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
             inv.bundle.warnings.append(f"finding {f.pattern} not a lever: its evidence is "
                                        "not a file of the bundle")
             continue
-        ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
-               "tool": "trace"}
-        lid = f"finding:{f.pattern}"
-        out.append(Lever(
-            lid, f"{f.title} — {f.fix}", "config", "finding",
-            {"fix": f.fix, "pattern": f.pattern, "phase": "all",
-             "window": f"the trace's kernel span ({span / 1e6:,.2f} ms)"},
-            Measurement(f.share * span, "ns", arts[0], ctx),
-            Measurement(100 * f.share, "%", arts[0], ctx),
-            f"the {f.pattern} finding's share of the span × the span ({f.observation})",
-            arts, f.rigor, _refs(inv, lid, f.pattern)))
+        out.append(_row(inv, f, arts, f"the trace's kernel span ({span / 1e6:,.2f} ms)",
+                        f.share * span, 100 * f.share,
+                        f"the {f.pattern} finding's share of the span × the span "
+                        f"({f.observation})", "bound"))
     return out
 
 
@@ -289,41 +282,39 @@ def _timelines_first(inv: Inventory, f: Finding) -> list[str]:
     return sorted(arts, key=lambda a: (tier.get(a) != "L2", a))
 
 
-def _fused(inv: Inventory, f: Finding, runs: dict[str, int], arts: list[str], span: int
-           ) -> Lever:
-    """unfused-elementwise's lever sized by its runs of back-to-back one-op kernels, each fused
-    into one kernel as long as its longest (views/device/fusion_runs.py)."""
+def _row(inv: Inventory, f: Finding, arts: list[str], window: str, saved_ns: float,
+         pct: float, basis: str, effect: str) -> Lever:
+    """A finding's ledger row: its fix as the lever, the saving cited to `arts[0]`."""
     ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
            "tool": "trace"}
     lid = f"finding:{f.pattern}"
     return Lever(
         lid, f"{f.title} — {f.fix}", "config", "finding",
-        {"fix": f.fix, "pattern": f.pattern, "phase": "all",
-         "window": f"the trace's kernel span ({span / 1e6:,.2f} ms)"},
-        Measurement(runs["saving_ns"], "ns", arts[0], ctx),
-        Measurement(100 * runs["saving_ns"] / span, "%", arts[0], ctx),
-        f"{runs['runs']:,} runs of back-to-back one-op kernels ({runs['run_ns'] / 1e6:,.2f} ms)"
-        f" each fused into one kernel as long as its longest ({runs['fused_ns'] / 1e6:,.2f} ms"
-        f" stays); bound: the families' {runs['kernel_ns'] / 1e6:,.2f} ms",
-        arts, f.rigor, _refs(inv, lid, f.pattern), effect="fused")
+        {"fix": f.fix, "pattern": f.pattern, "phase": "all", "window": window},
+        Measurement(saved_ns, "ns", arts[0], ctx), Measurement(pct, "%", arts[0], ctx),
+        basis, arts, f.rigor, _refs(inv, lid, f.pattern), effect=effect)
+
+
+def _fused(inv: Inventory, f: Finding, runs: dict[str, int], arts: list[str], span: int
+           ) -> Lever:
+    """unfused-elementwise's lever sized by its runs of back-to-back one-op kernels, each fused
+    into one kernel as long as its longest (views/device/fusion_runs.py)."""
+    return _row(inv, f, arts, f"the trace's kernel span ({span / 1e6:,.2f} ms)",
+                runs["saving_ns"], 100 * runs["saving_ns"] / span,
+                f"{runs['runs']:,} runs of back-to-back one-op kernels "
+                f"({runs['run_ns'] / 1e6:,.2f} ms) each fused into one kernel as long as its "
+                f"longest ({runs['fused_ns'] / 1e6:,.2f} ms stays); bound: the families' "
+                f"{runs['kernel_ns'] / 1e6:,.2f} ms", "fused")
 
 
 def _replayed(inv: Inventory, f: Finding, rp: dict, arts: list[str]) -> Lever:
     """A finding whose lever was replayed (issue 16): the predicted saving per median step."""
     meas, pred = float(rp["measured_step_ns"]), float(rp["predicted_step_ns"])
-    ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
-           "tool": "trace"}
-    lid = f"finding:{f.pattern}"
-    return Lever(
-        lid, f"{f.title} — {f.fix}", "config", "finding",
-        {"fix": f.fix, "pattern": f.pattern, "phase": "all",
-         "window": f"the median step ({meas / 1e6:,.2f} ms)"},
-        Measurement(meas - pred, "ns", arts[0], ctx),
-        Measurement(100 * (meas - pred) / meas, "%", arts[0], ctx),
-        f"replay: `crossview whatif --lever {rp['lever']}` predicts the median step "
-        f"{meas / 1e6:,.2f} → {pred / 1e6:,.2f} ms (self-check "
-        f"{rp['selfcheck_max_step_error']:.2%})", arts, f.rigor,
-        _refs(inv, lid, f.pattern), effect="replay")
+    return _row(inv, f, arts, f"the median step ({meas / 1e6:,.2f} ms)", meas - pred,
+                100 * (meas - pred) / meas,
+                f"replay: `crossview whatif --lever {rp['lever']}` predicts the median step "
+                f"{meas / 1e6:,.2f} → {pred / 1e6:,.2f} ms (self-check "
+                f"{rp['selfcheck_max_step_error']:.2%})", "replay")
 
 
 def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
