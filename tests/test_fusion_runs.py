@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crossview.analysis import analyze
-from test_kineto_synthetic import X, kernel, write_trace
+from test_kineto_synthetic import X, kernel, runtime, write_trace
 
 EW = "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>"
 RED = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>"
@@ -42,3 +42,30 @@ def test_no_fusible_kernels_or_only_single_ones(tmp_path: Path) -> None:
     assert (r["kernels"], r["runs"], r["alone"], r["saving_ns"]) == (1, 0, 1, 0)
     r = _runs(tmp_path, [kernel(GEMM, 0, 10, None)])
     assert (r["kernels"], r["runs"], r["kernel_ns"], r["saving_ns"]) == (0, 0, 0, 0)
+
+
+def test_fuse_elementwise_lever_on_a_gpu_bound_stream(tmp_path: Path) -> None:
+    """The replay lever (replay/levers/fuse_elementwise.py) on a hand-made GPU-bound step:
+    the host launches 4 one-op kernels (10, 30, 20, 5 µs), a GEMM (100 µs), then 2 more (4 and
+    6 µs), each launch a 2 µs call 2 µs apart, then waits in cudaDeviceSynchronize (30 →
+    185 µs) and the step ends 1 µs later; the stream runs the kernels back to back from 10
+    µs. Runs: [10, 30, 20, 5] → 30 µs and [4, 6] → 6 µs: kernel time 175 → 136 µs (−39 µs), 4
+    launch calls removed. The GPU is the bound, so the step (0 → 186 µs) shortens by the 39
+    µs: 186 → 147 µs."""
+    from crossview.replay import whatif
+
+    durs = [(EW, 10), (RED, 30), (EW, 20), (EW, 5), (GEMM, 100), (EW, 4), (EW, 6)]
+    ev: list[dict] = [X("cpu_op", "ProfilerStep#1", 100, 100, 0, 186),
+                      runtime("cudaDeviceSynchronize", 30, 155, corr=99)]
+    t = 10.0
+    for i, (name, d) in enumerate(durs):
+        ev.append(runtime("cudaLaunchKernel", 4 * i, 2, corr=i + 1))
+        ev.append(kernel(name, t, d, i + 1))
+        t += d
+    w = whatif.run([write_trace(tmp_path / "t.json", ev)], ["fuse-elementwise"])
+    assert w.selfcheck_ok
+    assert w.changes == ["fuse-elementwise: 2 runs of 6 one-op kernels: 0.07 → 0.04 ms of "
+                         "kernel time; 4 launch calls removed (0.01 ms of host time, each at "
+                         "most the median call's 2.0 µs)"]
+    m = w.medians()
+    assert (m["measured_step_ns"], m["predicted_step_ns"]) == (186_000, 147_000)
