@@ -19,8 +19,8 @@ LeverArg = Annotated[list[str] | None, Field(description="Levers NAME[=PARAM], c
                                              "order: dataloader-workers, cuda-graphs, "
                                              "remove-sync, pinned-copies, kernel-speedup="
                                              "MATCH:FACTOR|MATCH:roofline, exclude-startup, "
-                                             "overlap-comm, bucket-grads. None: the baseline "
-                                             "self-check.")]
+                                             "overlap-comm, bucket-grads, fuse-elementwise. "
+                                             "None: the baseline self-check.")]
 
 
 class WhatIfTools:
