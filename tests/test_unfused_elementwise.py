@@ -109,6 +109,12 @@ def test_qwen_fusion_replay_finds_the_host_next() -> None:
     assert f.expected_effect.startswith(
         "Replay (`crossview whatif --lever fuse-elementwise`): median step 49.73 → 45.39 ms")
     assert "is not replayed" in f.expected_effect  # the dispatch torch.compile also removes
+    # what holds the step then (decision 0772): the host's CPU work, most of the critical path
+    first = rp["bound_after"][0]  # type: ignore[index]
+    assert first["cause"] == "host: CPU (ops and Python)"
+    share = first["ns"] / sum(c["ns"] for c in rp["bound_after"])  # type: ignore[index]
+    assert share > 0.5
+    assert "Then the step is bound by host: CPU (ops and Python) (" in f.expected_effect
 
 
 def test_startup_capture_makes_it_a_note() -> None:

@@ -42,7 +42,19 @@ def effect_text(w: WhatIf, lever: str) -> str | None:
     caveat = graph_mod.params()["lever_caveats"].get(lever)
     return (f"Replay (`crossview whatif --lever {lever}`): median step {meas / 1e6:.2f} → "
             f"{pred / 1e6:.2f} ms ({sign}{abs(d) / 1e6:.2f} ms, {sign}{abs(d) / meas:.1%}; "
-            f"self-check {w.selfcheck_max_error:.2%}).") + (f" {caveat}" if caveat else "")
+            f"self-check {w.selfcheck_max_error:.2%}).") + _then(w) + (
+        f" {caveat}" if caveat else "")
+
+
+def _then(w: WhatIf) -> str:
+    """What holds the predicted median step once the lever is pulled: the largest cause on
+    its critical path (what the next lever must move)."""
+    path = w.bound_by()
+    total = sum(ns for _, ns in path)
+    if not path or total <= 0:
+        return ""
+    cause, ns = path[0]
+    return f" Then the step is bound by {cause} ({ns / total:.0%} of its critical path)."
 
 
 def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
@@ -81,7 +93,7 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 if base is None:
                     base = baseline(g, steps, paths=False)  # step times only
                     pin = pinned_of(g, base, steps, flagged)
-                w = predict(g, steps, how, [spec], base=base, paths=False)
+                w = predict(g, steps, how, [spec], base=base)  # with the predicted paths
             except CrossviewError:
                 continue  # the lever needs what this capture lacks: the bound stays
             w.unsteady = flagged
@@ -99,7 +111,9 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 rep: dict[str, object] = {"lever": lever,
                                           "measured_step_ns": m["measured_step_ns"],
                                           "predicted_step_ns": m["predicted_step_ns"],
-                                          "selfcheck_max_step_error": w.selfcheck_max_error}
+                                          "selfcheck_max_step_error": w.selfcheck_max_error,
+                                          "bound_after": [{"cause": c, "ns": ns}
+                                                          for c, ns in w.bound_by()[:3]]}
                 if held and pin is not None:
                     rep["pinned_ns"] = pin.pinned_ns
                 # the replay predicts the fix's saving only when its lever models the whole
