@@ -11,6 +11,7 @@ from crossview.errors import CrossviewError
 from crossview.replay import graph as graph_mod
 from crossview.replay.gc_pause import paused
 from crossview.replay.levers import parse
+from crossview.replay.measure import BEFORE_FIRST_OP
 from crossview.replay.steps import step_windows, unsteady
 from crossview.replay.whatif import Baseline, Pinned, WhatIf, baseline, pinned_of, predict
 from crossview.store.store import Store
@@ -54,6 +55,9 @@ def _then(w: WhatIf) -> str:
     if not path or total <= 0:
         return ""
     cause, ns = path[0]
+    if cause == BEFORE_FIRST_OP:  # nothing recorded there: no cause to name
+        return (f" Then {ns / total:.0%} of the step's critical path lies before the first op "
+                "the capture records on its lane: this capture does not say what holds it.")
     return f" Then the step is bound by {cause} ({ns / total:.0%} of its critical path)."
 
 

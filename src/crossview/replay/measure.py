@@ -111,6 +111,8 @@ def cause(g: Graph, i: int) -> str:
     return "host: runtime API calls"
 
 
+# the critical path reaching the first node of a lane: time the capture records nothing for
+BEFORE_FIRST_OP = "before the lane's first recorded op (measured start)"
 _OFFSET_CAUSE = {"launch": "launch latency (launch → GPU start)", "stream": "GPU queue gaps",
                  "event": "cross-stream wait", "sync": "sync return", "thread": "thread wake-up",
                  "chain": "host: CPU (ops and Python)"}
@@ -130,8 +132,7 @@ def _walk(g: Graph, t: Timing, last: int, floor: int
         if t.start[i] <= floor:
             break
         if k < 0:  # the first node of its lane, at its measured start
-            yield ("before the lane's first recorded op (measured start)", t.start[i] - floor,
-                   i, None)
+            yield BEFORE_FIRST_OP, t.start[i] - floor, i, None
             break
         c = g.cons[i][k]
         p = c.pred

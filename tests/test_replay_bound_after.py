@@ -1,0 +1,39 @@
+"""A replayed expected effect names what holds the step once the lever is pulled (decision
+0772): the same critical path `crossview whatif` prints for that lever, and no cause where the
+path runs through time the capture records nothing for."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SHARED_DATA, SHARED_DATA_ABSENT
+from crossview.analysis import analyze
+from crossview.replay import whatif
+
+HTA_V100 = SHARED_DATA / "kineto" / "hta_v100_ddp_training.json.gz"
+NVFUSER = SHARED_DATA / "nsys" / "nvfuser_h200_nsys2025.1.sqlite"
+
+
+def _need(path):  # type: ignore[no-untyped-def]
+    if not path.exists():
+        pytest.skip(SHARED_DATA_ABSENT)
+    return path
+
+
+def test_launch_bound_replay_names_the_host_dispatch_as_whatif_does() -> None:
+    f = next(f for f in analyze([_need(HTA_V100)]).findings
+             if f.pattern == "kernel-launch-bound")
+    w = whatif.run([HTA_V100], ["cuda-graphs"])
+    (cause, ns), total = w.bound_by()[0], sum(v for _, v in w.bound_by())
+    assert cause == "host: CPU (ops and Python)" and ns / total > 0.9  # 95% when written
+    rep = f.details["replay"]
+    assert rep["bound_after"][0] == {"cause": cause, "ns": ns}  # type: ignore[index]
+    assert (f"Then the step is bound by host: CPU (ops and Python) ({ns / total:.0%} of its "
+            "critical path).") in f.expected_effect
+
+
+def test_start_up_capture_names_no_cause_for_unrecorded_time() -> None:
+    f = next(f for f in analyze([_need(NVFUSER)]).findings if f.pattern == "pageable-memcpy")
+    assert "lies before the first op the capture records on its lane: this capture does not " \
+        "say what holds it." in f.expected_effect
+    assert "bound by before" not in f.expected_effect
