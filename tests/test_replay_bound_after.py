@@ -37,3 +37,13 @@ def test_start_up_capture_names_no_cause_for_unrecorded_time() -> None:
     assert "lies before the first op the capture records on its lane: this capture does not " \
         "say what holds it." in f.expected_effect
     assert "bound by before" not in f.expected_effect
+
+
+def test_every_next_fix_names_a_fix_text() -> None:
+    from crossview.knowledge.loader import load_yaml
+    from crossview.replay.levers import MODULES
+
+    fixes, p = load_yaml("fixes.yaml"), load_yaml("replay.yaml")
+    for lever, by_cause in p["next_fix"].items():
+        assert lever in MODULES, lever
+        assert set(by_cause.values()) <= set(fixes), by_cause

@@ -115,6 +115,10 @@ def test_qwen_fusion_replay_finds_the_host_next() -> None:
     share = first["ns"] / sum(c["ns"] for c in rp["bound_after"])  # type: ignore[index]
     assert share > 0.5
     assert "Then the step is bound by host: CPU (ops and Python) (" in f.expected_effect
+    # ... so the fix says fusing alone is not enough (replay.yaml next_fix)
+    assert f"{share:.0%}" in f.fix or "of its critical path is the host's own CPU work" in f.fix
+    assert "Fusing the kernels alone hands this step to the host" in f.fix
+    assert 'mode="reduce-overhead"' in f.fix
 
 
 def test_startup_capture_makes_it_a_note() -> None:

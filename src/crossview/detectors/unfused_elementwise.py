@@ -101,4 +101,6 @@ DECLARATION = Declaration(
     thresholds=("op_roofline.yaml:unfused_families", "op_roofline.yaml:unfused_min_share",
                 "op_roofline.yaml:unfused_red_share", "op_roofline.yaml:kernel_bound_busy_pct",
                 "op_roofline.yaml:unfused_modules_shown"),
-    fix_keys=(PATTERN,))
+    # the second sentence the fuse-elementwise replay adds when the host then holds the step
+    # (replay.yaml next_fix, replay/findings.py)
+    fix_keys=(PATTERN, "unfused-elementwise-host-next"))

@@ -454,6 +454,8 @@ class Replay(Rec):
     finding_min_realized: Num
     finding_refutable: list[str]
     lever_caveats: dict[str, str]
+    next_fix_min_share: Num
+    next_fix: dict[str, dict[str, str]]
     diff: ReplayDiff
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.errors import CrossviewError
+from crossview.knowledge.fixes import fix_for
 from crossview.replay import graph as graph_mod
 from crossview.replay.gc_pause import paused
 from crossview.replay.levers import parse
@@ -59,6 +60,21 @@ def _then(w: WhatIf) -> str:
         return (f" Then {ns / total:.0%} of the step's critical path lies before the first op "
                 "the capture records on its lane: this capture does not say what holds it.")
     return f" Then the step is bound by {cause} ({ns / total:.0%} of its critical path)."
+
+
+def _with_next_fix(fix: str, w: WhatIf, lever: str) -> str:
+    """The fix, plus the change the replay shows is needed next (replay.yaml next_fix): when
+    the lever hands the predicted step to a cause its fix does not touch."""
+    p = graph_mod.params()
+    path = w.bound_by()
+    total = sum(ns for _, ns in path)
+    if not fix or not path or total <= 0:
+        return fix
+    cause, ns = path[0]
+    key = p["next_fix"].get(lever, {}).get(cause)
+    if key is None or ns / total < p["next_fix_min_share"]:
+        return fix
+    return f"{fix} {fix_for(key, None, share=f'{ns / total:.0%}')}"
 
 
 def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
@@ -126,6 +142,7 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 rep["predicts_fix"] = not held and lever not in graph_mod.params()[
                     "lever_caveats"]
                 f.details["replay"] = rep
+                f.fix = _with_next_fix(f.fix, w, lever)
                 done[lever] = f.pattern
                 if not held:  # a replay pinned by delays it cannot move refutes nothing
                     _short_of_claim(f, findings, m, lever)
