@@ -35,6 +35,7 @@ def test_bf16_model_gets_no_autocast_advice() -> None:
                                   "aten::mul"))
     assert "autocast does not remove" in f.fix and "`torch.autocast`" not in f.fix
     assert WEIGHTS not in f.fix  # no matmul among its near-ceiling ops
+    assert "halving the bytes (a fused kernel)" in f.expected_effect  # no "16-bit instead"
 
 
 def test_fp32_training_on_v100_keeps_the_mixed_precision_advice() -> None:
@@ -45,6 +46,7 @@ def test_fp32_training_on_v100_keeps_the_mixed_precision_advice() -> None:
     assert f.fix == fix_for("memory-bandwidth-bound-analytic", "training_fp16",
                             "aten::cudnn_batch_norm_backward")
     assert "GradScaler" in f.fix and WEIGHTS not in f.fix
+    assert "halving the bytes (16-bit instead of FP32, a fused kernel)" in f.expected_effect
 
 
 def test_decode_gemv_near_the_ceiling_gets_weight_quantization(tmp_path: Path) -> None:

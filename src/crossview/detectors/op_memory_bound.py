@@ -38,17 +38,19 @@ def detect(v: Views) -> list[Finding]:
              f"{bandwidth(g.bytes_per_s)} = "
              f"{100 * g.bytes_per_s / (g.peak_bytes_per_s or 1):.1f}% of DRAM bandwidth"
              for g in near[:4]]
+    sixteen = _sixteen_bit(r, lim)
     fix = fix_for("memory-bandwidth-bound-analytic",
-                  _variant(r.training, r.no_bf16, _sixteen_bit(r, lim),
-                           any(g.dtype == "fp32" for g in near)), near[0].op)
+                  _variant(r.training, r.no_bf16, sixteen, any(g.dtype == "fp32" for g in near)),
+                  near[0].op)
     # inference matmuls this memory-bound read weights for few tokens (decode): fewer weight
     # bytes; in training they are a weight gradient's or a small head's, not weight-bound
     if not r.training and any(g.family == "matmul" for g in near):
         fix += " " + fix_for("memory-bandwidth-bound-weights", "fp16" if r.no_bf16 else None, "")
     obs = "; ".join(lines) + ". Bytes are the minimal traffic of the recorded shapes (analytic, " \
         "rigor L2)."
-    effect = ("Time falls with the bytes moved: halving the bytes (16-bit instead of FP32, a "
-              "fused kernel) halves these ops' time at the same bandwidth.")
+    effect = ("Time falls with the bytes moved: halving the bytes ("
+              + ("a fused kernel" if sixteen else "16-bit instead of FP32, a fused kernel")
+              + ") halves these ops' time at the same bandwidth.")
     norm = _norm_module(near, lim["norm_module_pattern"])
     if norm:
         ops = [g for g in r.groups if g.modules[:1] == [norm]]
