@@ -48,33 +48,35 @@ def effect_text(w: WhatIf, lever: str) -> str | None:
         f" {caveat}" if caveat else "")
 
 
-def _then(w: WhatIf) -> str:
-    """What holds the predicted median step once the lever is pulled: the largest cause on
-    its critical path (what the next lever must move)."""
+def _top(w: WhatIf) -> tuple[str, float] | None:
+    """The largest cause on the predicted median step's critical path and its share: what
+    holds the step once the lever is pulled (what the next lever must move)."""
     path = w.bound_by()
     total = sum(ns for _, ns in path)
-    if not path or total <= 0:
+    return (path[0][0], path[0][1] / total) if path and total > 0 else None
+
+
+def _then(w: WhatIf) -> str:
+    top = _top(w)
+    if top is None:
         return ""
-    cause, ns = path[0]
+    cause, share = top
     if cause == BEFORE_FIRST_OP:  # nothing recorded there: no cause to name
-        return (f" Then {ns / total:.0%} of the step's critical path lies before the first op "
-                "the capture records on its lane: this capture does not say what holds it.")
-    return f" Then the step is bound by {cause} ({ns / total:.0%} of its critical path)."
+        return (f" Then {share:.0%} of the step's critical path lies before the first op the "
+                "capture records on its lane: this capture does not say what holds it.")
+    return f" Then the step is bound by {cause} ({share:.0%} of its critical path)."
 
 
 def _with_next_fix(fix: str, w: WhatIf, lever: str) -> str:
     """The fix, plus the change the replay shows is needed next (replay.yaml next_fix): when
     the lever hands the predicted step to a cause its fix does not touch."""
-    p = graph_mod.params()
-    path = w.bound_by()
-    total = sum(ns for _, ns in path)
-    if not fix or not path or total <= 0:
+    p, top = graph_mod.params(), _top(w)
+    if not fix or top is None:
         return fix
-    cause, ns = path[0]
-    key = p["next_fix"].get(lever, {}).get(cause)
-    if key is None or ns / total < p["next_fix_min_share"]:
+    key = p["next_fix"].get(lever, {}).get(top[0])
+    if key is None or top[1] < p["next_fix_min_share"]:
         return fix
-    return f"{fix} {fix_for(key, None, share=f'{ns / total:.0%}')}"
+    return f"{fix} {fix_for(key, None, share=f'{top[1]:.0%}')}"
 
 
 def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
