@@ -69,3 +69,25 @@ def test_fuse_elementwise_lever_on_a_gpu_bound_stream(tmp_path: Path) -> None:
                          "most the median call's 2.0 µs)"]
     m = w.medians()
     assert (m["measured_step_ns"], m["predicted_step_ns"]) == (186_000, 147_000)
+
+
+def test_fuse_elementwise_keeps_a_graph_launch(tmp_path: Path) -> None:
+    """Kernels replayed from a CUDA graph (one cudaGraphLaunch, 0 → 10 µs, for three one-op
+    kernels of 10, 20 and 30 µs run back to back from 10 µs, then a sync to 70 µs): fused, the
+    three take 30 µs, and the graph's one launch call keeps its cost (no call is cut per
+    fused-away kernel). Step 0 → 71 µs → 41 µs."""
+    from crossview.replay import whatif
+
+    ev: list[dict] = [X("cpu_op", "ProfilerStep#1", 100, 100, 0, 71),
+                      runtime("cudaGraphLaunch", 0, 10, corr=1),
+                      runtime("cudaDeviceSynchronize", 10, 60, corr=99)]
+    t = 10.0
+    for d in (10, 20, 30):
+        ev.append(kernel(EW, t, d, 1))
+        t += d
+    w = whatif.run([write_trace(tmp_path / "g.json", ev)], ["fuse-elementwise"])
+    assert w.selfcheck_ok
+    assert w.changes[0].startswith("fuse-elementwise: 1 run of 3 one-op kernels: 0.06 → 0.03 "
+                                   "ms of kernel time; 0 launch calls removed")
+    m = w.medians()
+    assert (m["measured_step_ns"], m["predicted_step_ns"]) == (71_000, 41_000)

@@ -6,7 +6,8 @@ compiler (Inductor) does with such a run: one kernel that moves at least the byt
 run's largest op, and one launch. So the run's first kernel takes the run's longest duration,
 the others take none, and each of their launch calls gives up the capture's median launch
 call duration (the typical launch cost: a longer call is paying for something else, a lazy
-module load in a start-up capture, which the fused kernel pays too). The Python / ATen
+module load in a start-up capture, which the fused kernel pays too); a kernel replayed from a
+CUDA graph keeps its graph's one launch call. The Python / ATen
 dispatch of the fused ops, which torch.compile also removes, stays (the caveat in
 replay.yaml)."""
 
@@ -52,6 +53,7 @@ def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
                 and role_of(g.name[i]) == "launch"]
     typical = int(median(launches)) if launches else 0
     before = after = calls = host = 0
+    cut_calls: set[int] = set()
     for run in runs:
         longest = max(g.dur[i] for i in run)
         before += sum(g.dur[i] for i in run)
@@ -59,14 +61,21 @@ def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
         g.dur[run[0]] = longest
         for i in run[1:]:
             g.dur[i] = 0
+            if "graph" in g.tags[i]:  # one graph launch runs all its kernels: it stays
+                continue
             for c in g.cons[i]:
-                if c.why == "launch" and g.dur[c.pred]:
+                if c.why == "launch" and c.pred not in cut_calls:
+                    cut_calls.add(c.pred)  # a call launching several kernels is cut once
                     cut = min(g.dur[c.pred], typical)
                     g.dur[c.pred] -= cut
                     host += cut
                     calls += 1
     kernels = sum(len(r) for r in runs)
-    return (f"{len(runs):,} runs of {kernels:,} one-op kernels: {before / 1e6:.2f} → "
-            f"{after / 1e6:.2f} ms of kernel time; {calls:,} launch calls removed "
+    return (f"{_n(len(runs), 'run')} of {kernels:,} one-op kernels: {before / 1e6:.2f} → "
+            f"{after / 1e6:.2f} ms of kernel time; {_n(calls, 'launch call')} removed "
             f"({host / 1e6:.2f} ms of host time, each at most the median call's "
             f"{typical / 1e3:.1f} µs)")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
