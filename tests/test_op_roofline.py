@@ -313,7 +313,8 @@ def test_fp32_convolutions_on_a_v100_are_a_tensor_core_lever() -> None:
     floor = sum(g.calls * max(g.flops / 125e12, g.bytes / 2 / (spec.dram_bytes_per_s or 1))
                 for g in hits) * 1e9
     f = next(x for x in v100.findings if x.pattern == "tensor-cores-unused")
-    assert f.severity == "red" and f.details["basis"] == "analytic"
+    # a 🟡 here: the convolutions lie off the step's critical path (decision 0773)
+    assert f.severity == "yellow" and f.details["basis"] == "analytic"
     assert f.details["kernel_ns"] == sum(g.time_ns for g in hits)
     assert abs(f.details["floor_ns"] - floor) < 1e-3 * floor
     assert f"{100 * share:.1f}% of kernel time" in f.title

@@ -61,8 +61,9 @@ def test_severity_still_comes_first() -> None:
 
 
 def test_workers0_dataloader_replay_predicts_the_fix() -> None:
-    # the replay's median step 152.47 → 119.33 ms (recap, checked by hand): 21.7%, under the
-    # 42.7% share of the tensor-core finding, so the order stays
+    # the replay's median step 152.47 → 119.33 ms (recap, checked by hand): 21.7%; the
+    # tensor-core finding's 42.7% share is capped by the GPU kernels' 0% of the critical path
+    # (decision 0773), so it ranks below and is a 🟡
     a = analyze([shared_file(SHARED_DATA / "kineto" /
                              "kineto_v100_resnet50_workers0.pt.trace.json.gz")])
     reds = [f for f in a.findings if f.severity == "red"]
@@ -70,8 +71,9 @@ def test_workers0_dataloader_replay_predicts_the_fix() -> None:
     rep = dl.details["replay"]
     assert isinstance(rep, dict) and rep["predicts_fix"] is True
     assert abs(predicted_saving(dl) - 0.217) < 0.001
-    assert [f.pattern for f in reds] == ["tensor-cores-unused", "dataloader-starved"]
-    assert predicted_saving(reds[0]) == reds[0].share
+    assert [f.pattern for f in reds] == ["dataloader-starved"]
+    tc = next(f for f in a.findings if f.pattern == "tensor-cores-unused")
+    assert tc.share > 0.4 and predicted_saving(tc) == 0 and tc.severity == "yellow"
 
 
 def test_caveat_levers_do_not_predict_the_fix() -> None:

@@ -86,13 +86,17 @@ def predicted_saving(f: Finding) -> float:
     """Conventions §3's ranking key: the share of the steady step the fix is predicted to
     save. The what-if replay's saving where its lever models the whole fix and nothing pins
     the step (replay/findings.py `predicts_fix`); else the finding's share of the time
-    account, the bound a partial or pinned replay cannot tighten."""
+    account, the bound a partial or pinned replay cannot tighten, which for a kernel-side
+    finding is capped by the GPU kernels' share of the step's critical path."""
     rep = f.details.get("replay") if isinstance(f.details, dict) else None
     if isinstance(rep, dict) and rep.get("predicts_fix"):
         meas, pred = float(rep["measured_step_ns"]), float(rep["predicted_step_ns"])
         if meas > 0:
             return max(meas - pred, 0.0) / meas
-    return f.share
+    # a kernel-side finding saves at most the GPU kernel time on the step's critical path
+    # (replay/findings.py _on_path)
+    on = f.details.get("kernel_path_share") if isinstance(f.details, dict) else None
+    return min(f.share, float(on)) if isinstance(on, (int, float)) else f.share
 
 
 def _key(f: Finding) -> tuple[int, float]:

@@ -456,6 +456,7 @@ class Replay(Rec):
     lever_caveats: dict[str, str]
     next_fix_min_share: Num
     next_fix: dict[str, dict[str, str]]
+    kernel_side: list[str]
     diff: ReplayDiff
 
 

@@ -242,15 +242,16 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
                 "kernel span): **capture-window** — no step in it is steady state, so its "
                 "launch and idle numbers describe warm-up, not the workload.")
     if reds:
-        head = reds[0]
-        side = ("host" if head.pattern in ("gpu-idle", "kernel-launch-bound", "sync-bound",
-                                           "host-python-overhead", "dataloader-starved",
-                                           "cuda-graphs-missing")
-                else "communication" if head.pattern.startswith("nccl")
-                else "GPU kernel")
         return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel "
-                f"span. The dominant pattern is **{head.pattern}**: the {side} side limits "
-                "throughput.")
+                f"span. The dominant pattern is **{reds[0].pattern}**: the "
+                f"{_side(reds[0].pattern)} side limits throughput.")
+    yellows = [f for f in findings if f.severity == "yellow"]
+    if yellows and _side(yellows[0].pattern) != "GPU kernel":
+        # no 🔴, and the largest 🟡 is host or communication work: saying "what is left is
+        # kernel time" would contradict it (a kernel-side red demoted off the critical path)
+        return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel "
+                f"span; no 🔴 issue in this capture — the largest is **{yellows[0].pattern}** "
+                f"(🟡), on the {_side(yellows[0].pattern)} side.")
     where = ""
     if v.families and v.top_kernels:
         f0, k0 = v.families[0], v.top_kernels[0]
@@ -261,6 +262,16 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
             f"is kernel time itself{where}; "
             + fix_for("kernel-time-left", v.gpu_vendor)
             + ".")
+
+
+def _side(pattern: str) -> str:
+    """Which side a finding's pattern says limits throughput (the key-findings sentence)."""
+    return ("host" if pattern in ("gpu-idle", "kernel-launch-bound", "sync-bound",
+                                  "host-python-overhead", "dataloader-starved",
+                                  "cuda-graphs-missing", "host-op-overhead",
+                                  "first-call-per-shape")
+            else "communication" if pattern.startswith("nccl")
+            else "GPU kernel")
 
 
 def render(a: Analysis) -> str:

@@ -82,7 +82,8 @@ def _with_next_fix(fix: str, w: WhatIf, lever: str) -> str:
 def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
     """Set the replayed expected effect on the findings a lever addresses (in place)."""
     table = graph_mod.params().get("finding_levers", {})
-    todo = [f for f in findings if f.pattern in table]
+    kernel_side = set(graph_mod.params()["kernel_side"])
+    todo = [f for f in findings if f.pattern in table or f.pattern in kernel_side]
     if not todo:
         return findings
     aid = _artifact(store)
@@ -98,11 +99,15 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
         g = graph_mod.build(store, aid)
         how, steps = step_windows(store, aid)
         flagged = unsteady(store, aid)  # warm-up / outlier steps: out of the medians
+        # kernel-side findings no lever replays: read against the unchanged path (_on_path)
+        side = [f for f in todo if f.pattern not in table and "replay_lever" not in f.details]
         done: dict[str, str] = {}  # lever → the finding whose effect already says it
         base: Baseline | None = None  # the unchanged replay, shared by every lever
         pin: Pinned | None = None  # its median step's unexplained launch → start delays
         said = False  # the pinned delays explained once; later effects refer to it
         for f in todo:
+            if f.pattern not in table and "replay_lever" not in f.details:
+                continue  # kernel-side findings with no lever: _on_path below
             # a detector may name the lever its fix fits (details "replay_lever"), else the
             # pattern's lever
             lever = str(f.details.get("replay_lever") or table[f.pattern])
@@ -112,8 +117,8 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 continue
             try:
                 spec = parse(lever)
-                if base is None:
-                    base = baseline(g, steps, paths=False)  # step times only
+                if base is None:  # step times only, unless a kernel-side finding reads the path
+                    base = baseline(g, steps, paths=bool(side))
                     pin = pinned_of(g, base, steps, flagged)
                 w = predict(g, steps, how, [spec], base=base)  # with the predicted paths
             except CrossviewError:
@@ -148,9 +153,55 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 done[lever] = f.pattern
                 if not held:  # a replay pinned by delays it cannot move refutes nothing
                     _short_of_claim(f, findings, m, lever)
+        if side:
+            base = base or baseline(g, steps)
+            pin = pin or pinned_of(g, base, steps, flagged)
+            if pin is None or not pin.binds:  # a pinned step's path says little of its kernels
+                w = predict(g, steps, how, [], base=base)
+                w.unsteady = flagged
+                for f in side:
+                    _on_path(f, findings, w)
     except CrossviewError:
         return findings
     return findings
+
+
+def _on_path(f: Finding, findings: list[Finding], w: WhatIf) -> None:
+    """A kernel-side finding (faster or fewer kernels: replay.yaml `kernel_side`) against the
+    unchanged replay's critical path: kernel time off that path does not shorten the step, so
+    the share of GPU kernels on it bounds what the finding can save today. Below
+    `finding_min_realized` of the finding's share a red becomes yellow, with or without
+    another red standing (the caller re-ranks)."""
+    if not w.selfcheck_ok or f.severity not in ("red", "yellow") or f.share <= 0:
+        return
+    path = w.bound_by()
+    total = sum(ns for _, ns in path)
+    if total <= 0:
+        return
+    on = sum(ns for c, ns in path if c.startswith("GPU kernel")) / total
+    f.details["kernel_path_share"] = on
+    if on >= f.share:
+        return
+    cause, ns = path[0]
+    f.expected_effect += (f" Today GPU kernels are {on:.0%} of the median step's critical path "
+                          f"(the capture's replay; {ns / total:.0%} is {cause}): faster "
+                          "kernels shorten the step by at most that much until the work ahead "
+                          "of them is cut.")
+    if on >= graph_mod.params()["finding_min_realized"] * f.share:
+        return
+    others = [o for o in findings if o is not f and o.severity == "red" and not _refuted(o)]
+    if f.severity != "red":
+        return
+    # kernel time the step does not wait on is no top issue, even with no other red: the
+    # recap's key finding would otherwise call a host-bound step kernel-bound
+    f.severity = "yellow"
+    f.observation += (f" Not what the step waits on today: GPU kernels are {on:.0%} of its "
+                      "critical path — " + (
+                          "fix the other 🔴 issues first (" + ", ".join(
+                              f"`{o.pattern}`" for o in others[:2]) + ") and re-capture."
+                          if others else
+                          f"{cause} holds {ns / total:.0%} of it: that work, not the kernels, "
+                          "sets the step's pace."))
 
 
 def _refuted(f: Finding) -> bool:
