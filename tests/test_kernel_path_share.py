@@ -10,9 +10,7 @@ workers4 (num_workers=4, the DataLoader fixed) is host-bound too (77% host CPU).
 
 from __future__ import annotations
 
-import pytest
-
-from conftest import SHARED_DATA, SHARED_DATA_ABSENT
+from conftest import SHARED_DATA, shared_file
 from crossview.analysis import analyze
 from crossview.replay import whatif
 
@@ -21,14 +19,9 @@ WORKERS0 = KINETO / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
 QWEN = KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 
 
-def _need(path):  # type: ignore[no-untyped-def]
-    if not path.exists():
-        pytest.skip(SHARED_DATA_ABSENT)
-    return path
-
 
 def test_fp32_convs_off_the_critical_path_are_not_the_top_issue() -> None:
-    w = whatif.run([_need(WORKERS0)], ["kernel-speedup=gemm:4", "kernel-speedup=conv:4"])
+    w = whatif.run([shared_file(WORKERS0)], ["kernel-speedup=gemm:4", "kernel-speedup=conv:4"])
     m = w.medians()
     assert m["predicted_step_ns"] == m["measured_step_ns"]  # 4× faster kernels: +0.0%
     assert not any(c.startswith("GPU kernel") for c, _ in w.bound_by())
@@ -47,7 +40,7 @@ def test_lone_kernel_red_off_the_path_goes_and_the_key_finding_follows() -> None
     and the key finding names the largest 🟡, host-side, instead of "kernel time itself"."""
     from crossview.render import markdown
 
-    a = analyze([_need(KINETO / "kineto_v100_resnet50_workers4.pt.trace.json.gz")])
+    a = analyze([shared_file(KINETO / "kineto_v100_resnet50_workers4.pt.trace.json.gz")])
     assert not [f for f in a.findings if f.severity == "red"]
     tc = next(f for f in a.findings if f.pattern == "tensor-cores-unused")
     assert tc.severity == "yellow"
@@ -62,7 +55,7 @@ def test_lone_kernel_red_off_the_path_goes_and_the_key_finding_follows() -> None
 def test_gpu_bound_capture_keeps_its_kernel_findings() -> None:
     """The H100 Qwen forward: kernels hold 61% of its critical path, above the kernel-side
     🟡's shares (19.8%, 6.0%): nothing is added or demoted."""
-    found = analyze([_need(QWEN)]).findings
+    found = analyze([shared_file(QWEN)]).findings
     for pattern in ("memory-bandwidth-bound", "kernel-inefficiency"):
         f = next(f for f in found if f.pattern == pattern)
         assert f.severity == "yellow" and f.details["kernel_path_share"] > 0.5  # type: ignore[operator]

@@ -4,9 +4,7 @@ path runs through time the capture records nothing for."""
 
 from __future__ import annotations
 
-import pytest
-
-from conftest import SHARED_DATA, SHARED_DATA_ABSENT
+from conftest import SHARED_DATA, shared_file
 from crossview.analysis import analyze
 from crossview.replay import whatif
 
@@ -14,14 +12,9 @@ HTA_V100 = SHARED_DATA / "kineto" / "hta_v100_ddp_training.json.gz"
 NVFUSER = SHARED_DATA / "nsys" / "nvfuser_h200_nsys2025.1.sqlite"
 
 
-def _need(path):  # type: ignore[no-untyped-def]
-    if not path.exists():
-        pytest.skip(SHARED_DATA_ABSENT)
-    return path
-
 
 def test_launch_bound_replay_names_the_host_dispatch_as_whatif_does() -> None:
-    f = next(f for f in analyze([_need(HTA_V100)]).findings
+    f = next(f for f in analyze([shared_file(HTA_V100)]).findings
              if f.pattern == "kernel-launch-bound")
     w = whatif.run([HTA_V100], ["cuda-graphs"])
     (cause, ns), total = w.bound_by()[0], sum(v for _, v in w.bound_by())
@@ -33,7 +26,7 @@ def test_launch_bound_replay_names_the_host_dispatch_as_whatif_does() -> None:
 
 
 def test_start_up_capture_names_no_cause_for_unrecorded_time() -> None:
-    f = next(f for f in analyze([_need(NVFUSER)]).findings if f.pattern == "pageable-memcpy")
+    f = next(f for f in analyze([shared_file(NVFUSER)]).findings if f.pattern == "pageable-memcpy")
     assert "lies before the first op the capture records on its lane: this capture does not " \
         "say what holds it." in f.expected_effect
     assert "bound by before" not in f.expected_effect
