@@ -172,35 +172,31 @@ def _on_path(f: Finding, findings: list[Finding], w: WhatIf) -> None:
     the share of GPU kernels on it bounds what the finding can save today. Below
     `finding_min_realized` of the finding's share a red becomes yellow, with or without
     another red standing (the caller re-ranks)."""
-    if not w.selfcheck_ok or f.severity not in ("red", "yellow") or f.share <= 0:
+    top = _top(w)
+    if not w.selfcheck_ok or f.severity not in ("red", "yellow") or f.share <= 0 or top is None:
         return
     path = w.bound_by()
-    total = sum(ns for _, ns in path)
-    if total <= 0:
-        return
-    on = sum(ns for c, ns in path if c.startswith("GPU kernel")) / total
+    on = sum(ns for c, ns in path if c.startswith("GPU kernel")) / sum(ns for _, ns in path)
     f.details["kernel_path_share"] = on
     if on >= f.share:
         return
-    cause, ns = path[0]
+    cause, share = top
     f.expected_effect += (f" Today GPU kernels are {on:.0%} of the median step's critical path "
-                          f"(the capture's replay; {ns / total:.0%} is {cause}): faster "
-                          "kernels shorten the step by at most that much until the work ahead "
-                          "of them is cut.")
-    if on >= graph_mod.params()["finding_min_realized"] * f.share:
-        return
-    others = [o for o in findings if o is not f and o.severity == "red" and not _refuted(o)]
-    if f.severity != "red":
+                          f"(the capture's replay; {share:.0%} is {cause}): faster kernels "
+                          "shorten the step by at most that much until the work ahead of them "
+                          "is cut.")
+    if f.severity != "red" or on >= graph_mod.params()["finding_min_realized"] * f.share:
         return
     # kernel time the step does not wait on is no top issue, even with no other red: the
     # recap's key finding would otherwise call a host-bound step kernel-bound
+    others = [o for o in findings if o is not f and o.severity == "red" and not _refuted(o)]
     f.severity = "yellow"
     f.observation += (f" Not what the step waits on today: GPU kernels are {on:.0%} of its "
                       "critical path — " + (
                           "fix the other 🔴 issues first (" + ", ".join(
                               f"`{o.pattern}`" for o in others[:2]) + ") and re-capture."
                           if others else
-                          f"{cause} holds {ns / total:.0%} of it: that work, not the kernels, "
+                          f"{cause} holds {share:.0%} of it: that work, not the kernels, "
                           "sets the step's pace."))
 
 
