@@ -40,6 +40,13 @@ def evidence(v: Views, what: str) -> list[Evidence]:
             for a in v.filter.artifacts if kinds.get(a) != "host-jsonl"]
 
 
+def kernel_evidence(v: Views, what: str) -> list[Evidence]:
+    """A kernel-side finding's evidence: the artifacts in scope that hold kernels. A counters
+    file beside the trace holds none (and "N artifacts" is no file a bundle can cite)."""
+    arts = sorted({d.artifact for d in v.metrics.devices if d.kernel_count})
+    return [Evidence(a, what) for a in arts] or [Evidence(v.evidence_path, what)]
+
+
 def short(name: str, limit: int = 90) -> str:
     """Shorten a recorded name with an ellipsis only (never paraphrase)."""
     return name if len(name) <= limit else name[: limit - 1] + "…"

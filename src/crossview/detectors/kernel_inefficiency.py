@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from crossview.core.finding import Evidence, Finding
+from crossview.core.finding import Finding
+from crossview.detectors.common import kernel_evidence
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.sol.op_roofline import OpGroup, limits
@@ -82,10 +83,6 @@ def _variant(g: OpGroup) -> str | None:
     return "attention" if g.family == "attention" and g.tensor_cores else None
 
 
-def _ev(v: Views, what: str) -> list[Evidence]:
-    return [Evidence(v.evidence_path, what)]
-
-
 def detect(v: Views) -> list[Finding]:
     r = v.op_roofline
     if not r.groups:
@@ -108,7 +105,8 @@ def detect(v: Views) -> list[Finding]:
             observation=" ".join(lines) + " (analytic FLOPs/bytes from recorded shapes; "
                         "rigor L2)",
             fix=fix_for(PATTERN, _variant(slow[0]), slow[0].op), share=share,
-            evidence=_ev(v, "recorded input shapes (Input Dims/Input type) × kernel time"),
+            evidence=kernel_evidence(
+                v, "recorded input shapes (Input Dims/Input type) × kernel time"),
             expected_effect=_effect(slow, r.kernel_ns, lim["what_if_pct"]),
             details={"ops": [g.to_dict() for g in slow[:5]], "basis": "analytic"}))
     for s, mm in attention_chains(r.groups):
@@ -125,7 +123,7 @@ def detect(v: Views) -> list[Finding]:
                         + ": the Sq×Sk score matrix makes a round trip through DRAM. "
                           "(analytic, from recorded shapes)",
             fix=fix_for("unfused-attention", None, s.op), share=share,
-            evidence=_ev(v, "recorded input shapes of the matmul and softmax ops"),
+            evidence=kernel_evidence(v, "recorded input shapes of the matmul and softmax ops"),
             expected_effect="A fused kernel never writes the scores: the softmax time and "
                             "most of the matmuls' memory traffic go.",
             details={"softmax": s.to_dict(), "matmuls": [g.to_dict() for g in mm],

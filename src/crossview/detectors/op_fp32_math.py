@@ -11,8 +11,8 @@ one. Kernels whose names already say tensor cores (TF32 cuDNN kernels on Ampere 
 
 from __future__ import annotations
 
-from crossview.core.finding import Evidence, Finding
-from crossview.detectors.common import kernel_time_ab, step_share
+from crossview.core.finding import Finding
+from crossview.detectors.common import kernel_evidence, kernel_time_ab, step_share
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import hardware
 from crossview.knowledge.fixes import fix_for
@@ -66,7 +66,7 @@ def _finding(v: Views, share: float, *, title: str, observation: str, fix: str, 
     return Finding(pattern=PATTERN,
                    severity="red" if share >= limits()["fp32_math_red_share"] else "yellow",
                    title=title, observation=observation, fix=fix, share=step_share(v, share),
-                   evidence=[Evidence(v.evidence_path, what)], expected_effect=expected_effect,
+                   evidence=kernel_evidence(v, what), expected_effect=expected_effect,
                    details=details)
 
 

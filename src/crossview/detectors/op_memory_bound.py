@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from crossview.core.finding import Evidence, Finding
+from crossview.core.finding import Finding
+from crossview.detectors.common import kernel_evidence
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.sol.op_roofline import OpGroup, OpRoofline, limits
@@ -70,8 +71,8 @@ def detect(v: Views) -> list[Finding]:
         title=f"Memory-bound ops near the DRAM ceiling ({len(near)} op groups, "
               f"{100 * share:.1f}% of kernel time)",
         observation=obs, fix=fix, share=share,
-        evidence=[Evidence(v.evidence_path, "recorded input shapes × kernel time vs "
-                           "sol_ceilings.yaml DRAM bandwidth")],
+        evidence=kernel_evidence(v, "recorded input shapes × kernel time vs "
+                                 "sol_ceilings.yaml DRAM bandwidth"),
         expected_effect=effect,
         details={"ops": [g.to_dict() for g in near[:8]], "basis": "analytic"})]
 

@@ -247,6 +247,8 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
     for f in findings:
         if "replay_same_as" in f.details:
             continue  # its lever is the row of the finding it names
+        if f.severity == "info" or not f.fix:
+            continue  # a note says what is not the problem: no change to try (even replayed)
         rp = f.details.get("replay")  # replay/findings.py: the replayed median step
         # a replay pinned by launch → start delays it cannot move (decision 0764) is a lower
         # bound, not a prediction: the finding's own bound makes the row
@@ -256,7 +258,7 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
             if arts:
                 out.append(_replayed(inv, f, rp, arts))
             continue
-        if f.severity == "info" or f.share <= 0 or not f.fix:
+        if f.share <= 0:
             continue
         runs = f.details.get("fusion_runs")  # unfused-elementwise: an estimate, not a bound
         if arts and isinstance(runs, dict) and runs["saving_ns"] > 0:
@@ -288,6 +290,10 @@ def _row(inv: Inventory, f: Finding, arts: list[str], window: str, saved_ns: flo
     ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
            "tool": "trace"}
     lid = f"finding:{f.pattern}"
+    outer = f.details.get("within")  # detectors/related.py: its time is part of another's
+    if isinstance(outer, str):
+        basis += (f"; part of `finding:{outer}`'s saving (the same kernels or host time), "
+                  "not in addition to it")
     return Lever(
         lid, f"{f.title} — {f.fix}", "config", "finding",
         {"fix": f.fix, "pattern": f.pattern, "phase": "all", "window": window},
@@ -317,10 +323,38 @@ def _replayed(inv: Inventory, f: Finding, rp: dict, arts: list[str]) -> Lever:
                 f"{rp['selfcheck_max_step_error']:.2%})", "replay")
 
 
+def _folded(inv: Inventory, family_rows: list[Lever], found: list[Lever]) -> list[Lever]:
+    """Family rows whose kernels a finding's row already covers (unfused-elementwise: its
+    `details.families`, same trace) are that row's lever, not another: one change (fusion)
+    addresses both, and two rows would count the same kernel time twice — ranked by
+    kernel time, the copies of a Qwen forward (10.18 ms) outranked the replayed fusion
+    (−4.35 ms per step) they are part of. The finding row's basis names what it holds."""
+    by_pattern = {f.pattern: f for f in inv.findings}
+    covered: dict[tuple[str, str], Lever] = {}
+    for row in found:
+        f = by_pattern.get(row.subject.get("pattern", ""))
+        fams = f.details.get("families") if f is not None else None
+        if isinstance(fams, dict):
+            for fam in fams:
+                for art in row.evidence_artifacts:
+                    covered[(fam, art)] = row
+    kept = []
+    for r in family_rows:
+        owner = next((covered[k] for k in ((r.subject["family"], a)
+                                           for a in r.evidence_artifacts) if k in covered), None)
+        if owner is None:
+            kept.append(r)
+            continue
+        owner.basis += (f"; holds `{r.id}` ({r.subject['family']} kernels "
+                        f"{r.recoverable.text()}, the same kernels: not a separate row)")
+    return kept
+
+
 def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     cfg = kb.table("ledger")
+    found = _finding_levers(inv, inv.findings)
     rows = (_kernel_levers(inv, rec, float(cfg["kernel_min_share_pct"]))
-            + _family_levers(inv, rec) + _finding_levers(inv, inv.findings))
+            + _folded(inv, _family_levers(inv, rec), found) + found)
     # every cited artifact must be a file of the bundle (the explainability contract)
     files = {e.path for e in inv.entries}
     for r in rows:
