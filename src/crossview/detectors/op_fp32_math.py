@@ -61,12 +61,22 @@ def _ceilings(hw_key: str | None) -> tuple[HwSpec, str, float, float] | None:
 
 
 def _finding(v: Views, share: float, *, title: str, observation: str, fix: str, what: str,
-             expected_effect: str, details: dict[str, object]) -> Finding:
-    """The finding both paths make: severity by kernel-time share, ranked on the step basis."""
+             expected_effect: str, measured: str, kernels: str,
+             details: dict[str, object]) -> Finding:
+    """The finding both paths make: severity by kernel-time share, ranked on the step basis.
+    The A/B sentence follows the GPU's busy share; where the GPU is busy enough to call the
+    kernels the step, that claim is kept in `details.busy_claim` for the replay's critical
+    path to replace when the step waits on other work (replay/findings.py _on_path)."""
+    lim = limits()
+    busy = v.metrics.kernel_busy_pct
+    ab = kernel_time_ab(busy, lim["kernel_bound_busy_pct"], measured, kernels)
+    if busy >= lim["kernel_bound_busy_pct"]:
+        details["busy_claim"] = {"text": ab,
+                                 "instead": f"An A/B compares {measured} before and after."}
     return Finding(pattern=PATTERN,
-                   severity="red" if share >= limits()["fp32_math_red_share"] else "yellow",
+                   severity="red" if share >= lim["fp32_math_red_share"] else "yellow",
                    title=title, observation=observation, fix=fix, share=step_share(v, share),
-                   evidence=kernel_evidence(v, what), expected_effect=expected_effect,
+                   evidence=kernel_evidence(v, what), expected_effect=f"{expected_effect} {ab}",
                    details=details)
 
 
@@ -113,10 +123,9 @@ def _from_shapes(v: Views) -> list[Finding]:
                         f"floor in {precision} on tensor cores is {duration(floor)} (FLOPs at "
                         f"{flop_rate(peak)}, half the bytes at DRAM bandwidth), so at most "
                         f"{duration(max(ns - floor, 0))} of kernel time goes; real kernels stop "
-                        "short of the floor. " + kernel_time_ab(
-                            v.metrics.kernel_busy_pct, lim["kernel_bound_busy_pct"],
-                            "the step time and these ops' kernel time of the mixed-precision "
-                            "run", "these ops"),
+                        "short of the floor.",
+        measured="the step time and these ops' kernel time of the mixed-precision run",
+        kernels="these ops",
         details={"ops": [g.to_dict() for g in hits[:8]], "basis": "analytic",
                  "tensor_ceiling": key, "kernel_ns": ns, "floor_ns": floor})]
 
@@ -152,10 +161,9 @@ def _from_names(v: Views) -> list[Finding]:
              "ceilings",
         expected_effect=f"These kernels take {duration(ns)} of kernel time at a ceiling of "
                         f"{flop_rate(fp32)}; on tensor cores the ceiling is {flop_rate(peak)} "
-                        f"({peak / fp32:.1f}×). " + kernel_time_ab(
-                            v.metrics.kernel_busy_pct, lim["kernel_bound_busy_pct"],
-                            "the step time and these kernels' time of the mixed-precision run",
-                            "these GEMMs"),
+                        f"({peak / fp32:.1f}×).",
+        measured="the step time and these kernels' time of the mixed-precision run",
+        kernels="these GEMMs",
         details={"kernels": [{"name": n, "time_ns": t} for n, t in rows[:8]],
                  "basis": "kernel names", "tensor_ceiling": key, "kernel_ns": ns})]
 

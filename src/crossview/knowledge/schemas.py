@@ -418,6 +418,7 @@ class OpRoofline(Rec):
 class ReplayGraph(Rec):
     queued_gap_max_ns: int
     cross_stream_lag_min_ns: int
+    lagged_queued_gap_max_ns: int
     pinned_lag_min_ns: int
     pinned_share_min: Num
     thread_wait_gap_min_ns: int

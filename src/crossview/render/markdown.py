@@ -242,6 +242,14 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
                 "kernel span): **capture-window** — no step in it is steady state, so its "
                 "launch and idle numbers describe warm-up, not the workload.")
     if reds:
+        top = reds[0].details.get("path_top")  # replay/findings.py _on_path: off the path
+        on = reds[0].details.get("kernel_path_share")
+        if isinstance(top, dict) and isinstance(on, float):
+            return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel "
+                    f"span. The dominant pattern is **{reds[0].pattern}**, but GPU kernels are "
+                    f"only {on:.0%} of the step's critical path today ({top['share']:.0%} is "
+                    f"{top['cause']}, the capture's replay): faster kernels alone shorten "
+                    f"it by at most {on:.0%}; that work must shrink too.")
         return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel "
                 f"span. The dominant pattern is **{reds[0].pattern}**: the "
                 f"{_side(reds[0].pattern)} side limits throughput.")

@@ -181,6 +181,10 @@ def _on_path(f: Finding, findings: list[Finding], w: WhatIf) -> None:
     if on >= f.share:
         return
     cause, share = top
+    f.details["path_top"] = {"cause": cause, "share": share}  # the recap's key finding says it
+    claim = f.details.pop("busy_claim", None)  # "busy, so the step shortens by …": not so here
+    if isinstance(claim, dict) and claim["text"] in f.expected_effect:
+        f.expected_effect = f.expected_effect.replace(claim["text"], claim["instead"])
     f.expected_effect += (f" Today GPU kernels are {on:.0%} of the median step's critical path "
                           f"(the capture's replay; {share:.0%} is {cause}): faster kernels "
                           "shorten the step by at most that much until the work ahead of them "

@@ -292,6 +292,8 @@ def _gpu_nodes(g: Graph, ops: list[_GpuOp], launch_node: dict[int, int],
                 end = g.mstart[dep] + g.dur[dep]
                 g.cons[n].append(Cons(dep, True, g.mstart[n] - end, "event"))
                 binding = "event"
+            elif gap is not None and lag is not None and gap <= p["lagged_queued_gap_max_ns"]:
+                binding = "stream"  # launched long before, started just after its stream's op
         if binding == "launch" and lag is not None:
             lags.append(lag)
         elif binding == "launch":  # launched before the capture: its stream gap stays
