@@ -19,7 +19,8 @@ LeverArg = Annotated[list[str] | None, Field(description="Levers NAME[=PARAM], c
                                              "order: dataloader-workers, cuda-graphs, "
                                              "remove-sync, pinned-copies, kernel-speedup="
                                              "MATCH:FACTOR|MATCH:roofline, exclude-startup, "
-                                             "overlap-comm, bucket-grads, fuse-elementwise. "
+                                             "overlap-comm, bucket-grads, fuse-elementwise, "
+                                             "ddp-bookkeeping. "
                                              "None: the baseline self-check.")]
 
 

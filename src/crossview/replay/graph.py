@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from statistics import median
 
+from crossview.knowledge import causes
 from crossview.knowledge.api_roles import role_of
 from crossview.knowledge.frames import dataloader_pattern, grad_sync_ops
 from crossview.knowledge.loader import load_yaml
@@ -130,9 +131,10 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
     dl = re.compile(dataloader_pattern())
     su = [re.compile(x) for x in load_yaml("frames.yaml")["startup"]]
     coll = grad_sync_ops()[1]
+    ddp = causes.rules().causes[causes.rules().rank("ddp_bookkeeping")].regex
     calls = [o for o in ops if o[1] == "runtime"]
     tagged: dict[str, list[tuple[int, int]]] = {"dataloader": [], "startup": [],
-                                                "collective": []}
+                                                "collective": [], "ddp": []}
     tag_of: dict[str, str | None] = {}  # op name → its tag (None: neither)
     cuts: set[int] = set()
     top: list[tuple[int, int]] = []
@@ -146,7 +148,8 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
             if tag == "":  # not seen yet: a thread holds ~10⁵ ops of a few hundred names
                 tag = tag_of[name] = ("dataloader" if dl.search(name) else "startup"
                                       if any(x.search(name) for x in su) else "collective"
-                                      if name.startswith(coll) else None)
+                                      if name.startswith(coll) else "ddp"
+                                      if any(x.search(name) for x in ddp) else None)
             if tag is not None:
                 tagged[tag].append((s, e))
                 cuts.update((s, e))

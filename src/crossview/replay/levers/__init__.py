@@ -12,6 +12,7 @@ from crossview.replay.levers import (
     bucket_grads,
     cuda_graphs,
     dataloader,
+    ddp_bookkeeping,
     fuse_elementwise,
     kernel_speedup,
     overlap_comm,
@@ -23,7 +24,7 @@ from crossview.replay.levers.common import LeverUnavailable
 
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (
     dataloader, cuda_graphs, remove_sync, pinned, kernel_speedup, startup, overlap_comm,
-    bucket_grads, fuse_elementwise)}
+    bucket_grads, fuse_elementwise, ddp_bookkeeping)}
 
 __all__ = ["MODULES", "LeverSpec", "LeverUnavailable", "parse"]
 
