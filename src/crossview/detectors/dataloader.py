@@ -35,7 +35,8 @@ def detect(v: Views) -> list[Finding]:
     sev = severity(share, lim.dataloader_red_share, lim.dataloader_yellow_share)
     if sev is None:
         return []
-    obs = (f"{eff.count:,} DataLoader fetches took {ms(eff.host_ns)} inside the kernel span; "
+    obs = (f"{eff.inside:,} DataLoader fetch{'es' if eff.inside != 1 else ''} took "
+           f"{ms(eff.host_ns)} inside the kernel span; "
            f"the GPU was busy only {eff.gpu_busy_inside_pct:.1f}% of that time "
            f"({ms(eff.gpu_idle_inside_ns)} idle).")
     if sl is not None:

@@ -162,6 +162,7 @@ class HostWindowEffect:
     gpu_idle_inside_ns: int  # GPU idle time that falls inside them
     gaps_opened_inside_ns: int  # full length of idle gaps that *open* while inside them
     count: int
+    inside: int = 0  # intervals with some of their time inside a device's kernel span
 
     @property
     def gpu_busy_inside_pct(self) -> float:
@@ -173,10 +174,12 @@ def host_window_effect(
 ) -> HostWindowEffect:
     """How the GPU behaves while the host is inside the intervals [hs, he)."""
     host_ns = idle_in = opened = 0
+    within = np.zeros(len(hs), dtype=bool)
     for dev in devices:
         sel = artifact == dev.artifact_id
         if not sel.any():
             continue
+        within[sel] |= np.minimum(he[sel], dev.last) > np.maximum(hs[sel], dev.first)
         ms, me = merge(hs[sel], he[sel])
         # clip to the device's kernel span: outside it "idle" is just before/after capture
         ms, me = np.clip(ms, dev.first, dev.last), np.clip(me, dev.first, dev.last)
@@ -194,7 +197,7 @@ def host_window_effect(
         # gaps starting in [ms, me) are one run of the sorted gap starts per host interval
         run = np.concatenate([[0], np.cumsum(ge - gs)])
         opened += int((run[np.searchsorted(gs, me)] - run[np.searchsorted(gs, ms)]).sum())
-    return HostWindowEffect(host_ns, idle_in, opened, int(len(hs)))
+    return HostWindowEffect(host_ns, idle_in, opened, int(len(hs)), int(within.sum()))
 
 
 @dataclass
