@@ -67,6 +67,7 @@ class Account(Rec):
     queue_empty_launch_share: Num
     queued_latency_ns: int
     recap_min_share: Num
+    startup_frame_min_ns: int
 
 
 # --- capture_plan.yaml --------------------------------------------------------------------

@@ -132,6 +132,7 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
     su = [re.compile(x) for x in load_yaml("frames.yaml")["startup"]]
     coll = grad_sync_ops()[1]
     ddp = causes.rules().causes[causes.rules().rank("ddp_bookkeeping")].regex
+    short_startup = causes.rules().startup_frame_min_ns
     calls = [o for o in ops if o[1] == "runtime"]
     tagged: dict[str, list[tuple[int, int]]] = {"dataloader": [], "startup": [],
                                                 "collective": [], "ddp": []}
@@ -150,6 +151,8 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
                                       if any(x.search(name) for x in su) else "collective"
                                       if name.startswith(coll) else "ddp"
                                       if any(x.search(name) for x in ddp) else None)
+            if tag == "startup" and e - s < short_startup:
+                tag = None  # a per-step cache lookup, not compilation (account.yaml)
             if tag is not None:
                 tagged[tag].append((s, e))
                 cuts.update((s, e))
