@@ -20,7 +20,8 @@ def whatif(
     lever: Annotated[list[str] | None, typer.Option(
         "--lever", "-l", help="NAME[=PARAM]; repeat to compose. Levers: dataloader-workers, "
         "cuda-graphs, remove-sync, pinned-copies, kernel-speedup, exclude-startup, "
-        "overlap-comm, bucket-grads, fuse-elementwise, ddp-bookkeeping (docs/whatif.md).")] = None,
+        "overlap-comm, bucket-grads, fuse-elementwise, ddp-bookkeeping, graph-region "
+        "(docs/whatif.md).")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """Baseline vs predicted step time, GPU busy and what now bounds the step."""

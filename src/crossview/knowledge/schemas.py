@@ -442,6 +442,7 @@ class Levers(Rec, rename="kebab"):
     exclude_startup: dict[str, bool]
     overlap_comm: dict[str, Num]
     bucket_grads: dict[str, Num]
+    graph_region: dict[str, list[str]]
 
 
 class ReplayDiff(Rec):
@@ -452,7 +453,7 @@ class Replay(Rec):
     graph: ReplayGraph
     selfcheck: SelfCheck
     levers: Levers
-    finding_levers: dict[str, str]
+    finding_levers: dict[str, str | list[str]]
     finding_min_realized: Num
     finding_refutable: list[str]
     lever_caveats: dict[str, str]

@@ -20,7 +20,7 @@ LeverArg = Annotated[list[str] | None, Field(description="Levers NAME[=PARAM], c
                                              "remove-sync, pinned-copies, kernel-speedup="
                                              "MATCH:FACTOR|MATCH:roofline, exclude-startup, "
                                              "overlap-comm, bucket-grads, fuse-elementwise, "
-                                             "ddp-bookkeeping. "
+                                             "ddp-bookkeeping, graph-region. "
                                              "None: the baseline self-check.")]
 
 

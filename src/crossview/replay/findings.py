@@ -109,20 +109,27 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
             if f.pattern not in table and "replay_lever" not in f.details:
                 continue  # kernel-side findings with no lever: _on_path below
             # a detector may name the lever its fix fits (details "replay_lever"), else the
-            # pattern's lever
-            lever = str(f.details.get("replay_lever") or table[f.pattern])
-            if lever in done:
-                f.expected_effect = f"The same replay as `{done[lever]}` (--lever {lever})."
-                f.details["replay_same_as"] = done[lever]
+            # pattern's lever(s): the first one this capture supports
+            named = f.details.get("replay_lever") or table[f.pattern]
+            options = [str(x) for x in (named if isinstance(named, list) else [named])]
+            same = next((x for x in options if x in done), None)
+            if same is not None:
+                f.expected_effect = f"The same replay as `{done[same]}` (--lever {same})."
+                f.details["replay_same_as"] = done[same]
                 continue
-            try:
-                spec = parse(lever)
-                if base is None:  # step times only, unless a kernel-side finding reads the path
-                    base = baseline(g, steps, paths=bool(side))
-                    pin = pinned_of(g, base, steps, flagged)
-                w = predict(g, steps, how, [spec], base=base)  # with the predicted paths
-            except CrossviewError:
-                continue  # the lever needs what this capture lacks: the bound stays
+            w = None
+            for lever in options:
+                try:
+                    spec = parse(lever)
+                    if base is None:  # step times only, unless a kernel-side finding reads
+                        base = baseline(g, steps, paths=bool(side))  # the path
+                        pin = pinned_of(g, base, steps, flagged)
+                    w = predict(g, steps, how, [spec], base=base)  # with the predicted paths
+                    break
+                except CrossviewError:
+                    continue  # the lever needs what this capture lacks: the next, or the bound
+            if w is None:
+                continue
             w.unsteady = flagged
             text = effect_text(w, lever)
             if text:

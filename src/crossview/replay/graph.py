@@ -133,9 +133,13 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
     coll = grad_sync_ops()[1]
     ddp = causes.rules().causes[causes.rules().rank("ddp_bookkeeping")].regex
     short_startup = causes.rules().startup_frame_min_ns
+    gr = params()["levers"]["graph-region"]  # the graph-region lever's region and islands
+    region = [re.compile(x) for x in gr["regions"]]
+    eager = [re.compile(x) for x in gr["eager"]]
     calls = [o for o in ops if o[1] == "runtime"]
     tagged: dict[str, list[tuple[int, int]]] = {"dataloader": [], "startup": [],
-                                                "collective": [], "ddp": []}
+                                                "collective": [], "ddp": [],
+                                                "graph_region": [], "graph_eager": []}
     tag_of: dict[str, str | None] = {}  # op name → its tag (None: neither)
     cuts: set[int] = set()
     top: list[tuple[int, int]] = []
@@ -150,7 +154,9 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
                 tag = tag_of[name] = ("dataloader" if dl.search(name) else "startup"
                                       if any(x.search(name) for x in su) else "collective"
                                       if name.startswith(coll) else "ddp"
-                                      if any(x.search(name) for x in ddp) else None)
+                                      if any(x.search(name) for x in ddp) else "graph_region"
+                                      if any(x.search(name) for x in region) else "graph_eager"
+                                      if any(x.search(name) for x in eager) else None)
             if tag == "startup" and e - s < short_startup:
                 tag = None  # a per-step cache lookup, not compilation (account.yaml)
             if tag is not None:

@@ -14,6 +14,7 @@ from crossview.replay.levers import (
     dataloader,
     ddp_bookkeeping,
     fuse_elementwise,
+    graph_region,
     kernel_speedup,
     overlap_comm,
     pinned,
@@ -24,7 +25,7 @@ from crossview.replay.levers.common import LeverUnavailable
 
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (
     dataloader, cuda_graphs, remove_sync, pinned, kernel_speedup, startup, overlap_comm,
-    bucket_grads, fuse_elementwise, ddp_bookkeeping)}
+    bucket_grads, fuse_elementwise, ddp_bookkeeping, graph_region)}
 
 __all__ = ["MODULES", "LeverSpec", "LeverUnavailable", "parse"]
 
