@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crossview.core.finding import Finding
 from crossview.detectors import kernel_common as kc
+from crossview.detectors.common import short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.sol.kernel_inputs import gemm_tile_pattern
@@ -50,13 +51,33 @@ def detect(v: Views) -> list[Finding]:
     key = PATTERN + ("-at-roofline" if at_roof else "")
     u = _unit(top)
     variant = "cache" if not at_roof and u is not None and u[0] != "DRAM" else None
+    t = top.theoretical_occupancy_pct
+    if variant and t is not None and t < v.limits.cache_bound_occupancy_max_pct:
+        variant = "cache_low_occupancy"
+        obs += f" Occupancy: {kc.occupancy(top)}." + kc.ncu_says(top, ("TheoreticalOccupancy",))
     return [kc.finding(
         PATTERN, sev, f"Memory-bound kernel{'s' if len(ks) > 1 else ''}: {kc.names(ks)} "
         f"({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
         fix_for(key, variant, kc.names(ks[:1])), share, ks,
-        f"Kernel time falls with the {u[0]} traffic per result (more reuse on chip)."
-        if variant and u else
+        _cache_effect(v, ks, u, top) if variant and u else
         "Kernel time falls with the bytes moved; the bound is its DRAM/L2 ceiling.")]
+
+
+def _cache_effect(v: Views, ks: list[KernelRoofline], u: tuple[str, float],
+                  top: KernelRoofline) -> str:
+    """A cache-bound kernel's bound: at roofline_high_pct of its busiest unit's peak it
+    takes (unit % ÷ that) of its time; ncu's own estimate beside it where a rule gives one."""
+    high = v.limits.roofline_high_pct
+    share = kc.weigh(v, [top])[0] * max(0.0, 1 - u[1] / high)
+    est = max(((float(r["speedup_pct"]), str(r["rule"])) for r in top.ncu_rules
+               if r.get("type") == "OPT" and isinstance(r.get("speedup_pct"), (int, float))),
+              default=None)
+    ncu = (f"; ncu's {est[1]} rule estimates up to {est[0]:.1f}% of this kernel's time"
+           if est else "")
+    return (f"At most {100 * share:.1f}% of {kc.basis(v, [top])} goes if "
+            f"`{short(top.name, 50)}` ran its {u[0]} traffic at {high:g}% of the unit's "
+            f"peak (now {u[1]:.1f}%: time × (1 − {u[1]:.1f} ÷ {high:g})){ncu}: an A/B "
+            "compares this kernel's time before and after.")
 
 
 DECLARATION = Declaration(

@@ -70,6 +70,7 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     compute_pipe_busy_pct: float
     fp64_slow_ratio: float
     occupancy_theoretical_low_pct: float
+    cache_bound_occupancy_max_pct: float
     occupancy_achieved_gap_pct: float
     kernel_red_share: float
     kernel_yellow_share: float
