@@ -83,9 +83,10 @@ def test_ddp_bookkeeping_is_its_own_cause_with_the_ddp_fixes() -> None:
     # the launch-bound 🔴 no longer charges DDP's time as generic dispatch
     lb = next(f for f in a.findings if f.pattern == "kernel-launch-bound")
     # (62.9% before; the DDP slice also took the start of step 4, which the account charged
-    # to the profiler start although the same flatten runs there as in steps 5 and 6)
-    assert lb.share == pytest.approx(0.479, abs=0.002)
-    assert 0.629 < lb.share + f.share < 0.629 + 0.01
+    # to the profiler start although the same flatten runs there as in steps 5 and 6, and
+    # copy calls that return before their copy ends count as launch overhead: decision 0777)
+    assert lb.share == pytest.approx(0.491, abs=0.002)
+    assert lb.share + f.share > 0.629
     # the expected effect is the replay of the DDP options
     rep = f.details["replay"]
     assert isinstance(rep, dict) and rep["lever"] == "ddp-bookkeeping"

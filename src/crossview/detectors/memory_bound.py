@@ -82,5 +82,6 @@ def _cache_effect(v: Views, ks: list[KernelRoofline], u: tuple[str, float],
 
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
-    thresholds=("roofline_high_pct", "kernel_red_share", "kernel_yellow_share"),
+    thresholds=("roofline_high_pct", "kernel_red_share", "kernel_yellow_share",
+                "cache_bound_occupancy_max_pct"),
     fix_keys=(PATTERN, PATTERN + "-at-roofline"))

@@ -29,7 +29,7 @@ PER_GRADIENT_LEVER = "bucket-grads"
 BIG_BUCKET = "nccl-collective-bound-big-bucket"
 # exposed communication is a busy row of the account; a host blocked on a collective's peers
 # an idle cause: both go away with overlap / fewer collectives
-CAUSES = ("exposed_comm", "collective_wait")
+CAUSES = ("exposed_comm", "collective_wait", "collective_call")
 
 
 def detect(v: Views) -> list[Finding]:
@@ -61,10 +61,11 @@ def detect(v: Views) -> list[Finding]:
     f = Finding(
         pattern=PATTERN, severity=sev,
         title=(f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time"
-               if sl is None else f"NCCL-bound: exposed communication and waits on peers are "
-               f"{pct(sl.share)} of the step ({pct(share_busy)} of GPU busy time)"),
-        observation=obs + (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}) exposed or "
-                           "waiting on peers (time account)." if sl is not None else ""),
+               if sl is None else f"NCCL-bound: communication holds {pct(sl.share)} of the "
+               f"step ({pct(share_busy)} of GPU busy time exposed)"),
+        observation=obs + (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}; time account): "
+                           + "; ".join(f"{r.label} {ms(r.ns)}" for r in sl.rows if r.ns) + "."
+                           if sl is not None else ""),
         fix=fix_for(PATTERN, v.engine, fix_where(v)),
         share=sl.share if sl is not None else (
             exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0),
