@@ -42,6 +42,7 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host_op_red_share: float
     host_op_yellow_share: float
     carry_in_min_share: float
+    launch_lag_min_ns: int
     ddp_red_share: float
     ddp_yellow_share: float
     pageable_red_share: float

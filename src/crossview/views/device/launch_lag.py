@@ -1,0 +1,36 @@
+"""Launch lag: how long after its launch call returned each GPU op started, per device. When
+even the shortest lag is milliseconds, the GPU began this capture's work behind something the
+capture does not hold (earlier work on the device, another process) or its clock is offset
+from the host's: then launch → start delays and the idle before the first op are not this
+workload's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crossview.store.store import Store
+
+_LAGS = """
+SELECT g.artifact_id, g.device, count(*) AS n,
+       min(g.start_ns - (h.start_ns + h.dur_ns)) AS lo,
+       median(g.start_ns - (h.start_ns + h.dur_ns)) AS mid,
+       max(g.start_ns - (h.start_ns + h.dur_ns)) AS hi
+FROM f_gpu g JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id
+WHERE NOT coalesce(g.via_graph, false)
+GROUP BY ALL ORDER BY lo DESC
+"""
+
+
+@dataclass(frozen=True)
+class Lag:
+    artifact_id: int
+    device: int
+    ops: int
+    min_ns: int
+    median_ns: int
+    max_ns: int
+
+
+def per_device(store: Store) -> list[Lag]:
+    return [Lag(int(a), int(d), int(n), int(lo), int(mid), int(hi))
+            for a, d, n, lo, mid, hi in store.sql(_LAGS).fetchall()]
