@@ -64,13 +64,21 @@ def _sampled_startup(v: Views) -> list[Finding]:
     sev = severity(share, lim.red_share, lim.yellow_share)
     if sev is None:
         return []
+    err = rt.share("error_exit")  # the program is reporting an uncaught error: that first
+    title = (f"The run reports an uncaught error (`{short(err.top[0][0], 50)}`) after its "
+             f"start-up (at least {pct(share)} of the sampled host time is JIT compilation and "
+             "code loading)" if err and err.top else
+             f"The capture is largely start-up: at least {pct(share)} of the sampled host "
+             "time is JIT compilation and code loading")
+    fix = fix_for("sampled-startup", rt.runtime)
+    if err:
+        fix = fix_for("sampled-error", rt.runtime) + " " + fix
     return [Finding(
-        pattern=PATTERN, severity=sev,
-        title=f"The capture is largely start-up: at least {pct(share)} of the sampled host "
-              "time is JIT compilation and code loading",
+        pattern=PATTERN, severity="red" if err else sev,
+        title=title,
         observation=rt.describe() + " Start-up is warm-up, not the "
                     "workload: its host time says nothing about the steady state.",
-        fix=fix_for("sampled-startup", rt.runtime), share=share,
+        fix=fix, share=share,
         evidence=evidence(v, "sampled stacks through frames.yaml startup / gc frames"),
         rigor="L1",
         expected_effect=(f"None on the workload itself: {ms(up.ns)} of the "
@@ -112,4 +120,5 @@ DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
     thresholds=("startup_yellow_share", "red_share", "yellow_share",
                 "steps.yaml:jit_step_share", "steps.yaml:startup_step_share"),
-    fix_keys=(PATTERN, "capture-no-cuda", "steady-state-capture", "sampled-startup"))
+    fix_keys=(PATTERN, "capture-no-cuda", "steady-state-capture", "sampled-startup",
+              "sampled-error"))

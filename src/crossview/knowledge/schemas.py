@@ -234,6 +234,7 @@ class Frames(Rec):
     dataloader: list[str]
     startup: list[str]
     gc: list[str]
+    error_exit: list[str]
     runtimes: dict[str, str]
     compiled: list[str]
     zero_grad: ZeroGrad

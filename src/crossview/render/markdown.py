@@ -227,7 +227,10 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
         red = next((f for f in findings if f.severity == "red"), None)
         said = (f" {rt.summary()}" if rt is not None and rt.shares else "")
         if up is not None and red is not None and red.pattern == "capture-window":
-            said += (" The capture is largely start-up (**capture-window**), so it says little "
+            said += (" The run reports an uncaught error after its start-up "
+                     "(**capture-window**): fix the error first, then profile the workload."
+                     if rt is not None and rt.share("error_exit") else
+                     " The capture is largely start-up (**capture-window**), so it says little "
                      "about the workload's steady state.")
         return (f"A CPU-only {who}capture: only the host side can be judged.{said} The CPU "
                 "view above shows where host time goes; re-capture with CUDA activity for the "

@@ -2,8 +2,9 @@
 work (JIT compilation, code loading: frames.yaml `startup`), garbage collection (frames.yaml
 `gc`) and the OS kernel (a `[kernel.kallsyms]` leaf, as nsys names unresolved kernel frames).
 
-A sample counts once, in the first of: garbage collection (a collection triggered while code
-compiles or loads is collection time), start-up, OS kernel. A stack the sampler could not
+A sample counts once, in the first of: reporting an uncaught error (frames.yaml `error_exit`:
+the program is failing, whatever ran below), garbage collection (a collection triggered while
+code compiles or loads is collection time), start-up, OS kernel. A stack the sampler could not
 unwind (nsys roots it at `[Broken backtraces]`) lacks its callers, so every share is a lower
 bound; how many are broken is counted and said.
 """
@@ -21,8 +22,8 @@ from crossview.views.host.calltree import _Frames
 BROKEN = "[Broken backtraces]"  # nsys's root for a stack it could not unwind
 OS_KERNEL = "[kernel.kallsyms]"  # nsys's name for an unresolved kernel-mode frame
 # (id, words) in the order a sample is given to the first that holds it
-KINDS = (("gc", "garbage collection"), ("startup", "start-up (JIT compilation, code loading)"),
-         ("os_kernel", "the OS kernel"))
+KINDS = (("error_exit", "reporting an uncaught error"), ("gc", "garbage collection"),
+         ("startup", "start-up (JIT compilation, code loading)"), ("os_kernel", "the OS kernel"))
 TOP = 3  # frames named per kind
 
 
@@ -101,7 +102,8 @@ def compute(store: Store, fr: _Frames) -> SampledRuntime | None:
                      " WHERE view = 'cpu' GROUP BY node_id").fetchall()
     if not rows:
         return None
-    pats = {k: [re.compile(p) for p in frame_rules.patterns(k)] for k in ("gc", "startup")}
+    pats = {k: [re.compile(p) for p in frame_rules.patterns(k)]
+            for k in ("error_exit", "gc", "startup")}
     shares = {k: RuntimeShare(k, what) for k, what in KINDS}
     tops: dict[str, dict[str, int]] = {k: {} for k, _ in KINDS}
     total = samples = broken = 0
@@ -130,7 +132,7 @@ def compute(store: Store, fr: _Frames) -> SampledRuntime | None:
 def _kind(path: list[str], pats: dict[str, list[re.Pattern[str]]]) -> tuple[str | None, str]:
     """The kind a stack (root first) counts in, and the frame that puts it there (the matching
     frame nearest the leaf)."""
-    for kind in ("gc", "startup"):
+    for kind in ("error_exit", "gc", "startup"):
         hit = next((f for f in reversed(path) if any(p.search(f) for p in pats[kind])),
                    None)
         if hit is not None:
