@@ -21,7 +21,7 @@ PATTERN = "launch-lag"
 def detect(v: Views) -> list[Finding]:
     if v.metrics.cpu_only:
         return []
-    lags = [x for x in launch_lag.per_device(v.store) if x.min_ns >= v.limits.launch_lag_min_ns]
+    lags = launch_lag.per_device(v.store, v.limits.launch_lag_min_ns)
     if not lags:
         return []
     x = lags[0]
