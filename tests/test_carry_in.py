@@ -44,3 +44,17 @@ def test_qwen_first_step_starts_behind_the_previous_iteration() -> None:
 
 def test_a_clean_first_step_gets_no_note() -> None:
     assert not [f for f in analyze([shared_file(WORKERS4)]).findings if f.pattern == "carry-in"]
+
+
+def test_a_waiting_thread_is_not_cpu_work_in_the_cross_check() -> None:
+    """The same capture's host self time is half a background thread parked in
+    `threading.py(359): wait`: one event of 49,763.172 µs with no child on its thread (tid 0;
+    checked by hand in the raw JSON), of 99.59 ms; the CPU cross-check says it is a thread
+    waiting (frames.yaml thread_wait)."""
+    from crossview.render import markdown
+
+    a = analyze([shared_file(QWEN)])
+    top = a.views.top_self[0]
+    assert (top.frame, top.role) == ("threading.py(359): wait", "thread_wait")
+    line = next(x for x in markdown.render(a).splitlines() if "CPU cross-check" in x)
+    assert "`threading.py(359): wait` 49.76 ms (50.0%) (a thread blocked waiting" in line

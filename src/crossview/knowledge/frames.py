@@ -86,3 +86,13 @@ def trivial_ops() -> tuple[str, list[str]]:
     (frames.yaml: trivial_ops)."""
     t = load_yaml("frames.yaml")["trivial_ops"]
     return str(t["prefix"]), [str(n) for n in t["names"]]
+
+
+@cache
+def _thread_wait() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in patterns("thread_wait"))
+
+
+def is_thread_wait(name: str) -> bool:
+    """A Python frame of a thread blocked waiting (frames.yaml: thread_wait)."""
+    return any(p.search(name) for p in _thread_wait())

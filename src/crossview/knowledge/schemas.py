@@ -235,6 +235,7 @@ class Frames(Rec):
     startup: list[str]
     gc: list[str]
     error_exit: list[str]
+    thread_wait: list[str]
     runtimes: dict[str, str]
     compiled: list[str]
     zero_grad: ZeroGrad

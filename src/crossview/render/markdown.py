@@ -208,7 +208,8 @@ def _cpu_check(v: Views) -> str:
         return "Nothing else surfaced on the host side."
     parts = []
     for f in top:
-        tag = " ⚠️ sync wait" if f.role in ("sync", "sync_memcpy", "sync_ops") else ""
+        tag = (" ⚠️ sync wait" if f.role in ("sync", "sync_memcpy", "sync_ops") else
+               " (a thread blocked waiting, not CPU work)" if f.role == "thread_wait" else "")
         own = " (your code)" if f.user else ""
         parts.append(f"{_code(_cut(f.frame, 80))} {_ms(f.self_ns)} "
                      f"({100 * f.share:.1f}%){own}{tag}")

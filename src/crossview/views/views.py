@@ -173,7 +173,8 @@ class Views:
         ).fetchall()
         total = self.cpu.total_ns or 1
         return [FrameTime(n, k, int(s), int(s) / total, frames.is_user_frame(n),
-                          api_roles.role_of(n) if k in ("runtime", "op") else None)
+                          api_roles.role_of(n) if k in ("runtime", "op") else
+                          "thread_wait" if k == "python" and frames.is_thread_wait(n) else None)
                 for n, k, s in rows]
 
     def _python_frame_names(self) -> list[tuple[str, str]]:
