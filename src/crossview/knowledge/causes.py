@@ -31,6 +31,7 @@ class AccountRules:
     recap_min_share: float
     top_frames: int
     startup_frame_min_ns: int
+    gap_cause_min_share: float
 
     def rank(self, cause_id: str) -> int:
         return next(i for i, c in enumerate(self.causes) if c.id == cause_id)
@@ -66,7 +67,8 @@ def rules() -> AccountRules:
     return AccountRules(causes, frozenset(d["startup_causes"]), int(d["top_gaps"]),
                         int(d["gap_calls"]), float(d["queue_empty_launch_share"]),
                         int(d["queued_latency_ns"]), float(d["recap_min_share"]),
-                        int(d["top_frames"]), int(d["startup_frame_min_ns"]))
+                        int(d["top_frames"]), int(d["startup_frame_min_ns"]),
+                        float(d["gap_cause_min_share"]))
 
 
 def classify(name: str, kind: str) -> int:

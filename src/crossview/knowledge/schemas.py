@@ -68,6 +68,7 @@ class Account(Rec):
     queued_latency_ns: int
     recap_min_share: Num
     startup_frame_min_ns: int
+    gap_cause_min_share: Num
 
 
 # --- capture_plan.yaml --------------------------------------------------------------------

@@ -115,8 +115,10 @@ def _gap_lines(v: Views, acc: Account) -> list[str]:
             f"`{c.frame if len(c.frame) <= 70 else c.frame[:69] + '…'}` {_ms(c.ns)}"
             + (f" (called from `{c.calling[:60]}`)" if c.calling else "") for c in g.calls)
         at = g.start_ns - _step_start(v, dev.artifact, st.step)
+        cause = (", ".join(f"{labels.get(c, c)} {_ms(n)}" for c, n in g.causes)
+                 if g.causes else labels.get(g.cause, g.cause))
         out.append(f"  - {_ms(g.dur_ns)} at {_ms(at)} into the step — "
-                   f"{labels.get(g.cause, g.cause)}: {calls or 'no host call'}")
+                   f"{cause}: {calls or 'no host call'}")
     return out
 
 

@@ -74,6 +74,9 @@ class Gap:
     dur_ns: int
     cause: str  # the cause holding most of the gap
     calls: list[GapCall]
+    # the causes holding ≥ account.yaml gap_cause_min_share of the gap, most first, when
+    # there are several (its calls may belong to any of them: the recap names each)
+    causes: list[tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -114,7 +117,9 @@ class DeviceAccount:
                 "launches": s.launches, "empty_queue_share": s.empty_queue_share,
                 "top_gaps": [{"start_ns": g.start_ns, "dur_ns": g.dur_ns, "cause": g.cause,
                               "calls": [{"frame": c.frame, "calling": c.calling, "ns": c.ns}
-                                        for c in g.calls]} for g in s.top_gaps],
+                                        for c in g.calls],
+                              **({"causes": [{"cause": c, "ns": n} for c, n in g.causes]}
+                                 if g.causes else {})} for g in s.top_gaps],
             } for s in self.steps],
         }
 
@@ -324,9 +329,12 @@ def _top_gaps(p: Pieces, gs: I64, ge: I64, x: Step, ids: list[str]) -> list[Gap]
         sel = slice(int(np.searchsorted(p.e, cs[g], "right")), int(np.searchsorted(p.s, ce[g])))
         ln = np.minimum(p.e[sel], ce[g]) - np.maximum(p.s[sel], cs[g])
         by_cause = np.bincount(p.cause[sel], weights=ln, minlength=len(ids))
+        held = [(ids[i], int(by_cause[i])) for i in np.argsort(-by_cause, kind="stable")
+                if by_cause[i] >= rules.gap_cause_min_share * dur[g]]
         out.append(Gap(int(cs[g]), int(dur[g]), ids[int(by_cause.argmax())],
                        [GapCall(p.names[f], p.names[c] if c >= 0 and c != f else None, n)
-                        for f, c, n in _gap_calls(p, sel, ln, rules.gap_calls)]))
+                        for f, c, n in _gap_calls(p, sel, ln, rules.gap_calls)],
+                       held if len(held) > 1 else []))
     return out
 
 
