@@ -146,7 +146,8 @@ def ops(store: Store, artifact_id: int, device: int, launch_op: I64 | None = Non
     rows = _by_node(store, artifact_id, launch_op) if complete and launch_op is not None \
         else None
     return _ops(*(rows or _joined(store, artifact_id, device)), complete,
-                _returned_early(store, artifact_id, device))
+                _returned_early(store, artifact_id, device),
+                _first_loads(store, artifact_id, device))
 
 
 # copy calls that returned before their copy on this device ended: they queued it and went
@@ -158,6 +159,27 @@ WHERE g.artifact_id = $a AND g.device = $d AND g.kind IN ('memcpy', 'memset')
   AND h.start_ns + h.dur_ns < g.start_ns + g.dur_ns
 ORDER BY 1
 """
+
+
+# launch calls of at least startup_frame_min_ns whose kernel is the first of its name on the
+# device: the driver loads the kernel's module on its first launch (lazy loading), a one-off
+# cost; a long launch call later in the run is the launch queue pushing back, not this
+_FIRST_LOADS = """
+WITH slow AS (SELECT op_id FROM host_ops WHERE artifact_id = $a AND kind = 'runtime'
+              AND dur_ns >= $min),
+c AS (SELECT name, start_ns, launch_op_id FROM f_gpu WHERE artifact_id = $a AND device = $d
+      AND kind = 'kernel' AND launch_op_id IN (SELECT op_id FROM slow))
+SELECT DISTINCT c.launch_op_id FROM c JOIN (
+  SELECT name, min(start_ns) AS first FROM f_gpu WHERE artifact_id = $a AND device = $d
+  AND kind = 'kernel' AND name IN (SELECT name FROM c) GROUP BY name) f
+ON f.name = c.name AND f.first = c.start_ns ORDER BY 1
+"""
+
+
+def _first_loads(store: Store, artifact_id: int, device: int) -> I64:
+    r = store.sql(_FIRST_LOADS, {"a": artifact_id, "d": device,
+                                 "min": causes.rules().startup_frame_min_ns}).fetchnumpy()
+    return np.asarray(r["launch_op_id"], dtype=np.int64)
 
 
 def _returned_early(store: Store, artifact_id: int, device: int) -> I64:
@@ -299,10 +321,11 @@ def _lookup(keys: I64, values: I64, x: I64) -> I64:
 
 
 def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool,
-         early: I64 | None = None) -> HostOps:
+         early: I64 | None = None, loads: I64 | None = None) -> HostOps:
     """early: sorted ids of copy calls that returned before their copy ended — not blocking
     copies but calls that queue work: ranked as launch-API overhead (B200 vLLM: 146 DtoD
-    cudaMemcpyAsync calls return ~1 µs before their copy starts)."""
+    cudaMemcpyAsync calls return ~1 µs before their copy starts). loads: sorted ids of
+    first launches of a kernel that took ≥ 1 ms (its module loaded): start-up (JIT rank)."""
     rules = causes.rules()
     none = len(rules.causes)
     op = np.asarray(r.pop("op_id"), dtype=np.int64)
@@ -324,6 +347,10 @@ def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool,
         hit = timeline.find(early, op) >= 0
         blocking = rules.rank("blocking_copy")
         own = np.where(hit & (own == blocking), rules.rank("launch_overhead"), own)
+    if loads is not None and len(loads):  # a kernel's first launch loading its module
+        hit = timeline.find(loads, op) >= 0
+        own = np.where(hit & (own == rules.rank("launch_overhead")),
+                       rules.rank("jit_compile"), own)
     # a short JIT / autotune frame (not a module-load call) is a per-step cache lookup
     api = np.array([k == "runtime" for _, k in pairs], dtype=bool)[name_ix]
     lookup = (own == rules.rank("jit_compile")) & ~api & (e - s < rules.startup_frame_min_ns)
