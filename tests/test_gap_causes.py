@@ -59,3 +59,21 @@ def test_first_launch_module_loads_are_startup_not_launch_overhead() -> None:
     assert "launch_overhead" not in rows_by or rows_by["launch_overhead"].ns < 1_000_000
     launch = next(f for f in rows_by["jit_compile"].top_frames if f.frame == "cudaLaunchKernel")
     assert 0.9 * first_slow <= launch.ns <= first_slow
+
+
+def test_nvfuser_runtime_build_is_startup() -> None:
+    """nvFuser 2025.1: two `FusionExecutorCache::getKernelRuntimeFor::compileNewKRT` NVTX
+    ranges (278,477,728 ns, summed with sqlite3 from NVTX_EVENTS) build the kernel runtime —
+    segmenting the fusion before compiling it — with the GPU idle; they read as "unexplained"
+    before frames.yaml `startup` named them."""
+    path = shared_file(SHARED_DATA / "nsys" / "nvfuser_h200_nsys2025.1.sqlite")
+    with sqlite3.connect(path) as db:
+        (ns,), = db.execute(
+            "SELECT sum(\"end\" - start) FROM NVTX_EVENTS WHERE coalesce(text, (SELECT value"
+            " FROM StringIds WHERE id = textId)) LIKE '%compileNewKRT'").fetchall()
+    assert ns == 278_477_728
+    acc = analyze([path]).views.account
+    assert acc is not None
+    jit = next(c for c in acc.steady_state if c.cause == "jit_compile")
+    krt = next(f for f in jit.top_frames if f.frame.endswith("compileNewKRT"))
+    assert krt.ns == pytest.approx(ns, rel=0.01)
