@@ -69,8 +69,8 @@ def _cache_effect(v: Views, ks: list[KernelRoofline], u: tuple[str, float],
     takes (unit % ÷ that) of its time; ncu's own estimate beside it where a rule gives one."""
     high = v.limits.roofline_high_pct
     share = kc.weigh(v, [top])[0] * max(0.0, 1 - u[1] / high)
-    est = max(((float(r["speedup_pct"]), str(r["rule"])) for r in top.ncu_rules
-               if r.get("type") == "OPT" and isinstance(r.get("speedup_pct"), (int, float))),
+    est = max(((float(x), str(r["rule"])) for r in top.ncu_rules
+               if r.get("type") == "OPT" and isinstance(x := r.get("speedup_pct"), int | float)),
               default=None)
     ncu = (f"; ncu's {est[1]} rule estimates up to {est[0]:.1f}% of this kernel's time"
            if est else "")
