@@ -18,6 +18,7 @@ import json
 
 import pytest
 
+import oracle
 from conftest import SHARED_DATA, shared_file
 from crossview.analysis import analyze
 from crossview.errors import CrossviewError
@@ -29,17 +30,7 @@ _DDP = {"aten::flatten_dense_tensors", "aten::unflatten_dense_tensors",
         "torch.distributed.ddp.reducer::copy_bucket_to_grad"}
 
 
-def _merge(iv: list[tuple[float, float]]) -> list[list[float]]:
-    out: list[list[float]] = []
-    for a, b in sorted(iv):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return out
-
-
-def _overlap(a: list[list[float]], b: list[list[float]]) -> float:
+def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> float:
     i = j = 0
     t = 0.0
     while i < len(a) and j < len(b):
@@ -57,15 +48,18 @@ def _idle_in_ddp_frames_per_step_ns() -> float:
         xs = [e for e in json.load(fh)["traceEvents"] if e.get("ph") == "X"]
     steps = [e for e in xs if str(e.get("name", "")).startswith("ProfilerStep")
              and e.get("cat") != "gpu_user_annotation"]
-    ddp = _merge([(e["ts"], e["ts"] + e["dur"]) for e in xs if e.get("name") in _DDP])
-    gpu = _merge([(e["ts"], e["ts"] + e["dur"]) for e in xs
-                  if str(e.get("cat")).lower() in ("kernel", "gpu_memcpy", "gpu_memset")])
+    # ns, so the shared interval union (tests/oracle.py) takes integers
+    ddp = oracle.union_intervals((round(1000 * e["ts"]), round(1000 * (e["ts"] + e["dur"])))
+                                 for e in xs if e.get("name") in _DDP)
+    gpu = oracle.union_intervals(
+        (round(1000 * e["ts"]), round(1000 * (e["ts"] + e["dur"]))) for e in xs
+        if str(e.get("cat")).lower() in ("kernel", "gpu_memcpy", "gpu_memset"))
     total = 0.0
     for s in steps:
-        lo, hi = s["ts"], s["ts"] + s["dur"]
-        inside = [[max(a, lo), min(b, hi)] for a, b in ddp if b > lo and a < hi]
+        lo, hi = round(1000 * s["ts"]), round(1000 * (s["ts"] + s["dur"]))
+        inside = [(max(a, lo), min(b, hi)) for a, b in ddp if b > lo and a < hi]
         total += sum(b - a for a, b in inside) - _overlap(inside, gpu)
-    return 1000 * total / len(steps)  # µs → ns
+    return total / len(steps)
 
 
 def test_ddp_bookkeeping_is_its_own_cause_with_the_ddp_fixes() -> None:
