@@ -16,6 +16,7 @@ from crossview.detectors.common import (
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
 from crossview.units import size
+from crossview.views.device.account import PEER_WAIT
 from crossview.views.distributed.comm_bandwidth import CollectiveBw
 from crossview.views.distributed.grad_sync import GradSync
 from crossview.views.views import Views
@@ -76,11 +77,22 @@ def detect(v: Views) -> list[Finding]:
         details={"comm_ns": comm, "exposed_ns": exposed, "share_of_busy": share_busy,
                  **(claims(*CAUSES) if sl is not None else {})},
     )
+    f.observation += _peer_wait(v)
     per_grad = _per_gradient(v)
     if per_grad is not None:
         return [_as_per_gradient(v, f, per_grad)]
     big = _big_bucket(v)
     return [_as_big_bucket(v, f, big) if big is not None else f]
+
+
+def _peer_wait(v: Views) -> str:
+    """The account's peer-wait row is not in the finding's share: say so, since the kernel
+    time above includes it (views/distributed/peer_wait.py)."""
+    row = v.account.slice(PEER_WAIT) if v.account is not None else None
+    if row is None:
+        return ""
+    return (f" Not counted: {ms(row.ns)} per step of the collectives waiting for a peer rank "
+            "(the peer arrived late; the peer-wait note) — no change on this rank removes it.")
 
 
 def _big_bucket(v: Views) -> CollectiveBw | None:

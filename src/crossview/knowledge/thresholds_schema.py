@@ -104,6 +104,9 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     straggler_min_skew_ns: int
     straggler_min_late_share: float
     straggler_gpu_busy_share: float
+    peer_wait_min_steps: int
+    peer_wait_min_excess_ns: int
+    peer_wait_step_min_share: float
     # Kineto host-event nesting batch (sources/kineto/host_nesting.py): bounds its memory
     kineto_nest_batch_rows: int
     # Kineto host events sorted in numpy up to this many (sources/kineto/host_table.py)

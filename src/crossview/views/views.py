@@ -28,7 +28,7 @@ from crossview.views.host import calltree, sampled
 # computed, not at start-up (docs/decisions/0760)
 if TYPE_CHECKING:
     from crossview.views.device import busy_lanes, fusion_runs
-    from crossview.views.distributed import crossrank, grad_sync
+    from crossview.views.distributed import crossrank, grad_sync, peer_wait
     from crossview.views.host import first_calls, op_cost, sampled_runtime
 
 
@@ -237,7 +237,17 @@ class Views:
         from crossview.views.device import account
 
         kernels, self._account_kernels = self._account_kernels, None
-        return account.compute(self.store, self.steps, self.device_union, kernels)
+        return account.compute(self.store, self.steps, self.device_union, kernels,
+                               self.peer_wait)
+
+    @cached_property
+    def peer_wait(self) -> list[peer_wait.PeerWait]:
+        """Collective kernels waiting for a peer rank, per device, from the steps' repeats
+        (views/distributed/peer_wait.py)."""
+        from crossview.views.distributed import peer_wait
+
+        return peer_wait.compute(self.store, self.steps.steps, self.limits.peer_wait_min_steps,
+                                 self.limits.peer_wait_min_excess_ns)
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:

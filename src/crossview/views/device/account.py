@@ -28,10 +28,14 @@ from crossview.views.device import host_state, idle_pieces, launch_queue, timeli
 from crossview.views.device.idle_pieces import Pieces
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.device.steps import Step, StepSet
+from crossview.views.distributed.peer_wait import PeerWait
 
 I64 = npt.NDArray[np.int64]
 BUSY_PREFIX = "kernel:"  # busy rows are "kernel:<family>"
 EXPOSED_COMM = "exposed_comm"
+PEER_WAIT = "peer_wait"
+BUSY_LABELS = {EXPOSED_COMM: "exposed communication",
+               PEER_WAIT: "collectives waiting for a peer rank (GPU spins)"}
 _PIECES_PER_PASS = 1 << 20  # idle pieces summed per pass (memory only: the sums are exact)
 
 
@@ -87,12 +91,15 @@ class StepAccount:
     wall_ns: int
     busy_ns: int
     busy_by_family: dict[str, int]  # non-comm busy split by family
-    exposed_comm_ns: int
+    exposed_comm_ns: int  # without peer_wait_ns
     idle_ns: int
     idle_by_cause: dict[str, int]
     top_gaps: list[Gap]
     launches: int
     empty_queue_launches: int  # launch calls that found no launched kernel unfinished
+    # collective kernels spinning for a peer rank with no other kernel running
+    # (views/distributed/peer_wait.py): busy, but not this rank's communication
+    peer_wait_ns: int = 0
 
     @property
     def empty_queue_share(self) -> float:
@@ -113,6 +120,7 @@ class DeviceAccount:
             "steps": [{
                 "step": s.step, "wall_ns": s.wall_ns, "busy_ns": s.busy_ns,
                 "busy_by_family": s.busy_by_family, "exposed_comm_ns": s.exposed_comm_ns,
+                "peer_wait_ns": s.peer_wait_ns,
                 "idle_ns": s.idle_ns, "idle_by_cause": s.idle_by_cause,
                 "launches": s.launches, "empty_queue_share": s.empty_queue_share,
                 "top_gaps": [{"start_ns": g.start_ns, "dur_ns": g.dur_ns, "cause": g.cause,
@@ -235,9 +243,11 @@ def _read_kernels(store: Store, a: int, d: int) -> DeviceKernels:
 
 def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
             union: timeline.DeviceIntervals | None = None,
-            kbox: list[DeviceKernels] | None = None) -> tuple[DeviceAccount, Pieces]:
+            kbox: list[DeviceKernels] | None = None,
+            wait: PeerWait | None = None) -> tuple[DeviceAccount, Pieces]:
     """union: the device's kernel union when the caller has it (else merged here); kbox: the
-    device's kernels when the caller has them, taken out of the list (else read here)."""
+    device's kernels when the caller has them, taken out of the list (else read here); wait:
+    the device's collective waits for peers, carved out of exposed communication."""
     rules = causes.rules()
     ids = [c.id for c in rules.causes]
     k = kbox.pop() if kbox else _read_kernels(store, a, d)
@@ -258,10 +268,17 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
     hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
     busy = timeline.overlap(ws, we, us, ue)
+    peer = np.zeros(len(steps), dtype=np.int64)
     if "comm" in fams:
         comm = fam == fams.index("comm")
-        noncomm = timeline.overlap(ws, we, *timeline.merge(s[~comm], e[~comm]))
+        ns, ne = timeline.merge(s[~comm], e[~comm])
+        noncomm = timeline.overlap(ws, we, ns, ne)
         del comm
+        if wait is not None and len(wait.wait_s):
+            # |W ∖ N| = |W ∪ N| − |N| per step: the waits no other kernel runs beside
+            peer = timeline.overlap(ws, we, *timeline.merge(
+                np.concatenate([wait.wait_s, ns]), np.concatenate([wait.wait_e, ne]))) - noncomm
+        del ns, ne
     else:  # no comm kernel: the non-comm union is the kernel union (no second merge)
         noncomm = busy
     fam_w: dict[str, I64] = {}
@@ -286,9 +303,10 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
         rows.append(StepAccount(
             path, d, x.number, x.wall_ns, int(busy[i]),
             _largest_remainder(int(noncomm[i]), {f: int(w[i]) for f, w in fam_w.items()}),
-            int(busy[i] - noncomm[i]), int(x.wall_ns - busy[i]),
+            int(busy[i] - noncomm[i] - peer[i]), int(x.wall_ns - busy[i]),
             {c: int(v[i]) for c, v in by_cause.items() if v[i]},
-            _top_gaps(pcs, gs, ge, x, ids), int(n_launch[i]), int(n_empty[i])))
+            _top_gaps(pcs, gs, ge, x, ids), int(n_launch[i]), int(n_empty[i]),
+            int(peer[i])))
     inside = int(timeline.overlap(np.array([int(us[0])]), np.array([int(ue[-1])]),
                                   *timeline.merge(ws, we))[0]) if len(us) else 0
     outside = (int(ue[-1]) - int(us[0]) - inside) if len(us) else 0
@@ -367,10 +385,11 @@ def _gap_calls(p: Pieces, sel: slice, ln: I64, top: int) -> list[tuple[int, int,
 # -- over the steady state -------------------------------------------------------------------
 def compute(store: Store, steps: StepSet,
             unions: list[timeline.DeviceIntervals] | None = None,
-            kernels: KernelColumns | None = None) -> Account | None:
+            kernels: KernelColumns | None = None,
+            waits: list[PeerWait] | None = None) -> Account | None:
     """The account of every device with kernels, over the steps of its artifact. unions:
     the kernel union per device (timeline.kernel_union), kernels: f_gpu's kernel columns,
-    when the caller has them."""
+    when the caller has them; waits: collective waits for peers per device."""
     if not steps.steps:
         return None
     rules = causes.rules()
@@ -386,7 +405,8 @@ def compute(store: Store, steps: StepSet,
             continue
         acc, pcs = _device(store, int(a), mine[0].artifact, int(d), mine, next(
             (u for u in unions or [] if (u.artifact_id, u.device) == (a, d)), None),
-            _box(kernels, int(a), int(d)))
+            _box(kernels, int(a), int(d)),
+            next((w for w in waits or [] if (w.artifact_id, w.device) == (a, d)), None))
         per_device.append(acc)
         pieces.append((pcs, mine))
     if not per_device:
@@ -403,6 +423,7 @@ def compute(store: Store, steps: StepSet,
         for f, v in s.busy_by_family.items():
             totals[BUSY_PREFIX + f] += v
         totals[EXPOSED_COMM] += s.exposed_comm_ns
+        totals[PEER_WAIT] += s.peer_wait_ns
         for c, v in s.idle_by_cause.items():
             totals[c] += v
     frames_by = _top_frames(pieces, steady_keys, ids)
@@ -414,8 +435,7 @@ def compute(store: Store, steps: StepSet,
         if v <= 0:
             continue
         is_idle = key in labels
-        label = labels.get(key) or ("exposed communication" if key == EXPOSED_COMM
-                                    else f"busy: {key[len(BUSY_PREFIX):]} kernels")
+        label = labels.get(key) or BUSY_LABELS.get(key) or f"busy: {key[len(BUSY_PREFIX):]} kernels"
         steady.append(CauseSlice(
             key, label, v // n, v / wall if wall else 0.0,
             [FrameNs(f, t // n) for f, t in frames_by.get(key, [])],
@@ -480,6 +500,9 @@ def _evidence(key: str, rows: list[tuple[DeviceAccount, StepAccount]], empty: fl
     gaps = sum(1 for _, s in rows for g in s.top_gaps if g.cause == key)
     if key.startswith(BUSY_PREFIX) or key == EXPOSED_COMM:
         return "kernel intervals (union per device) inside the steps"
+    if key == PEER_WAIT:
+        return ("collective kernels' run beyond the same collective's shortest run over the "
+                "steps, where no other kernel runs")
     base = "idle pieces judged by the launching thread's innermost host op"
     if key in ("cpu_dispatch", "launch_overhead"):
         base += f"; launch queue empty at {empty:.0%} of launches"
