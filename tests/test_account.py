@@ -44,7 +44,7 @@ def test_idle_causes_sum_to_idle_per_step(name: str) -> None:
         for s in dev.steps:
             assert abs(sum(s.idle_by_cause.values()) - s.idle_ns) <= 1000, (dev.device, s.step)
             assert s.busy_ns + s.idle_ns == s.wall_ns
-            assert sum(s.busy_by_family.values()) + s.exposed_comm_ns == s.busy_ns
+            assert sum(s.busy_by_family.values()) + s.exposed_comm_ns + s.peer_wait_ns == s.busy_ns
     # the steady-state rows partition the mean steady step (integer division per row)
     total = sum(c.ns for c in acc.steady_state)
     assert abs(total - acc.steady_wall_ns) <= len(acc.steady_state) + 1

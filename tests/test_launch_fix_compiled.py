@@ -2,7 +2,10 @@
 
 hta_v100_ddp_training records AOTAutograd's `CompiledFunction` / `CompiledFunctionBackward`
 ops and no `cudaGraphLaunch` (counted in the test from the raw JSON), so "use torch.compile"
-is not the fix: compiling with mode="reduce-overhead" (graphs) and removing graph breaks is.
+is not the fix. None of its 19,370 kernels is a Triton kernel (Inductor's), so the backend is
+not Inductor: the fix says to compile with Inductor (fusion) and then mode="reduce-overhead"
+(graphs), quoting the kernel counts read from the raw JSON. (A compiled capture with Triton
+kernels gets the `compiled` variant: no shared capture has one.)
 hta_a100_ddp_resnet_nccl records neither: the default fix stays.
 """
 
@@ -32,8 +35,11 @@ def test_compiled_step_without_graphs_is_told_reduce_overhead() -> None:
     assert names["cudaGraphLaunch"] == 0
     (f,) = [f for f in analyze([V100]).findings if f.pattern == "kernel-launch-bound"]
     assert f.severity == "red"
-    assert f.fix.startswith("The step already runs through torch.compile")
-    assert 'mode="reduce-overhead"' in f.fix and "TORCH_LOGS=graph_breaks" in f.fix
+    kernels = [e for e in oracle.complete_events(V100) if e.get("cat") == "kernel"]
+    assert not [k for k in kernels if k["name"].startswith("triton")]
+    assert f.fix.startswith("The step runs through torch.compile")
+    assert f"none of its {len(kernels):,} kernels is Inductor's" in f.fix
+    assert "`torch.compile(model)` (Inductor)" in f.fix and 'mode="reduce-overhead"' in f.fix
 
 
 def test_uncompiled_step_keeps_the_default_fix() -> None:

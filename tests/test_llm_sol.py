@@ -48,10 +48,12 @@ def test_llama8b_decode_batch1_is_weight_bytes_over_bandwidth() -> None:
     assert out["bound_by"]["decode"] == "HBM bandwidth"
     assert out["tpot_s"] == out["decode_step_s"]
     assert out["output_tokens_per_s"] == pytest.approx(1 / out["decode_step_s"])
-    # prefill 1×1024: 2·N_active·S + 2·layers·heads·d·S², N_active = streamed − norms
+    # prefill 1×1024: 2·(N_active − lm_head)·S + 2·lm_head (logits of the last position
+    # only) + 2·layers·heads·d·S², N_active = streamed − norms
     n_active = streamed - 32 * 8192 - 4096
-    flops = 2 * n_active * 1024 + 2 * 32 * 32 * 128 * 1024 ** 2
-    assert out["prefill_s"] == pytest.approx(flops / H200_BF16, rel=1e-12)  # 15.81 ms
+    head = 128256 * 4096
+    flops = 2 * (n_active - head) * 1024 + 2 * head + 2 * 32 * 32 * 128 * 1024 ** 2
+    assert out["prefill_s"] == pytest.approx(flops / H200_BF16, rel=1e-12)  # 14.72 ms
     assert out["bound_by"]["prefill"] == "tensor FLOP/s"
     assert out["ttft_s"] == out["prefill_s"]
     assert out["inputs"] == {**out["inputs"], "model": "Llama-3.1-8B", "hardware": "h200-sxm",
@@ -113,8 +115,8 @@ def test_bench_result_gets_percent_of_sol(tmp_path: Path) -> None:
     rows = {r["metric"]: r for r in out["bench"]["rows"]}
     tpot = rows["median_tpot_ms"]
     assert tpot["pct_of_sol"] == pytest.approx(100 * 3.1568 / 5.0, rel=1e-4)  # 63.1%
-    assert rows["median_ttft_ms"]["pct_of_sol"] == pytest.approx(100 * 15.8104 / 31.62,
-                                                                  rel=1e-4)  # 50.0%
+    assert rows["median_ttft_ms"]["pct_of_sol"] == pytest.approx(100 * 14.7242 / 31.62,
+                                                                  rel=1e-4)  # 46.6%
     assert rows["output_throughput"]["pct_of_sol"] == pytest.approx(200 * 0.31568, rel=1e-4)
     md = runner.invoke(app, ["sol", "--model", "Llama-3.1-8B", "--hardware", "h200-sxm",
                              "--bench", str(path)])

@@ -324,11 +324,15 @@ def test_a100_16rank_is_nccl_bound() -> None:
     # Issue 15: findings rank by share of the steady-state step. Exposed communication is
     # 15.7% of the step (a 🟡 under the 20% red cut); the 🔴 is the ~70 ms per step the host
     # sits in `cudaMemcpyAsync` under `## sparse_data_dist ##` with the GPU idle (sync-bound
-    # on device transfers).
+    # on device transfers). Decision 0791: 20.4% of the step is GPU idle between the recorded
+    # ops of single CUDA-graph replays (tests/test_graph_unrecorded.py recomputes it): the trace
+    # misses the graphs' kernels, so the re-capture is the 🔴 and the blocking copies, which may
+    # wait on that work, a 🟡.
     red = {f["pattern"] for f in findings(A100_16RANK, "red")}
     yellow = {f["pattern"] for f in findings(A100_16RANK, "yellow")}
     assert "nccl-collective-bound" in yellow, yellow
-    assert "sync-bound" in red, red
+    assert red == {"graph-unrecorded"}, red
+    assert "sync-bound" in yellow, yellow
 
 
 def test_mi300x_full_graph_decode_has_no_host_side_red() -> None:

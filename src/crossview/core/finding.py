@@ -20,6 +20,9 @@ class Evidence:
         return f"{self.artifact}: {self.what}"
 
 
+ShareOf = Literal["time", "kernel_time"]
+
+
 @dataclass
 class Finding:
     pattern: str  # stable id from conventions.md §2
@@ -34,6 +37,10 @@ class Finding:
     actionable: bool = True  # False: third-party/system frames; never takes a red
     expected_effect: str = ""
     details: dict[str, object] = field(default_factory=dict)
+    # what `share` is a fraction of: "time" (the steady step, or the filtered wall time
+    # without steps) or "kernel_time" (the kernel time in scope: op and kernel findings); the
+    # ledger turns a share into time with the matching base
+    share_of: ShareOf = "time"
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)

@@ -18,6 +18,7 @@ from crossview.detectors import (
     fix_fit,
     gpu_gap,
     gpu_idle,
+    graph_unrecorded,
     host_cpu,
     host_op_cost,
     host_python,
@@ -52,6 +53,7 @@ from crossview.views.views import Views
 # One line per detector; a new pattern is one new module plus one line here.
 DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     gpu_idle.detect,
+    graph_unrecorded.detect,
     launch_bound.detect,
     sync_bound.detect,
     dataloader.detect,

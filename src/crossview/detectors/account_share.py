@@ -36,3 +36,11 @@ def slice_of(v: Views, *causes: str) -> Slice | None:
 def claims(*causes: str) -> dict[str, object]:
     """The `details` entry naming the causes a finding charges."""
     return {"claims": list(causes)}
+
+
+def per_step(v: Views) -> str:
+    """How a sentence about the account's per-step rows opens: "Per steady step", or, when
+    every step is warm-up / JIT / start-up (the rows summarize those), says so."""
+    acc = v.account
+    return ("Per step (none is steady: start-up)" if acc is not None and acc.steady_fallback
+            else "Per steady step")

@@ -8,7 +8,7 @@ intervals over the kernel span."""
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.account_share import claims, slice_of
+from crossview.detectors.account_share import claims, per_step, slice_of
 from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import frames
@@ -41,7 +41,7 @@ def detect(v: Views) -> list[Finding]:
            f"({ms(eff.gpu_idle_inside_ns)} idle).")
     if sl is not None:
         top = "; ".join(f"`{short(f.frame, 80)}` {ms(f.ns)}" for f in sl.top_frames)
-        obs += (f" Per steady step the GPU idles {ms(sl.ns)} waiting on the input pipeline "
+        obs += (f" {per_step(v)} the GPU idles {ms(sl.ns)} waiting on the input pipeline "
                 f"({pct(share)} of the {ms(sl.wall_ns)} step, mean of {sl.steps} steps): "
                 f"{top}.")
     uf = user_frame_above(v.store, host_calls.names(v.store, fetches))

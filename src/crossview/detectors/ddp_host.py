@@ -14,7 +14,7 @@ thread ran inside those frames; the fix names the parts the capture shows.
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.account_share import claims, slice_of
+from crossview.detectors.account_share import claims, per_step, slice_of
 from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
@@ -50,7 +50,7 @@ def detect(v: Views) -> list[Finding]:
     return [Finding(
         pattern=PATTERN, severity=sev,
         title=f"DDP's own host bookkeeping: the GPU waits on it {pct(sl.share)} of the step",
-        observation=(f"Per steady step the GPU idled {ms(sl.ns)} ({pct(sl.share)} of the "
+        observation=(f"{per_step(v)} the GPU idled {ms(sl.ns)} ({pct(sl.share)} of the "
                      f"{ms(sl.wall_ns)} step, mean of {sl.steps} steps) while the launching "
                      f"thread ran DistributedDataParallel's bookkeeping: {top}. DDP {what}; "
                      "the ATen ops under these frames (narrow, slice, copy_) launch little "

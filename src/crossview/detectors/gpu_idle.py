@@ -10,7 +10,7 @@ idle time, with the capture that would explain it as the fix."""
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.account_share import claims, slice_of
+from crossview.detectors.account_share import claims, per_step, slice_of
 from crossview.detectors.common import evidence, fix_where, ms, pct, severity
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
@@ -105,7 +105,7 @@ def _from_account(v: Views) -> list[Finding]:
             out.append(Finding(
                 pattern=PATTERN, severity=sev,
                 title=f"GPU idle with work already queued: {pct(dep.share)} of the step",
-                observation=(f"Per steady step the GPU idled {ms(dep.ns)} ({pct(dep.share)}) "
+                observation=(f"{per_step(v)} the GPU idled {ms(dep.ns)} ({pct(dep.share)}) "
                              "although the next kernel had already been launched: it waited "
                              "on a GPU-side dependency (another stream's event, a copy, a "
                              "collective's peer), not on the host."),
@@ -121,7 +121,7 @@ def _from_account(v: Views) -> list[Finding]:
             out.append(Finding(
                 pattern=PATTERN, severity=sev,
                 title=f"GPU idle with no host activity recorded: {pct(un.share)} of the step",
-                observation=(f"Per steady step the GPU idled {ms(un.ns)} ({pct(un.share)}, "
+                observation=(f"{per_step(v)} the GPU idled {ms(un.ns)} ({pct(un.share)}, "
                              f"{pct(un.ns / idle_ns)} of all idle) while the capture shows no "
                              "host op on the launching thread(s): the cause is not in this "
                              "capture."),

@@ -11,7 +11,7 @@ launching threads (a proportional attribution, stated as such).
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.account_share import claims, slice_of
+from crossview.detectors.account_share import claims, per_step, slice_of
 from crossview.detectors.common import evidence, fix_where, ms, pct, severity, short
 from crossview.detectors.declare import Declaration
 from crossview.knowledge import api_roles
@@ -75,7 +75,7 @@ def detect(v: Views) -> list[Finding]:
             title=f"Host Python/framework work between launches: the GPU waits on it "
                   f"{pct(sl.share)} of the step",
             observation=(
-                f"Per steady step the GPU idled {ms(sl.ns)} ({pct(sl.share)} of the "
+                f"{per_step(v)} the GPU idled {ms(sl.ns)} ({pct(sl.share)} of the "
                 f"{ms(sl.wall_ns)} step) while the launching thread ran operator, Python or "
                 f"dispatcher code between launches (innermost frames: {top}); the launch "
                 f"queue was empty at {pct(acc.empty_queue_share)} of launches, so these are "

@@ -192,5 +192,5 @@ def finding(pattern: str, sev: Severity, title: str, observation: str, fix: str,
             ks: list[KernelRoofline], effect: str = "") -> Finding:
     return Finding(pattern=pattern, severity=sev, title=title, observation=observation,
                    fix=fix, share=share, evidence=evidence(ks), rigor="L4",
-                   expected_effect=effect,
+                   expected_effect=effect, share_of="kernel_time",
                    details={"kernels": [k.name for k in ks]})

@@ -105,6 +105,7 @@ def detect(v: Views) -> list[Finding]:
             observation=" ".join(lines) + " (analytic FLOPs/bytes from recorded shapes; "
                         "rigor L2)",
             fix=fix_for(PATTERN, _variant(slow[0]), slow[0].op), share=share,
+            share_of="kernel_time",
             evidence=kernel_evidence(
                 v, "recorded input shapes (Input Dims/Input type) × kernel time"),
             expected_effect=_effect(slow, r.kernel_ns, lim["what_if_pct"]),
@@ -122,7 +123,7 @@ def detect(v: Views) -> list[Finding]:
                         + ", ".join(f"`{g.op}` {g.shape} ({duration(g.time_ns)})" for g in mm)
                         + ": the Sq×Sk score matrix makes a round trip through DRAM. "
                           "(analytic, from recorded shapes)",
-            fix=fix_for("unfused-attention", None, s.op), share=share,
+            fix=fix_for("unfused-attention", None, s.op), share=share, share_of="kernel_time",
             evidence=kernel_evidence(v, "recorded input shapes of the matmul and softmax ops"),
             expected_effect="A fused kernel never writes the scores: the softmax time and "
                             "most of the matmuls' memory traffic go.",

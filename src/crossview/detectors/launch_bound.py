@@ -11,7 +11,7 @@ still launched one by one instead of saying "enable CUDA graphs".
 from __future__ import annotations
 
 from crossview.core.finding import Finding
-from crossview.detectors.account_share import claims, slice_of
+from crossview.detectors.account_share import claims, per_step, slice_of
 from crossview.detectors.common import (
     evidence,
     fix_where,
@@ -23,6 +23,7 @@ from crossview.detectors.common import (
 )
 from crossview.detectors.declare import Declaration
 from crossview.knowledge.fixes import fix_for
+from crossview.views.device.account import CauseSlice
 from crossview.views.views import Views
 
 PATTERN = "kernel-launch-bound"
@@ -41,7 +42,23 @@ def _variant(v: Views) -> str | None:
     without graphs (no graph launch), else None (default)."""
     if v.engine or (v.metrics.launch and v.metrics.launch.graph_launches):
         return v.engine
-    return "compiled" if is_compiled(v) else None
+    if not is_compiled(v):
+        return None
+    return "compiled_no_inductor" if _inductor_facts(v) else "compiled"
+
+
+_TRITON = """
+SELECT count(*) FILTER (starts_with(name, 'triton')), count(*),
+       count(*) FILTER (family = 'elementwise')
+FROM f_gpu WHERE kind = 'kernel'
+"""
+
+
+def _inductor_facts(v: Views) -> dict[str, object]:
+    """{} when Inductor's Triton kernels are in the trace; else the counts the
+    compiled_no_inductor fix quotes (a compiled step whose backend is not Inductor)."""
+    triton, kernels, eager = v.store.sql(_TRITON).fetchall()[0]
+    return {} if triton or not kernels else {"kernels": f"{kernels:,}", "eager": f"{eager:,}"}
 
 
 def _large_step(v: Views) -> tuple[str, dict[str, object]] | None:
@@ -59,6 +76,18 @@ def _large_step(v: Views) -> tuple[str, dict[str, object]] | None:
            f"{big.decode_tokens:,} decode).")
     return obs, {"tokens": f"{big.tokens:,}", "size": engine_batch.vllm_graph_size(big.tokens),
                  "default_max": engine_batch.vllm_default_max_graph()}
+
+
+def _mechanism(rows: list[CauseSlice], host_never_ahead: bool) -> str:
+    """The title's mechanism when the launch calls hold less of the wait than the op-by-op
+    dispatch between them (B200 vLLM eager: 5.84 ms of launch calls in a 71.58 ms wait): the
+    pattern's name alone reads as "launch calls are slow"."""
+    calls = sum(r.ns for r in rows if r.cause == "launch_overhead")
+    between = sum(r.ns for r in rows if r.cause == "cpu_dispatch")
+    if not host_never_ahead or calls >= between:
+        return ""
+    share = sum(r.share_of_step for r in rows if r.cause == "launch_overhead")
+    return f", mostly dispatching ops one by one (the launch calls themselves: {pct(share)})"
 
 
 def detect(v: Views) -> list[Finding]:
@@ -86,11 +115,12 @@ def detect(v: Views) -> list[Finding]:
                   f"the launch queue was empty at only {pct(acc.empty_queue_share)} of "
                   "launches (deep between host stalls)")
         top = "; ".join(f"`{short(f.frame, 70)}` {ms(f.ns)}" for f in sl.top_frames)
-        wait_txt = (f"Per steady step the GPU waited {ms(waiting)} ({pct(share)} of the "
+        wait_txt = (f"{per_step(v)} the GPU waited {ms(waiting)} ({pct(share)} of the "
                     f"{ms(sl.wall_ns)} step) on " + (
                         "launch calls and the CPU work between them" if acc.launch_bound
                         else "launch calls") + (f" ({top})" if top else "") + f"; {regime}.")
         details = claims(*owned)
+        mechanism = _mechanism(sl.rows, acc.launch_bound)
     else:
         waiting = m.idle.host_wait_ns + m.idle.kernel_wait_ns
         share = waiting / m.kernel_span_ns
@@ -99,12 +129,14 @@ def detect(v: Views) -> list[Finding]:
         wait_txt = (f"The GPU waited on launches for {ms(waiting)} ({pct(share)} of the "
                     "kernel span).")
         details = {}
+        mechanism = ""
     eager = [(str(n), int(c), int(t)) for n, c, t in v.store.sql(_EAGER).fetchall()] \
         if mostly_graphs else []
     # one scan for both findings, only when one is made
     variant = _variant(v) if launch_sev and not mostly_graphs else v.engine
     large = _large_step(v) if variant == "vllm" and launch_sev and not mostly_graphs else None
-    facts: dict[str, object] = large[1] if large else {}
+    facts: dict[str, object] = large[1] if large else (
+        _inductor_facts(v) if variant == "compiled_no_inductor" else {})
     if large:
         variant = "vllm_large_step"
     if launch_sev:
@@ -124,7 +156,7 @@ def detect(v: Views) -> list[Finding]:
         out.append(Finding(
             pattern=PATTERN, severity=launch_sev,
             title=(f"Launch-bound: the GPU waits on the host {pct(share)} of the step"
-                   if acc is not None else
+                   + mechanism if acc is not None else
                    f"Launch-bound: {pct(short_share)} of kernels shorter than "
                    f"{ms(ls.short_kernel_ns)}, GPU waiting on launches {pct(share)} of the "
                    "span"),

@@ -70,7 +70,7 @@ def detect(v: Views) -> list[Finding]:
         severity="red" if share >= lim["memory_red_share"] else "yellow",
         title=f"Memory-bound ops near the DRAM ceiling ({len(near)} op groups, "
               f"{100 * share:.1f}% of kernel time)",
-        observation=obs, fix=fix, share=share,
+        observation=obs, fix=fix, share=share, share_of="kernel_time",
         evidence=kernel_evidence(v, "recorded input shapes × kernel time vs "
                                  "sol_ceilings.yaml DRAM bandwidth"),
         expected_effect=effect,

@@ -84,6 +84,12 @@ def detect(v: Views) -> list[Finding]:
         obs += (f"Idle gaps that opened while the host was blocked total "
                 f"{ms(eff.gaps_opened_inside_ns)} ({pct(share)} of the span)")
     sev = severity(share, lim.sync_red_share, lim.sync_yellow_share)
+    # idle inside CUDA-graph replays: the trace misses GPU work (detectors/graph_unrecorded.py),
+    # so a blocked host may be waiting on that work rather than draining the GPU
+    hidden = slice_of(v, "graph_unrecorded")
+    unsure = hidden is not None and hidden.share >= lim.graph_unrecorded_yellow_share
+    if unsure and sev == "red":
+        sev = "yellow"
     held, variant, check = _held(v) if sev else ("", None, "")
     ev = evidence(v, "sync API intervals against device idle gaps (time account: "
                      "sync_drained)")
@@ -114,8 +120,11 @@ def detect(v: Views) -> list[Finding]:
         pattern=PATTERN, severity=sev,
         title=f"Sync-bound: the GPU idles while the host blocks in syncs / copies "
               f"({pct(share)} of the step)",
-        observation=obs + ": each sync empties the queue, then the GPU waits for the host."
-        + held,
+        observation=obs + (
+            f". The trace misses GPU work inside CUDA-graph replays ({ms(hidden.ns)} per step: "
+            "the graph-unrecorded finding): these calls may wait on that work, not drain the "
+            "GPU — re-capture before acting on them." if unsure and hidden is not None else
+            ": each sync empties the queue, then the GPU waits for the host.") + held,
         fix=(fix_for(HELD, variant, fix_where(v)) if variant
              else fix_for(PATTERN, v.engine, fix_where(v))), share=share, evidence=ev,
         expected_effect=(
@@ -130,5 +139,6 @@ def detect(v: Views) -> list[Finding]:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=CAUSES,
     thresholds=("sync_red_share", "sync_yellow_share", "sync_gpu_busy_mostly_pct",
-                "blocking_wait_calls", "blocking_wait_held_share", "blocking_wait_release_ns"),
+                "blocking_wait_calls", "blocking_wait_held_share", "blocking_wait_release_ns",
+                "graph_unrecorded_yellow_share"),
     fix_keys=(PATTERN, HELD))

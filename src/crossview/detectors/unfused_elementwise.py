@@ -64,6 +64,7 @@ def detect(v: Views) -> list[Finding]:
         pattern=PATTERN, severity="info" if startup else "red" if red else "yellow",
         title=f"Unfused elementwise work: {pct(share)} of kernel time in one-op kernels",
         observation=obs, fix=fix_for(PATTERN, variant, fix_where(v)), share=share,
+        share_of="kernel_time",
         evidence=evidence(v, "kernel time by family (kernel_families.yaml)"
                           + (", nn.Module of each op (with_modules)" if mods else "")),
         expected_effect=_effect(v, t, share, busy),

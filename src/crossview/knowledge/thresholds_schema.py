@@ -105,6 +105,8 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     straggler_min_late_share: float
     straggler_gpu_busy_share: float
     peer_wait_min_steps: int
+    graph_unrecorded_red_share: float
+    graph_unrecorded_yellow_share: float
     peer_wait_min_excess_ns: int
     peer_wait_step_min_share: float
     # Kineto host-event nesting batch (sources/kineto/host_nesting.py): bounds its memory

@@ -88,7 +88,8 @@ def account_lines(v: Views) -> list[str]:
         out.append(f"| {len(rest)} more rows under {floor:.1%} each (JSON `account`) | "
                    f"{sum(c.ns for c in rest) / 1e6:,.2f} ms | "
                    f"{sum(c.share_of_step for c in rest):.1%} | | |")
-    regime = ("the host never got ahead: launch/dispatch-bound" if acc.launch_bound else
+    regime = ("start-up only: no verdict on a steady state" if acc.steady_fallback else
+              "the host never got ahead: launch/dispatch-bound" if acc.launch_bound else
               "the queue is deep between a few long host stalls: not launch-bound")
     out.append(f"\n- Launch queue: empty at {acc.empty_queue_share:.0%} of kernel launches in "
                f"these steps → {regime}.")

@@ -65,12 +65,20 @@ def _visible(children: list[TreeNode], total: int) -> list[TreeNode]:
     return keep + [c for c in children if c.kind == "sync"]  # sync points always show
 
 
+def _holds_all(parent: TreeNode, child: TreeNode, total: int) -> bool:
+    """The child carries the parent's time but for less than a visible share: one line may
+    show both under the child's time (else the line would print the child's time for the
+    parent's, hiding what the rest of its children or its self time hold)."""
+    return parent.time_ns - child.time_ns < TREE_MIN_SHARE * total
+
+
 def _chain(n: TreeNode, total: int) -> tuple[list[TreeNode], TreeNode]:
-    """Follow single visible non-kernel children: returns (chain, last node)."""
+    """Follow single visible non-kernel children that hold their parent's time: returns
+    (chain, last node)."""
     chain = [n]
     while True:
         vis = _visible(chain[-1].children, total)
-        if len(vis) == 1 and vis[0].kind != "kernel":
+        if len(vis) == 1 and vis[0].kind != "kernel" and _holds_all(chain[-1], vis[0], total):
             chain.append(vis[0])
         else:
             return chain, chain[-1]
@@ -106,7 +114,7 @@ def _tree_lines(nodes: list[TreeNode], total: int, prefix: str, out: list[str],
             continue
         chain, end = _chain(n, total)
         kids = _visible(end.children, total)
-        if len(kids) == 1 and kids[0].kind == "kernel":
+        if len(kids) == 1 and kids[0].kind == "kernel" and _holds_all(end, kids[0], total):
             k = kids[0]
             out.append(f"{prefix}{branch}{_chain_text(chain, total, counts)}  → {_cut(k.frame)}"
                        f"  ×{k.count:,}")

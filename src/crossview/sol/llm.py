@@ -4,8 +4,9 @@ from a model's shape, a GPU's ceilings and the serving setup (formats.md "LLM sp
 Pure functions; every number is a bound no implementation can beat on that hardware:
 - decode step (batch B, context C) ≥ max((W/tp + B·C·KV_tok/tp) / BW,
   B·(2·N_active + 4·layers·heads·d·C) / (tp·peak)) + TP all-reduce time;
-- prefill of B×S tokens ≥ max((2·N_active·B·S + 2·layers·heads·d·B·S²) / (tp·peak), W/(tp·BW))
-  + its all-reduce time;
+- prefill of B×S tokens ≥ max((2·(N_active − N_head)·B·S + 2·N_head·B + 2·layers·heads·d·B·S²)
+  / (tp·peak), W/(tp·BW)) + its all-reduce time: the output projection (N_head = vocab·hidden)
+  runs for each sequence's last position only, as serving engines compute logits;
 - MoE: W counts only the experts the batch hits, E·(1 − (1 − k/E)^tokens) per layer.
 Known gaps (all make the bound lower, never higher): norms, rotary, softmax and sampling FLOPs
 and activation traffic are left out; all-reduce is not overlapped with compute (as formats.md).
@@ -58,6 +59,7 @@ class Params:
     per_expert: int  # one routed expert of one layer
     moe_layers: int
     active: int  # matmul parameters one token uses (2 FLOP each)
+    head: int  # of them, the output projection to the vocabulary (lm_head, or tied embedding)
 
     def weights_touched(self, m: ModelShape, tokens: int) -> float:
         """Elements read from memory for one forward pass over `tokens` tokens."""
@@ -91,7 +93,8 @@ def params(m: ModelShape) -> Params:
     total = embed + lm_head + m.layers * (attn + norms + mlp_always) + h + routed_total
     active = m.layers * (attn + mlp_active) + (lm_head or embed)  # matmuls only
     return Params(total=total, embedding=embed, dense=dense, per_expert=per_expert,
-                  moe_layers=m.layers if m.experts else 0, active=active)
+                  moe_layers=m.layers if m.experts else 0, active=active,
+                  head=lm_head or embed)
 
 
 def kv_bytes_per_token(m: ModelShape, kv_dtype: str) -> float:
@@ -191,10 +194,11 @@ def solve(m: ModelShape, hw: HwSpec, s: Setup) -> SolResult:
                        f"no bound for {s.dtype} on this GPU")
     p, link, tp, B = params(m), tp_link(hw) if s.tp > 1 else None, s.tp, s.batch
     attn = m.layers * m.heads * m.head_dim
-    # prefill: all B·S prompt tokens in one pass (causal attention ≈ half of the S² work)
+    # prefill: all B·S prompt tokens in one pass (causal attention ≈ half of the S² work);
+    # logits for each sequence's last position only (the first output token)
     tok = B * s.isl
     w_pre = p.weights_touched(m, tok) * b_w
-    fl_pre = 2 * p.active * tok + 2 * attn * B * s.isl ** 2
+    fl_pre = 2 * (p.active - p.head) * tok + 2 * p.head * B + 2 * attn * B * s.isl ** 2
     prefill = _phase(w_pre / (tp * bw), fl_pre / (tp * peak),
                      allreduce_s(m, tok, tp, link), w_pre, fl_pre)
     # decode: one token per sequence at the mean context of the OSL−1 steps after the first

@@ -500,6 +500,8 @@ def _evidence(key: str, rows: list[tuple[DeviceAccount, StepAccount]], empty: fl
     gaps = sum(1 for _, s in rows for g in s.top_gaps if g.cause == key)
     if key.startswith(BUSY_PREFIX) or key == EXPOSED_COMM:
         return "kernel intervals (union per device) inside the steps"
+    if key == "graph_unrecorded":
+        return "GPU idle between the first and last recorded op of one CUDA-graph replay"
     if key == PEER_WAIT:
         return ("collective kernels' run beyond the same collective's shortest run over the "
                 "steps, where no other kernel runs")

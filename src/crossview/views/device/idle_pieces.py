@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views.device import host_state, timeline
+from crossview.views.device import graph_windows, host_state, timeline
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -101,9 +101,11 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
     ).fetchnumpy()
     cs, ce = timeline.merge(np.asarray(cp["start_ns"], dtype=np.int64),
                             np.asarray(cp["e"], dtype=np.int64))
+    graphs = graph_windows.windows(store, a, d)
     edges = (int(us[0]), int(ue[-1])) if len(us) else (hi, lo)
     parts = [_chunk(host.near(int(gs[g0]), int(ge[min(g0 + CHUNK_GAPS, len(gs)) - 1])),
-                    gs[g0:g0 + CHUNK_GAPS], ge[g0:g0 + CHUNK_GAPS], cs, ce, first_end, edges)
+                    gs[g0:g0 + CHUNK_GAPS], ge[g0:g0 + CHUNK_GAPS], cs, ce, first_end, edges,
+                    graphs)
              for g0 in range(0, len(gs), CHUNK_GAPS)]
     names = host.names
     del host  # before the parts are joined
@@ -120,14 +122,14 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
 
 
 def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
-           first_end: tuple[I64, I64], edges: tuple[int, int]
-           ) -> list[Any]:
+           first_end: tuple[I64, I64], edges: tuple[int, int],
+           graphs: tuple[I64, I64]) -> list[Any]:
     """The pieces of a run of gaps: start, end, cause, frame, calling frame."""
     rules = causes.rules()
     rk = {c.id: i for i, c in enumerate(rules.causes)}
     host, starts = _touching(host, gs, ge)
     cuts, at, gi = _cuts(gs, ge, np.concatenate([starts] + [_inside(gs, ge, x)
-                                                            for x in (host.e, cs, ce)]))
+                                                            for x in (host.e, cs, ce, *graphs)]))
     ps, pe = cuts[at], cuts[at + 1]
     st = host_state.paint(host, cuts)
     none = host.none
@@ -188,4 +190,9 @@ def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
     # no host op: before the first / after the last kernel → capture boundary
     cause = np.where(cause == none, np.where(edge, rk["capture_boundary"], rk["unexplained"]),
                      cause)
+    # inside one CUDA-graph replay the GPU runs the graph's nodes: idle there is work the
+    # trace did not record, whatever the host does (views/device/graph_windows.py)
+    in_graph = graph_windows.inside(ps, *graphs) & ~in_copy  # a copy node running is busy
+    cause[in_graph] = rk["graph_unrecorded"]
+    frame = np.where(in_graph, -1, frame)
     return [ps, pe, cause.astype(np.int32), frame, calling]

@@ -1,0 +1,34 @@
+"""The launch-bound title names its mechanism when op-by-op dispatch, not the launch calls,
+holds the wait (B200 vLLM eager prefill: the GPU waits 71.58 ms of an 87.22 ms step, the
+launch-API row of the account is 8.0% of it). The title quotes the account's row; that row is
+checked against the raw JSON: it is at most the host time of every CUDA runtime / driver call
+in the trace. Skips without ../shared/data."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+from conftest import SHARED_DATA, shared_file
+from crossview.analysis import analyze
+from crossview.detectors.common import pct
+
+B200 = SHARED_DATA / "kineto" / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
+
+
+def test_title_names_dispatch_and_the_launch_calls_share() -> None:
+    a = analyze([shared_file(B200)])
+    acc = a.views.account
+    assert acc is not None and acc.launch_bound
+    calls, between = acc.slice("launch_overhead"), acc.slice("cpu_dispatch")
+    assert calls is not None and between is not None and calls.ns < between.ns
+    (f,) = [f for f in a.findings if f.pattern == "kernel-launch-bound"]
+    assert f.title == ("Launch-bound: the GPU waits on the host 82.1% of the step, mostly "
+                       "dispatching ops one by one (the launch calls themselves: "
+                       f"{pct(calls.share_of_step)})")
+    # independent bound: every runtime call's host time in the trace, over the step
+    with gzip.open(shared_file(B200)) as fh:
+        xs = [e for e in json.load(fh)["traceEvents"] if e.get("ph") == "X"]
+    runtime_us = sum(e["dur"] for e in xs if e.get("cat") == "cuda_runtime"
+                     or e.get("cat") == "cuda_driver")
+    assert calls.ns <= runtime_us * 1000
