@@ -32,3 +32,21 @@ def test_title_names_dispatch_and_the_launch_calls_share() -> None:
     runtime_us = sum(e["dur"] for e in xs if e.get("cat") == "cuda_runtime"
                      or e.get("cat") == "cuda_driver")
     assert calls.ns <= runtime_us * 1000
+
+
+def test_fix_says_to_time_without_the_profiler_when_stacks_are_dense() -> None:
+    # the count is the raw JSON's python_function events inside crossview's steady steps
+    # (15,160 in 87.22 ms: 174 per ms, over thresholds.yaml profiler_stack_frames_per_ms)
+    a = analyze([shared_file(B200)])
+    steps = a.views.steps.steady
+    with gzip.open(shared_file(B200)) as fh:
+        xs = [e for e in json.load(fh)["traceEvents"] if e.get("ph") == "X"
+              and e.get("cat") == "python_function"]
+    n = sum(1 for e in xs for s in steps if s.start_ns <= round(1000 * e["ts"]) < s.end_ns)
+    assert n == 15_160
+    (f,) = [f for f in a.findings if f.pattern == "kernel-launch-bound"]
+    assert f"records {n:,} Python frames in 87.22 ms of steps (174 per ms" in f.fix
+    # a trace without stacks gets no such sentence
+    v100 = analyze([shared_file(SHARED_DATA / "kineto" / "hta_v100_ddp_training.json.gz")])
+    (g,) = [f for f in v100.findings if f.pattern == "kernel-launch-bound"]
+    assert "without the profiler" not in g.fix

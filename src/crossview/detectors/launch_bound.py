@@ -18,6 +18,7 @@ from crossview.detectors.common import (
     is_compiled,
     ms,
     pct,
+    profiler_stack_note,
     severity,
     short,
 )
@@ -161,8 +162,8 @@ def detect(v: Views) -> list[Finding]:
                    f"{ms(ls.short_kernel_ns)}, GPU waiting on launches {pct(share)} of the "
                    "span"),
             observation=obs,
-            fix=fix_for(PARTIAL, v.engine, where) if mostly_graphs
-            else fix_for(PATTERN, variant, where, **facts),
+            fix=(fix_for(PARTIAL, v.engine, where) if mostly_graphs
+                 else fix_for(PATTERN, variant, where, **facts)) + profiler_stack_note(v),
             share=share, evidence=ev,
             expected_effect="Replaying the step as a graph removes per-kernel launch cost; "
                             f"the waiting time ({ms(waiting)}) bounds the gain.",
@@ -190,6 +191,6 @@ DECLARATION = Declaration(
     patterns=(PATTERN, GRAPHS), detect=detect, causes=CAUSES,
     thresholds=("red_share", "yellow_share", "launch_bound_short_share",
                 "graphs_missing_min_kernels", "graphs_mostly_share",
-                "account.yaml:queue_empty_launch_share"),
+                "account.yaml:queue_empty_launch_share", "profiler_stack_frames_per_ms"),
     fix_keys=(PATTERN, GRAPHS, PARTIAL),
     shared={"cpu_dispatch": "host-python-overhead owns it when the launch queue is deep"})

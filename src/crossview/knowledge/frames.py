@@ -96,3 +96,9 @@ def _thread_wait() -> tuple[re.Pattern[str], ...]:
 def is_thread_wait(name: str) -> bool:
     """A Python frame of a thread blocked waiting (frames.yaml: thread_wait)."""
     return any(p.search(name) for p in _thread_wait())
+
+
+def optimizer_frames() -> dict[str, tuple[str, str]]:
+    """Part (zero_grad, step, accumulate) → (ILIKE pre-filter, regex) (frames.yaml: optimizer)."""
+    return {k: (str(v["contains"]), str(v["pattern"]))
+            for k, v in load_yaml("frames.yaml")["optimizer"].items()}

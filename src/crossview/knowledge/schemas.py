@@ -224,6 +224,11 @@ class GradSyncOps(Rec):
     collective_prefix: str
 
 
+class NamedFrames(Rec):
+    contains: str
+    pattern: str
+
+
 class TrivialOps(Rec):
     prefix: str
     names: list[str]
@@ -240,6 +245,7 @@ class Frames(Rec):
     runtimes: dict[str, str]
     compiled: list[str]
     zero_grad: ZeroGrad
+    optimizer: dict[str, NamedFrames]
     grad_sync: GradSyncOps
     trivial_ops: TrivialOps
 

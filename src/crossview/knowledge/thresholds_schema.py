@@ -106,6 +106,9 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     straggler_gpu_busy_share: float
     peer_wait_min_steps: int
     graph_unrecorded_red_share: float
+    optimizer_red_share: float
+    optimizer_yellow_share: float
+    profiler_stack_frames_per_ms: float
     graph_unrecorded_yellow_share: float
     peer_wait_min_excess_ns: int
     peer_wait_step_min_share: float

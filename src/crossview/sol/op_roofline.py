@@ -360,7 +360,8 @@ class _Acc:
         fps = flops / sec if sec and c.flops else None
         bps = nbytes / sec if sec else 0.0
         ai = c.flops / c.bytes if c.flops and c.bytes else None
-        ceil_key, peak = _ceiling(c, spec)
+        kn = sorted(self.knames.items(), key=lambda x: (-x[1], x[0]))
+        ceil_key, peak = _ceiling(c, spec, _tf32(c, kn[0][0] if kn else ""))
         peak_bw = spec.dram_bytes_per_s if spec else None
         attain: float | None = None
         bound, pct = "unknown", None
@@ -372,7 +373,6 @@ class _Acc:
             bound, pct = "memory", 100.0 * bps / peak_bw
         elif c.flops and peak_bw and ai is not None and not peak:
             bound = "memory" if ai < 1 else "unknown"
-        kn = sorted(self.knames.items(), key=lambda x: (-x[1], x[0]))
         return OpGroup(
             op=key[0], shape=c.shape, dtype=c.dtype.name, model=c.model, family=c.family,
             hw_key=key[3], calls=self.calls, kernels=self.kernels, time_ns=self.ns,
@@ -388,11 +388,24 @@ class _Acc:
                                           key=lambda x: (-x[1], x[0]))[:3]])
 
 
-def _ceiling(c: OpCost, spec: HwSpec | None) -> tuple[str | None, float | None]:
-    """The first precision key of the dtype's ceiling list the GPU states."""
+def _tf32(c: OpCost, top_kernel: str) -> bool:
+    """An FP32 op whose top kernel is a tensor-core kernel (cutlass `tensorop_s1688gemm`,
+    cuBLAS `*tf32*`, …: op_roofline.yaml tensor_kernel_markers) ran as TF32 (allow_tf32): its
+    ceiling is TF32's, not FP32's (hta_a100_16rank: `aten::mm` fp32 on
+    `cutlass_80_tensorop_s1688gemm_64x64_32x6_nn` was rated at 54.9% of FP32)."""
+    low = top_kernel.lower()
+    return c.dtype.name == "fp32" and any(m in low for m in limits()["tensor_kernel_markers"])
+
+
+def _ceiling(c: OpCost, spec: HwSpec | None, tf32: bool = False
+             ) -> tuple[str | None, float | None]:
+    """The first precision key of the dtype's ceiling list the GPU states (TF32's first when
+    the op ran as TF32)."""
     if not c.flops:
         return None, None
     keys = c.dtype.ceiling_keys(c.ceiling_kind)
+    if tf32:
+        keys = ("tf32_tensor", *[k for k in keys if k != "tf32_tensor"])
     for k in keys:
         peak = spec.peak_flops(k) if spec else None
         if peak:

@@ -1,0 +1,61 @@
+"""The optimizer's per-parameter work: kernels launched and GPU idle inside its host windows.
+
+Three parts (frames.yaml `optimizer`): `Optimizer.zero_grad#…` (zero-filling every gradient
+when `set_to_none=False`), autograd's `AccumulateGrad` (adding each new gradient into the
+zeroed .grad — with the gradients set to None it assigns them and launches nothing) and
+`Optimizer.step#…` (one update kernel or more per parameter without `foreach` / `fused`).
+Per part: its windows, the kernels launched inside them and the GPU idle inside them, per step
+of the capture (each step runs each part once; AccumulateGrad once per parameter).
+
+hta_v100_ddp_training, per step: zero_grad 404 kernels with 9.48 ms of GPU idle, AccumulateGrad
+404 kernels / 10.46 ms, SGD.step 404 kernels / 7.31 ms — one kernel per parameter in each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crossview.knowledge.frames import optimizer_frames
+from crossview.store.host_calls import NamesMatching
+from crossview.views.views import Views
+
+_LAUNCHED = """
+SELECT count(*) FROM f_gpu g
+JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id
+JOIN (SELECT artifact_id AS a, start_ns AS s, start_ns + dur_ns AS e FROM f_host
+      WHERE name ILIKE '%' || $c || '%' AND regexp_matches(name, $p)) w
+  ON h.artifact_id = w.a AND h.start_ns >= w.s AND h.start_ns < w.e
+WHERE g.kind = 'kernel'
+"""
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str  # zero_grad | step | accumulate
+    windows: int  # host intervals of the part in the capture
+    kernels: int  # kernels launched inside them
+    idle_ns: int  # GPU idle inside them
+
+
+@dataclass(frozen=True)
+class OptimizerWindows:
+    steps: int  # steps of the capture the parts are spread over
+    parts: dict[str, Part]
+
+    def per_step(self, x: int) -> float:
+        return x / self.steps if self.steps else 0.0
+
+
+def compute(v: Views) -> OptimizerWindows | None:
+    """None without steps or without any optimizer window."""
+    steps = len(v.steps.steps)
+    if not steps:
+        return None
+    parts: dict[str, Part] = {}
+    for name, (contains, pattern) in optimizer_frames().items():
+        eff = v.gpu_inside(NamesMatching(contains, pattern))
+        if not eff.count:
+            continue
+        k = int(v.store.sql(_LAUNCHED, {"c": contains, "p": pattern}).fetchall()[0][0])
+        parts[name] = Part(name, eff.count, k, eff.gpu_idle_inside_ns)
+    return OptimizerWindows(steps, parts) if parts else None
