@@ -26,6 +26,7 @@ from crossview.detectors import (
     kv_cache_pressure,
     launch_bound,
     launch_lag,
+    layout_conversions,
     low_gpu_util,
     memory_bound,
     metrics_capture,
@@ -89,6 +90,7 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     op_memory_bound.detect,
     op_fp32_math.detect,
     unfused_elementwise.detect,
+    layout_conversions.detect,
 )
 
 _ORDER = {"red": 0, "yellow": 1, "info": 2}

@@ -273,6 +273,10 @@ class GpuMetrics(Rec, rename={"dcgm_exporter": "dcgm-exporter", "nvidia_smi": "n
     nvml: dict[str, MetricName]
 
 
+class GpuProcesses(Rec):
+    synthetic_loads: list[str]
+
+
 class HostMetric(Rec):
     metric: str
     unit: str
@@ -419,6 +423,7 @@ class OpRoofline(Rec):
     fp32_math_min_gain: Num
     tensor_kernel_markers: list[str]
     fp32_kernel_markers: list[str]
+    layout_kernel_markers: list[str]
     ncu_agree_ratio_min: Num
     ncu_agree_ratio_max: Num
     attention_chain_min_share: Num
@@ -627,6 +632,7 @@ SCHEMAS: dict[str, type] = {
     "fix_where.yaml": FixWhere,
     "fixes.yaml": dict[str, dict[str, str]],
     "frames.yaml": Frames,
+    "gpu_processes.yaml": GpuProcesses,
     "gpu_metrics.yaml": GpuMetrics,
     "host_metrics.yaml": HostMetrics,
     "hw_names.yaml": HwNames,

@@ -107,6 +107,8 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     peer_wait_min_steps: int
     graph_unrecorded_red_share: float
     optimizer_red_share: float
+    layout_red_share: float
+    layout_yellow_share: float
     optimizer_yellow_share: float
     profiler_stack_frames_per_ms: float
     graph_unrecorded_yellow_share: float

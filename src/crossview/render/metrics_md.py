@@ -226,9 +226,23 @@ def _gpu_bound(v: Views, s: DeviceSol) -> str:
            "Utilization cannot say which ceiling the kernels hit: record DCGM's profiling "
            "fields over the same load (`dcgmi dmon -e 1002,1003,1004,1005`: SM, DRAM and "
            "tensor activity) or profile the top kernels with ncu.")
+    if busy is None:
+        return ""
+    procs = d.processes if d is not None else []
+    if len(procs) > 1 or any(p.synthetic for p in procs):
+        names = "; ".join(f"`{p.name}` {qty(p.mem_mib, 'MiB')}"
+                          + (" (a synthetic stress load)" if p.synthetic else "")
+                          for p in procs)
+        return (f"{s.device} is busy {busy:.1f}% of the time{power} "
+                f"({Path(s.artifact).name}) — but {len(procs)} process"
+                f"{'es hold' if len(procs) > 1 else ' holds'} memory on it in this window "
+                f"({names}): utilization and power count every process's kernels, so they "
+                "describe these processes together, not one workload. Record the workload "
+                "alone (or trace its process: `nsys profile --trace=cuda` on it) before "
+                "judging it.")
     return (f"{s.device} is **GPU-bound** by utilization: a kernel ran "
             f"{busy:.1f}% of the time{power} ({Path(s.artifact).name}), so the host keeps it "
-            f"fed and the kernels set the pace. {how}" if busy is not None else "")
+            f"fed and the kernels set the pace. {how}")
 
 
 def sol_lines(sols: list[DeviceSol]) -> list[str]:

@@ -8,10 +8,12 @@ capture stay separate groups, so they are never averaged together.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.knowledge.loader import load_yaml
 from crossview.scope.counters import resolve_metrics
 from crossview.scope.filter import ResolvedFilter
 from crossview.store.store import Store
@@ -62,6 +64,16 @@ class Stat:
     raw_names: list[str]
 
 
+@dataclass(frozen=True)
+class GpuProcess:
+    """A process holding memory on the GPU (nvidia-smi --query-compute-apps / pmon)."""
+
+    name: str
+    pid: str | None
+    mem_mib: float
+    synthetic: bool  # a stress / burn-in tool (gpu_metrics.yaml synthetic_loads)
+
+
 @dataclass
 class DeviceCounters:
     artifact: str
@@ -75,6 +87,9 @@ class DeviceCounters:
     first_ns: int | None
     last_ns: int | None
     stats: dict[str, Stat] = field(default_factory=dict)
+    # processes holding memory on it in the same window (largest first): with more than one,
+    # utilization and power describe them together, not one workload
+    processes: list[GpuProcess] = field(default_factory=list)
 
     def get(self, metric: str) -> Stat | None:
         return self.stats.get(metric)
@@ -126,7 +141,32 @@ def device_counters(store: Store) -> list[DeviceCounters]:
             g.last_ns = t1 if g.last_ns is None else max(g.last_ns, t1)
         g.stats[metric] = Stat(unit or "", int(n), float(mean), float(lo), float(hi),
                                float(last), list(raws))
+    synthetic = re.compile("|".join(f"(?:{p})" for p in load_yaml("gpu_processes.yaml")
+                                    ["synthetic_loads"]), re.IGNORECASE)
+    for (path, dev, host, section, uid, pname, pid, mib) in store.sql(_PROCS_SQL).fetchall():
+        g = groups.get((path, dev, host, section, uid))
+        if g is not None:
+            g.processes.append(GpuProcess(str(pname), pid, float(mib),
+                                          bool(synthetic.search(str(pname)))))
+    for g in groups.values():
+        g.processes.sort(key=lambda x: (-x.mem_mib, x.name))
     return list(groups.values())
+
+
+_PROCS_SQL = """
+SELECT a.path, f.device,
+       coalesce(json_extract_string(labels, '$.Hostname'),
+                json_extract_string(labels, '$.hostname')) AS host,
+       json_extract_string(labels, '$.section') AS section,
+       CASE WHEN f.device IS NULL THEN coalesce(json_extract_string(labels, '$.UUID'),
+            json_extract_string(labels, '$.uuid'), json_extract_string(labels, '$.gpu_uuid'))
+       END AS uid,
+       coalesce(json_extract_string(labels, '$.process_name'), '?') AS pname,
+       json_extract_string(labels, '$.pid') AS pid, max(f.value)
+FROM f_metrics f JOIN artifacts a USING (artifact_id)
+WHERE f.metric = 'proc_mem_used'
+GROUP BY ALL ORDER BY ALL
+"""
 
 
 @dataclass
