@@ -68,7 +68,9 @@ def test_longest_blocking_copy_was_held_by_the_compute_stream() -> None:
 
 def test_sync_bound_names_the_wait_and_fixes_the_dependency() -> None:
     (f,) = [f for f in _analysis().findings if f.pattern == "sync-bound"]
-    assert f.severity == "red"
+    # 🟡, not 🔴: the capture misses GPU work inside its graph replays (decision 0791), so
+    # the waits may wait on that work
+    assert f.severity == "yellow" and "re-capture before acting" in f.observation
     assert ("stream 27 held its queued work 145.62 ms from the call's start and began 4.0 µs"
             in f.observation)
     assert "waited on stream 7's work (a cross-stream dependency)" in f.observation

@@ -55,9 +55,15 @@ def detect(v: Views) -> list[Finding]:
     if variant and t is not None and t < v.limits.cache_bound_occupancy_max_pct:
         variant = "cache_low_occupancy"
         obs += f" Occupancy: {kc.occupancy(top)}." + kc.ncu_says(top, ("TheoreticalOccupancy",))
+    title = (f"Memory-bound kernel{'s' if len(ks) > 1 else ''}: {kc.names(ks)} "
+             f"({100 * share:.1f}% of {kc.basis(v, ks)})")
+    if variant == "cache_low_occupancy" and u is not None and t is not None:
+        # not bandwidth: the unit is far from saturated and too few warps hide its latency
+        title = (f"Cache latency at low occupancy: {kc.names(ks)} ({100 * share:.1f}% of "
+                 f"{kc.basis(v, ks)}; {u[0]} {u[1]:.1f}% of peak, {t:.1f}% theoretical "
+                 "occupancy)")
     return [kc.finding(
-        PATTERN, sev, f"Memory-bound kernel{'s' if len(ks) > 1 else ''}: {kc.names(ks)} "
-        f"({100 * share:.1f}% of {kc.basis(v, ks)})", obs,
+        PATTERN, sev, title, obs,
         fix_for(key, variant, kc.names(ks[:1])), share, ks,
         _cache_effect(v, ks, u, top) if variant and u else
         "Kernel time falls with the bytes moved; the bound is its DRAM/L2 ceiling.")]
@@ -72,8 +78,12 @@ def _cache_effect(v: Views, ks: list[KernelRoofline], u: tuple[str, float],
     est = max(((float(x), str(r["rule"])) for r in top.ncu_rules
                if r.get("type") == "OPT" and isinstance(x := r.get("speedup_pct"), int | float)),
               default=None)
-    ncu = (f"; ncu's {est[1]} rule estimates up to {est[0]:.1f}% of this kernel's time"
-           if est else "")
+    cap = 100 * max(0.0, 1 - u[1] / high)  # of this kernel's own time
+    # ncu's rule models the occupancy alone; the unit's ceiling caps what it can return
+    ncu = ("" if est is None else
+           f"; ncu's {est[1]} rule estimates {est[0]:.1f}% of this kernel's time, which the "
+           f"{u[0]} ceiling caps at {cap:.1f}%" if est[0] > cap else
+           f"; ncu's {est[1]} rule estimates {est[0]:.1f}% of this kernel's time, within it")
     return (f"At most {100 * share:.1f}% of {kc.basis(v, [top])} goes if "
             f"`{short(top.name, 50)}` ran its {u[0]} traffic at {high:g}% of the unit's "
             f"peak (now {u[1]:.1f}%: time × (1 − {u[1]:.1f} ÷ {high:g})){ncu}: an A/B "

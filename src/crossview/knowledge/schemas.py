@@ -536,6 +536,8 @@ class Contradictions(Rec):
 class LedgerRules(Rec):
     fusion_families: dict[str, str]
     fusion_min_share_pct: Num
+    copy_kernels: str
+    copy_kernels_exclude: str
     kernel_min_share_pct: Num
     launch_min_share_pct: Num
     experiments_top: int

@@ -357,7 +357,9 @@ def _sync_waits(g: Graph, blocking: list[tuple[int, int, int]], p: dict) -> None
     for i in range(len(g)):
         if g.kind[i] in GPU_KINDS:
             ln = next((c.pred for c in g.cons[i] if c.why == "launch"), None)
-            launch_start[i] = g.mstart[ln] if ln is not None else g.mstart[i]
+            # no launch call in the capture: launched before it began (carried in — Qwen's 431
+            # kernels of the previous forward run during its first cudaDeviceSynchronize)
+            launch_start[i] = g.mstart[ln] if ln is not None else -1
     for n, s, e in blocking:
         j = bisect.bisect_right(keys, e + p["sync_slack_ns"]) - 1
         while j >= 0 and keys[j] > s and launch_start[gpu[j][1]] > s:

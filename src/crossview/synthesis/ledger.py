@@ -4,17 +4,19 @@ kernel rows without `source_refs` in bundle.yaml are kept but marked non-actiona
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crossview.core.finding import Finding
 from crossview.core.measurement import Measurement
+from crossview.kernels.names import normalize
 from crossview.knowledge import synthesis as kb
 from crossview.synthesis.bundle import SourceRef, phase_words, window_words
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.kernel_effect import LABEL, kernel_saving
 from crossview.synthesis.prediction_check import check
-from crossview.synthesis.reconcile import KernelJoin, Reconciliation
+from crossview.synthesis.reconcile import FamilyRow, KernelJoin, Reconciliation
 
 TYPES = ("config", "engine-src", "kernel")
 
@@ -213,6 +215,12 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
         if phased and f.artifact not in phased:
             continue  # per-phase exports exist: levers from them, the all-stage is context
         tpl = fams[f.family]
+        whole = f.time
+        if tpl == "copies":
+            copies = _copies(rec, f, cfg)
+            if copies is None:
+                continue
+            f = copies
         win = _window(rec, f.phase, f.artifact)
         lid = f"{tpl}:{f.family}:{f.phase}"
         kind = "engine-src" if tpl == "copies" else "config"
@@ -227,8 +235,10 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             # fusion: not predicted (effect None); the family's time stays as its upper bound
             Measurement(f.time.value, "ns", f.time.evidence, f.time.context),
             Measurement(f.share.value, "%", f.share.evidence, f.share.context),
-            f"the copies' whole kernel time ({f.time.text()}): removing a copy removes its "
-            "launch and its bytes" if tpl == "copies" else
+            f"the casts' and layout copies' whole kernel time ({f.time.text()} of the "
+            f"{f.family} family's {whole.text()}: concatenations, gathers, scatters and fills "
+            "are left out): removing a copy removes its launch and its bytes"
+            if tpl == "copies" else
             f"no ncu measurement of the {f.family} kernels (top `{f.top_kernel}`) to place "
             "them against a roofline: fusion removes DRAM round trips and launches, not the "
             f"arithmetic, so its share of the family's {f.time.text()} is for the A/B to "
@@ -236,6 +246,26 @@ def _family_levers(inv: Inventory, rec: Reconciliation) -> list[Lever]:
             [f.artifact], "L2",
             _refs(inv, lid, f.family), effect="removed" if tpl == "copies" else None))
     return out
+
+
+def _copies(rec: Reconciliation, f: FamilyRow, cfg: dict[str, Any]) -> FamilyRow | None:
+    """The memory family row cut to its casts and layout copies (synthesis.yaml
+    `copy_kernels`, not `copy_kernels_exclude`): what a copies lever can remove. None when
+    none is left or they fall under `fusion_min_share_pct` of the phase."""
+    keep = re.compile(cfg["copy_kernels"], re.IGNORECASE)
+    drop = re.compile(cfg["copy_kernels_exclude"], re.IGNORECASE)
+    ks = [k for k in rec.kernels if (k.phase, k.artifact, k.family) == (f.phase, f.artifact,
+          f.family) and keep.search(k.name) and not drop.search(k.name)]
+    t = sum(k.time.value for k in ks)
+    if not ks or not f.time.value:
+        return None
+    share = f.share.value * t / f.time.value
+    if share < cfg["fusion_min_share_pct"]:
+        return None
+    top = max(ks, key=lambda k: k.time.value)
+    return replace(f, time=replace(f.time, value=t), share=replace(f.share, value=share),
+                   count=sum(k.count for k in ks), top_kernel=normalize(top.name),
+                   top_name=top.name)
 
 
 def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
@@ -349,8 +379,10 @@ def _folded(inv: Inventory, family_rows: list[Lever], found: list[Lever]) -> lis
         if owner is None:
             kept.append(r)
             continue
-        owner.basis += (f"; holds `{r.id}` ({r.subject['family']} kernels "
-                        f"{r.recoverable.text()}, the same kernels: not a separate row)")
+        what = ("casts and layout copies" if r.template == "copies"
+                else f"{r.subject['family']} kernels")
+        owner.basis += (f"; holds `{r.id}` ({what} {r.recoverable.text()}, the same "
+                        "kernels: not a separate row)")
     return kept
 
 

@@ -43,6 +43,7 @@ class Gap:
     dur_ns: int
     host: str | None  # the host op covering most of the gap (innermost on ties), if any
     host_kind: str | None
+    host_ns: int = 0  # how much of the gap that op covers
 
 
 @dataclass
@@ -121,13 +122,13 @@ def gaps(store: Store, acts: list[DeviceActivity], min_ns: int, named: int = 20)
                      for i in top.tolist())
     found.sort(key=lambda g: (-g[0], g[1]))
     host = _covering_ops(store, found[:named])
-    out = [Gap(paths[aid], dev, s, dur, *host.get(i, (None, None)))
+    out = [Gap(paths[aid], dev, s, dur, *host.get(i, (None, None, 0)))
            for i, (dur, s, aid, dev) in enumerate(found[:named])]
     return Gaps(count, total, out)
 
 
 def _covering_ops(store: Store, gaps: list[tuple[int, int, int, int]]
-                  ) -> dict[int, tuple[str, str]]:
+                  ) -> dict[int, tuple[str, str, int]]:
     """Per gap (dur, start, artifact, device), by its index: the name and kind of the host op
     of its artifact sharing the most time with it (the deepest among equals, then the first
     op id), gaps with none left out. One scan of the host ops for every gap (1 M nsys ops:
@@ -136,14 +137,15 @@ def _covering_ops(store: Store, gaps: list[tuple[int, int, int, int]]
         return {}
     rows = store.sql(
         "WITH g AS (SELECT unnest($i) AS i, unnest($a) AS a, unnest($s) AS s,"
-        " unnest($e) AS e) SELECT i, name, kind FROM (SELECT g.i, h.name, h.kind,"
+        " unnest($e) AS e) SELECT i, name, kind, c FROM (SELECT g.i, h.name, h.kind,"
+        " least(h.start_ns + h.dur_ns, g.e) - greatest(h.start_ns, g.s) AS c,"
         " row_number() OVER (PARTITION BY g.i ORDER BY least(h.start_ns + h.dur_ns, g.e)"
         " - greatest(h.start_ns, g.s) DESC, h.depth DESC, h.op_id) AS r FROM g JOIN f_host h"
         " ON h.artifact_id = g.a AND h.start_ns < g.e AND h.start_ns + h.dur_ns > g.s)"
         " WHERE r = 1",
         {"i": list(range(len(gaps))), "a": [a for _, _, a, _ in gaps],
          "s": [s for _, s, _, _ in gaps], "e": [s + d for d, s, _, _ in gaps]}).fetchall()
-    return {int(i): (n, k) for i, n, k in rows}
+    return {int(i): (n, k, int(c)) for i, n, k, c in rows}
 
 
 def chunks(store: Store, acts: list[DeviceActivity], n: int) -> list[Chunks]:
