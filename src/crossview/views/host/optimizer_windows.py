@@ -15,17 +15,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from crossview.knowledge.frames import optimizer_frames
 from crossview.store.host_calls import NamesMatching
+from crossview.views.device import timeline
 from crossview.views.views import Views
 
-_LAUNCHED = """
-SELECT count(*) FROM f_gpu g
+# the launch calls of every kernel (an equi-join on the op id), counted per window in numpy:
+# a range join of 14,000 AccumulateGrad windows against the launches took 3 s on 1.5 M events
+_LAUNCHES = """
+SELECT h.start_ns FROM f_gpu g
 JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id
-JOIN (SELECT artifact_id AS a, start_ns AS s, start_ns + dur_ns AS e FROM f_host
-      WHERE name ILIKE '%' || $c || '%' AND regexp_matches(name, $p)) w
-  ON h.artifact_id = w.a AND h.start_ns >= w.s AND h.start_ns < w.e
 WHERE g.kind = 'kernel'
+"""
+_WINDOWS = """
+SELECT start_ns, start_ns + dur_ns FROM f_host
+WHERE name ILIKE '%' || $c || '%' AND regexp_matches(name, $p)
 """
 
 
@@ -52,10 +59,16 @@ def compute(v: Views) -> OptimizerWindows | None:
     if not steps:
         return None
     parts: dict[str, Part] = {}
+    launches: npt.NDArray[np.int64] | None = None
     for name, (contains, pattern) in optimizer_frames().items():
         eff = v.gpu_inside(NamesMatching(contains, pattern))
         if not eff.count:
             continue
-        k = int(v.store.sql(_LAUNCHED, {"c": contains, "p": pattern}).fetchall()[0][0])
+        if launches is None:
+            launches = np.sort(np.asarray(v.store.sql(_LAUNCHES).fetchnumpy()["start_ns"],
+                                          dtype=np.int64))
+        w = v.store.sql(_WINDOWS, {"c": contains, "p": pattern}).fetchnumpy()
+        ws, we = timeline.merge(*(np.asarray(x, dtype=np.int64) for x in w.values()))
+        k = int((np.searchsorted(launches, we) - np.searchsorted(launches, ws)).sum())
         parts[name] = Part(name, eff.count, k, eff.gpu_idle_inside_ns)
     return OptimizerWindows(steps, parts) if parts else None
