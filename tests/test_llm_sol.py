@@ -152,3 +152,34 @@ def test_missing_ceiling_is_stated() -> None:
     # V100 has no bf16 tensor peak in sol_ceilings.yaml
     r = runner.invoke(app, ["sol", "--model", "Llama-3.1-8B", "--hardware", "v100-sxm2-32gb"])
     assert r.exit_code == 2 and "tflops.bf16_tensor" in r.stderr
+
+
+def test_sliding_window_layers_and_fp4_without_fp4_tensor_cores(tmp_path: Path) -> None:
+    # a synthetic gpt-oss-like config (no public checkpoint config ships with the project):
+    # layers alternate sliding (window 8) and full attention, as gpt-oss's `layer_types` do
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({
+        "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 128, "vocab_size": 1000,
+        "tie_word_embeddings": False, "sliding_window": 8,
+        "layer_types": ["sliding_attention", "full_attention"] * 2}))
+    out = _sol(["--model", str(cfg), "--hardware", "h200-sxm", "--batch", "2", "--isl", "32",
+                "--osl", "4"])
+    d = out["detail"]
+    assert (d["model"]["sliding_window"], d["model"]["sliding_layers"]) == (8, 2)
+    # by hand: per layer q,k,v,o 3·64·64 + 2·64·2·16 = 12,288 + MLP 3·64·128 = 24,576; lm_head
+    # 1000·64 = 64,000 → active 4·36,864 + 64,000 = 211,456
+    assert d["params_active"] == 211_456
+    head, rest = 64_000, 211_456 - 64_000
+    # prefill pairs: full layers 2 × 32²/2, sliding layers 2 × (8·9/2 + 24·8)
+    pairs = 2 * 32 * 32 / 2 + 2 * (36 + 24 * 8)
+    assert d["prefill"]["flops"] == 2 * rest * 64 + 2 * head * 2 + 4 * 64 * 2 * pairs
+    # decode keys per step: full layers the mean context 34, sliding layers min(32 + i, 8) = 8
+    keys = 2 * 34 + 2 * 8
+    assert d["decode"]["flops"] == 2 * (2 * 211_456 + 4 * 64 * keys)
+    kv_read = 2 * keys * d["kv_bytes_per_token"] / 4
+    assert d["decode"]["bytes"] == d["prefill"]["bytes"] + kv_read  # same weights touched
+    # MI300X has no FP4 tensor cores: FP4 weights multiply at the 16-bit peak (no error)
+    mi = _sol(["--model", str(cfg), "--hardware", "mi300x", "--dtype", "fp4", "--batch", "2",
+               "--isl", "32", "--osl", "4"])
+    assert mi["detail"]["peak_key"] == "bf16_tensor"

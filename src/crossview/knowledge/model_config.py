@@ -41,6 +41,10 @@ class ModelShape:
     experts_per_tok: int = 0
     expert_intermediate: int = 0
     shared_intermediate: int = 0  # total width of always-on shared experts per layer
+    # sliding-window attention (config `layer_types` naming "sliding_attention" layers): those
+    # layers attend to the last `sliding_window` tokens only (gpt-oss: every other layer, 128)
+    sliding_window: int = 0
+    sliding_layers: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -117,13 +121,19 @@ def parse(d: dict[str, Any], path: Path, name: str) -> ModelShape:
     elif d.get("n_shared_experts"):  # DeepSeek: n shared experts of the routed width
         shared = _int(d, "n_shared_experts", path) * expert_inter
     source = str(path) + (f" ({d['_source']})" if d.get("_source") else "")
+    # only an explicit per-layer list says which layers slide (a Qwen2 config carries a
+    # sliding_window with use_sliding_window false)
+    types = d.get("layer_types")
+    sliding = sum(1 for x in types if "sliding" in str(x)) if isinstance(types, list) else 0
+    window = _int(d, "sliding_window", path) if sliding and d.get("sliding_window") else 0
     return ModelShape(name=name, source=source, hidden=hidden,
                       layers=_int(d, "num_hidden_layers", path), heads=heads, kv_heads=kv,
                       head_dim=head_dim, intermediate=inter, vocab=_int(d, "vocab_size", path),
                       tied_embeddings=bool(d.get("tie_word_embeddings", False)),
                       experts=experts, experts_per_tok=per_tok,
                       expert_intermediate=expert_inter if experts else 0,
-                      shared_intermediate=shared)
+                      shared_intermediate=shared, sliding_window=window,
+                      sliding_layers=sliding if window else 0)
 
 
 def load(model: str) -> ModelShape:

@@ -8,8 +8,10 @@ Pure functions; every number is a bound no implementation can beat on that hardw
   / (tp·peak), W/(tp·BW)) + its all-reduce time: the output projection (N_head = vocab·hidden)
   runs for each sequence's last position only, as serving engines compute logits;
 - MoE: W counts only the experts the batch hits, E·(1 − (1 − k/E)^tokens) per layer.
-Known gaps (all make the bound lower, never higher): norms, rotary, softmax and sampling FLOPs
-and activation traffic are left out; all-reduce is not overlapped with compute (as formats.md).
+Known gaps: norms, rotary, softmax and sampling FLOPs and activation traffic are left out (the
+bound is lower for it); the TP all-reduce is added after compute, not overlapped with it (as
+formats.md: with overlap, e.g. NVLS multimem all-reduce, the true bound is lower than stated);
+sliding-window layers count only when the config lists them (`layer_types`).
 """
 
 from __future__ import annotations
@@ -95,6 +97,21 @@ def params(m: ModelShape) -> Params:
     return Params(total=total, embedding=embed, dense=dense, per_expert=per_expert,
                   moe_layers=m.layers if m.experts else 0, active=active,
                   head=lm_head or embed)
+
+
+def _window_pairs(s: int, w: int) -> float:
+    """(query, key) pairs of causal attention over s tokens when each query sees at most the
+    last w keys: Σ min(i, w) for i = 1..s (0 layers use it when w is 0)."""
+    if not w or s <= w:
+        return s * (s + 1) / 2
+    return w * (w + 1) / 2 + (s - w) * w
+
+
+def _window_mean(isl: int, osl: int, w: int) -> float:
+    """Mean over the decode steps (contexts isl … isl + osl − 1) of min(context, w)."""
+    if not w:
+        return isl + osl / 2
+    return sum(min(isl + i, w) for i in range(osl)) / osl
 
 
 def kv_bytes_per_token(m: ModelShape, kv_dtype: str) -> float:
@@ -187,26 +204,36 @@ def solve(m: ModelShape, hw: HwSpec, s: Setup) -> SolResult:
         raise SolError("--tp, --batch, --isl and --osl must be positive integers")
     b_w, b_kv = _bytes(s.dtype), kv_bytes_per_token(m, s.kv_dtype)
     key = DTYPE_PEAK[s.dtype]
+    if key == "fp4_tensor" and not hw.peak_flops(key):
+        # no FP4 tensor cores (MI300X, H100): FP4 weights are dequantized and multiplied in
+        # 16 bits, as int4 is (the MI300X trace's `_matmul_ogs_…bf16xbf16xmxfp4`)
+        key = "bf16_tensor"
     peak, bw = hw.peak_flops(key), hw.dram_bytes_per_s
     if not peak or not bw:
         missing = [n for n, v in ((f"tflops.{key}", peak), ("hbm_tb_s", bw)) if not v]
         raise SolError(f"{hw.hw_key}: sol_ceilings.yaml states no {' / '.join(missing)} — "
                        f"no bound for {s.dtype} on this GPU")
     p, link, tp, B = params(m), tp_link(hw) if s.tp > 1 else None, s.tp, s.batch
-    attn = m.layers * m.heads * m.head_dim
-    # prefill: all B·S prompt tokens in one pass (causal attention ≈ half of the S² work);
-    # logits for each sequence's last position only (the first output token)
+    per_layer = m.heads * m.head_dim
+    full = m.layers - m.sliding_layers
+    # prefill: all B·S prompt tokens in one pass (causal attention ≈ half of the S² work;
+    # a sliding layer's query sees at most `sliding_window` keys); logits for each sequence's
+    # last position only (the first output token)
     tok = B * s.isl
     w_pre = p.weights_touched(m, tok) * b_w
-    fl_pre = 2 * (p.active - p.head) * tok + 2 * p.head * B + 2 * attn * B * s.isl ** 2
+    pairs = full * s.isl ** 2 / 2 + m.sliding_layers * _window_pairs(s.isl, m.sliding_window)
+    fl_pre = 2 * (p.active - p.head) * tok + 2 * p.head * B + 4 * per_layer * B * pairs
     prefill = _phase(w_pre / (tp * bw), fl_pre / (tp * peak),
                      allreduce_s(m, tok, tp, link), w_pre, fl_pre)
     # decode: one token per sequence at the mean context of the OSL−1 steps after the first
     # token; the step bound is convex in C, so mean-context × steps is still a lower bound
     ctx = s.isl + s.osl / 2
+    # per layer, the keys a decode step reads: the context, or at most the window (its mean
+    # over the steps: min(C, W) is concave, so min(mean C, W) would overstate it)
+    keys = full * ctx + m.sliding_layers * _window_mean(s.isl, s.osl, m.sliding_window)
     w_dec = p.weights_touched(m, B) * b_w
-    kv_read = B * ctx * b_kv
-    fl_dec = B * (2 * p.active + 4 * attn * ctx)
+    kv_read = B * keys * b_kv / m.layers
+    fl_dec = B * (2 * p.active + 4 * per_layer * keys)
     decode = _phase((w_dec + kv_read) / (tp * bw), fl_dec / (tp * peak),
                     allreduce_s(m, B, tp, link), w_dec + kv_read, fl_dec)
     return SolResult(model=m, hardware=hw.hw_key, hardware_name=hw.name, setup=s,
