@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field
 from crossview.analysis import Analysis
 from crossview.experiments.account_diff import AccountDiff, explain
 from crossview.kernels.names import normalize
+from crossview.knowledge import thresholds
+from crossview.knowledge.thresholds import Thresholds
 
 _KERNELS_SQL = (
     "SELECT name, family, count(*), sum(dur_ns) FROM f_gpu WHERE kind = 'kernel'"
@@ -78,6 +80,21 @@ class Change:
         return {**asdict(self), "delta": self.delta}
 
 
+@dataclass(frozen=True)
+class Swap:
+    """A family whose kernels moved a lot in both directions while its total barely did:
+    the library picked other kernels (cuDNN / cuBLAS algorithm choice), not a change in work."""
+
+    family: str
+    net_ns: int  # the family's B − A
+    gross_ns: int  # Σ |Δ| of its kernels
+    only_a: int  # its kernels only in A / only in B
+    only_b: int
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
 @dataclass
 class Diff:
     a_paths: list[str]  # evidence: the artifacts each side was read from
@@ -87,6 +104,11 @@ class Diff:
     kernels: list[Row]
     net_change_ns: int
     account: AccountDiff | None = None  # per steady step through the time account
+    swaps: list[Swap] = field(default_factory=list)
+    # the net change is under thresholds.yaml diff_min_net_share of A's kernel time: a row's
+    # share of it is not shown (a −23 ms kernel would read "−759% of the change")
+    net_in_noise: bool = False
+    noise_share: float = 0.0  # that share (thresholds.yaml diff_min_net_share)
     matching: str = field(default=(
         "kernels matched by kernel family + normalized name: template arguments <…>, argument"
         " lists (…), 0x addresses, a leading return type and Triton's trailing _N stripped"))
@@ -108,6 +130,7 @@ class Diff:
             "kernels": [r.to_dict() for r in self.kernels],
             "only_a": [r.key for r in self.only_a], "only_b": [r.key for r in self.only_b],
             "account": self.account.to_dict() if self.account else None,
+            "swaps": [s.to_dict() for s in self.swaps], "net_in_noise": self.net_in_noise,
         }
 
 
@@ -160,23 +183,44 @@ def _merge(a: Iterable[tuple[str, str, int, int]], b: Iterable[tuple[str, str, i
     return rows
 
 
-def _ranked(rows: Iterable[Row], net: int) -> list[Row]:
+def _ranked(rows: Iterable[Row], net: int | None) -> list[Row]:
     out = sorted(rows, key=lambda r: (-abs(r.delta_ns), -max(r.a_time_ns, r.b_time_ns), r.key))
     for r in out:
         r.share_of_change = r.delta_ns / net if net else None
     return out
 
 
+def _swaps(families: list[Row], kernels: list[Row], lim: Thresholds) -> list[Swap]:
+    """Families whose kernels' Σ|Δ| is ≥ diff_swap_gross_ratio × |the family's Δ| and ≥
+    diff_swap_min_ns, with kernels present on one side only (workers0 → workers4: gemm moves
+    +2.01 ms net while cuDNN's wgrad/dgrad/splitK kernels swap ±23 ms)."""
+    out = []
+    for f in families:
+        ks = [k for k in kernels if k.family == f.key]
+        gross = sum(abs(k.delta_ns) for k in ks)
+        only_a = sum(1 for k in ks if k.presence == "only_a")
+        only_b = sum(1 for k in ks if k.presence == "only_b")
+        if (only_a + only_b and gross >= lim.diff_swap_min_ns
+                and gross >= lim.diff_swap_gross_ratio * abs(f.delta_ns)):
+            out.append(Swap(f.key, f.delta_ns, gross, only_a, only_b))
+    return out
+
+
 def compare(a: Analysis, b: Analysis) -> Diff:
     """The diff B − A of two analyzed captures (each must hold GPU kernels)."""
+    lim = thresholds.defaults()
     ka, kb = _kernel_rows(a), _kernel_rows(b)
-    net = sum(t for *_, t in kb) - sum(t for *_, t in ka)
+    total_a = sum(t for *_, t in ka)
+    net = sum(t for *_, t in kb) - total_a
+    noise = abs(net) < lim.diff_min_net_share * total_a
     ma, mb = _metrics(a), _metrics(b)
     changes = [Change(k, unit, float(va), float(mb[k][1]))
                for k, (unit, va) in ma.items() if k in mb]
+    families = _ranked(_merge(ka, kb, "family").values(), None if noise else net)
+    kernels = _ranked(_merge(ka, kb, "name").values(), None if noise else net)
     return Diff(
         a_paths=_ok_paths(a), b_paths=_ok_paths(b), metrics=changes,
-        families=_ranked(_merge(ka, kb, "family").values(), net),
-        kernels=_ranked(_merge(ka, kb, "name").values(), net),
-        net_change_ns=net, account=explain(a, b),
+        families=families, kernels=kernels,
+        net_change_ns=net, account=explain(a, b), swaps=_swaps(families, kernels, lim),
+        net_in_noise=noise, noise_share=lim.diff_min_net_share,
     )

@@ -107,6 +107,9 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     peer_wait_min_steps: int
     graph_unrecorded_red_share: float
     optimizer_red_share: float
+    diff_min_net_share: float
+    diff_swap_gross_ratio: float
+    diff_swap_min_ns: int
     layout_red_share: float
     layout_yellow_share: float
     optimizer_yellow_share: float

@@ -104,7 +104,10 @@ def render(d: Diff) -> str:
            "Evidence: each side's `gpu_ops` kernel rows and its whole-capture metrics "
            "(busy = union of kernel intervals, idle = its gaps by HTA's rule). Δ = B − A; "
            "share of Δ = a row's Δ over the net change of kernel time "
-           f"({_signed(d.net_change_ns)}).", ""]
+           f"({_signed(d.net_change_ns)})"
+           + (f": the net change is under {d.noise_share:.0%} of A's kernel time, within "
+              "run-to-run noise, so no row is shown as a share of it." if d.net_in_noise
+              else "."), ""]
     if d.account is not None:
         out += _account(d.account)
     out += ["## Whole capture", "", "| metric | A | B | Δ (B − A) |", "|---|---|---|---|"]
@@ -114,6 +117,15 @@ def render(d: Diff) -> str:
     shown = d.kernels[:_MAX_KERNEL_ROWS]
     out += ["", f"## Kernels (top {len(shown)} of {len(d.kernels)} by |Δ|)", "",
             f"Matching: {d.matching}.", ""] + _table(shown, with_family=True)
+    for s in d.swaps:
+        out += ["", f"Kernel swaps in `{s.family}`: its kernels moved {duration(s.gross_ns)} "
+                f"in both directions ({s.only_a} only in A, {s.only_b} only in B) while the "
+                f"family changed {_signed(s.net_ns)}: the library chose other kernels for the "
+                "same work (cuDNN / cuBLAS algorithm selection, `torch.backends.cudnn.benchmark`"
+                " autotuning), not necessarily the change under test. Read the family's net; "
+                "to compare kernel by kernel, fix the choice in both runs "
+                "(`torch.backends.cudnn.benchmark = False`, "
+                "`torch.backends.cudnn.deterministic = True`)."]
     for side, rows in (("A", d.only_a), ("B", d.only_b)):
         total = sum(r.a_time_ns + r.b_time_ns for r in rows)
         out += ["", f"Only in {side}: {len(rows)} kernels, {duration(total)}"
