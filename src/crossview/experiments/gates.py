@@ -144,8 +144,11 @@ def node_gate(a: Arm, b: Arm, claim: NodeClaim) -> Gate:
 def target_of(row: dict[str, Any]) -> str | None:
     if row.get("target") in table()["lever_metrics"]:
         return str(row["target"])
-    phase = (row.get("subject") or {}).get("phase") if isinstance(row.get("subject"),
-                                                                   dict) else None
+    raw = row.get("subject")
+    subject: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if subject.get("target") in table()["lever_metrics"]:
+        return str(subject["target"])
+    phase = subject.get("phase")
     return table()["target_by_phase"].get(phase) if phase else None
 
 
@@ -161,7 +164,7 @@ def metric_gate(res: ABResult, row: dict[str, Any]) -> Gate:
     compared = ", ".join(m.metric for m in res.metrics) or "none"
     if target is None:
         return Gate("metric", False, "the lever names no phase or target (ledger row "
-                    "`subject.phase` or `target:` prefill|decode|throughput): the isolating "
+                    "`subject.phase` or `target:` prefill|decode|throughput|step): the isolating "
                     f"metric is unknown (compared: {compared})")
     words = table()["lever_metrics"][target]["words"]
     iso = isolating(res, target)

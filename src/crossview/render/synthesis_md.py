@@ -74,6 +74,7 @@ def _reconciliation(s: Synthesis) -> list[str]:
                   f"[`{t.artifact}`]" if t else "no trace row")
             pr = j.pct_roofline()
             ratio = j.ratio.text() if j.ratio else (
+                "refused (mixed shapes in the trace row)" if j.mixed else
                 f"refused ({j.duration_cmp.reason()})" if j.duration_cmp else "—")
             out.append(f"| `{_c(j.kernel)}` | {j.family} | {j.match} | {_c(tr)} | "
                        f"{_m(j.ncu_duration)} [`{j.ncu_artifacts[0]}`] | {_c(ratio)} | "

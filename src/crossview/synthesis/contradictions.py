@@ -62,6 +62,13 @@ def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]
                 "trace's duration; the ncu % of roofline understates the kernel in the real "
                 "run by about this factor (re-capture with `ncu --clock-control none "
                 "--cache-control none` to check)", arts, [j.ncu_duration, ref, j.ratio]))
+        elif j.mixed is not None:
+            out.append(Contradiction(
+                f"not-comparable:{j.kernel}", "not-comparable",
+                f"ncu and trace durations of {j.identity_text()} cannot be compared",
+                j.mixed, "no per-launch ratio: the trace's mean averages other shapes; ncu's "
+                "% of roofline stands for the profiled launch, and recoverable time is taken "
+                "from the trace", arts, [x for x in (j.ncu_duration,) if x is not None]))
         elif j.duration_cmp is not None and not j.duration_cmp.ok:
             out.append(Contradiction(
                 f"not-comparable:{j.kernel}", "not-comparable",

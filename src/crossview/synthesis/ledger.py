@@ -144,8 +144,8 @@ def _kernel_levers(inv: Inventory, rec: Reconciliation, min_share: float) -> lis
         t = j.trace
         if t is None or j.ncu.at_roofline or t.share.value < min_share or j.ratio is None:
             if t is not None and t.share.value >= min_share and j.ratio is None:
-                why = (j.duration_cmp.reason() if j.duration_cmp else
-                       "no ncu duration to compare")  # nothing silently dropped (issue 17)
+                why = (j.mixed if j.mixed else j.duration_cmp.reason() if j.duration_cmp
+                       else "no ncu duration to compare")  # nothing silently dropped (17)
                 inv.bundle.warnings.append(
                     f"lever kernel:{j.kernel}:{t.phase} not built — ncu and trace durations "
                     f"not comparable ({why}): see the not-comparable contradiction")
@@ -386,6 +386,21 @@ def _folded(inv: Inventory, family_rows: list[Lever], found: list[Lever]) -> lis
     return kept
 
 
+def _step_targets(inv: Inventory, rows: list[Lever]) -> None:
+    """A bundle whose engine is no serving engine (synthesis.yaml experiments.commands: a
+    training loop, a Hugging Face forward) and no prefill / decode window has no output
+    tokens to count: its whole-capture levers are judged on the step time (ab_gates.yaml
+    lever_metrics.step)."""
+    engine = str(inv.bundle.context.engine or "").lower()
+    serving = set(kb.table("experiments")["commands"]) - {"default"}
+    # prefill / decode windows in the bundle: a generation workload, judged per token
+    if engine in serving or any(r.subject.get("phase") in ("prefill", "decode") for r in rows):
+        return
+    for r in rows:
+        if r.subject.get("phase", "all") == "all":
+            r.subject["target"] = "step"
+
+
 def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     cfg = kb.table("ledger")
     found = _finding_levers(inv, inv.findings)
@@ -399,6 +414,7 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
                                        f"{r.evidence_artifacts or 'no artifact'}, not files of "
                                        "the bundle")
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
+    _step_targets(inv, rows)
     # unsized rows after every sized one (issue 17); then by predicted saving (ns of kernel
     # or step time); then upper bounds (a finding's share of the span: not a prediction);
     # levers with no prediction last
