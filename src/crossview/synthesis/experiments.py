@@ -82,7 +82,7 @@ def plan(b: Bundle, lever: Lever, ledger_path: str) -> Plan:
         argv, src = None, "none"
     values["result"] = str(cmds.get("result", "json"))
     if values["result"] == "csv":
-        notes.append("write each trial's metrics (e.g. median_tpot_ms) with `hostname` and "
+        notes.append(f"write each trial's metrics (e.g. {metric['name']}) with `hostname` and "
                      "`gpu_uuids` columns (the VERDICT gate checks the node) as a `metric,value` "
                      "CSV named <arm>-t<N>.csv; those files are what `crossview ab` compares")
     missing = sorted(k for k in ("model", "isl", "osl", "concurrency", "num_prompts")
