@@ -45,14 +45,15 @@ def test_profiled_kernels_rank_by_the_runs_summary() -> None:
     assert [f.pattern for f in red] == ["below-roofline"]
     assert red[0].title.endswith(f"({gemv_pct:.1f}% of the kernel time listed in {whole})")
     assert red[0].share == pytest.approx(gemv_pct / 100)
-    # the effect an A/B checks: the GEMV at its nearer ceiling (memory, 19.7% of peak in
-    # kernel_0001's details CSV) keeps 19.7% of its time: 24.9% × (1 − 0.197) of the run goes
+    # the effect an A/B checks: the GEMV at 80% (thresholds.yaml roofline_high_pct, what real
+    # kernels reach; memory-bound effects use the same mark) of its nearer ceiling (memory,
+    # 19.7% of peak in kernel_0001's details CSV): 24.9% × (1 − 19.7 ÷ 80) of the run goes
     with (NCU / "kernel_0001_ncu.details.csv").open(newline="") as f:
         mem = [float(r["Metric Value"]) for r in csv.DictReader(f)
                if r["Section Name"] == "GPU Speed Of Light Throughput"
                and r["Metric Name"] == "Memory Throughput"]
     assert len(mem) == 1 and round(mem[0], 1) == 19.7
-    assert (f"At most {gemv_pct * (1 - mem[0] / 100):.1f}% of the kernel time listed in {whole}"
+    assert (f"At most {gemv_pct * (1 - mem[0] / 80):.1f}% of the kernel time listed in {whole}"
             in red[0].expected_effect)
     (mem,) = [f for f in a.findings if f.pattern == "memory-bandwidth-bound"]
     assert mem.severity == "yellow" and mem.share == pytest.approx(gemm_pct / 100)

@@ -88,21 +88,23 @@ def detect(v: Views) -> list[Finding]:
 
 
 def _ceiling_effect(v: Views, ks: list[KernelRoofline]) -> str:
-    """The most these kernels' time can shrink: each at its nearer ceiling (the larger of its
-    compute and memory % of peak now) takes that fraction of its time."""
+    """The most these kernels' time can shrink: each at `roofline_high_pct` of its nearer
+    ceiling (the larger of its compute and memory % of peak now) — what real kernels reach,
+    the same mark memory_bound's effect uses — takes (that % ÷ the mark) of its time."""
     near = [max(x for x in (k.compute_sol_pct, k.memory_sol_pct) if x is not None)
             if k.compute_sol_pct is not None or k.memory_sol_pct is not None else None
             for k in ks]
     if any(n is None for n in near):
         return ("Up to the nearer ceiling: these kernels use well under 60% of both compute "
                 "and memory throughput.")
-    gone = sum(kc.weigh(v, [k])[0] * (1 - min(n or 0.0, 100.0) / 100)
+    high = v.limits.roofline_high_pct
+    gone = sum(kc.weigh(v, [k])[0] * max(0.0, 1 - (n or 0.0) / high)
                for k, n in zip(ks, near, strict=True))
     each = "; ".join(f"`{short(k.name, 50)}` at {n:.1f}% of its nearer ceiling"
                      for k, n in zip(ks[:kc.MAX_NAMED], near[:kc.MAX_NAMED], strict=True))
-    return (f"At most {100 * gone:.1f}% of {kc.basis(v, ks)} goes if each kernel reached its "
-            f"nearer ceiling ({each}; time × (1 − that % ÷ 100)): an A/B compares these "
-            "kernels' time before and after.")
+    return (f"At most {100 * gone:.1f}% of {kc.basis(v, ks)} goes if each kernel reached "
+            f"{high:g}% of its nearer ceiling ({each}; time × (1 − that % ÷ {high:g})): an "
+            "A/B compares these kernels' time before and after.")
 
 
 def _grid_finding(v: Views, ks: list[KernelRoofline]) -> list[Finding]:
@@ -123,5 +125,5 @@ def _grid_finding(v: Views, ks: list[KernelRoofline]) -> list[Finding]:
 DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, causes=(),
     thresholds=("occupancy_achieved_gap_pct", "occupancy_theoretical_low_pct", "kernel_red_share",
-        "kernel_yellow_share"),
+        "kernel_yellow_share", "roofline_high_pct"),
     fix_keys=(PATTERN, PATTERN + "-small-grid"))
