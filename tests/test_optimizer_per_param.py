@@ -67,7 +67,7 @@ def test_parts_match_the_raw_trace(finding) -> None:
     got = finding.details["parts"]
     for part, (kernels, idle) in want.items():
         assert got[part]["kernels"] == kernels == 5 * 404, part
-        assert abs(got[part]["idle_ns"] - idle) <= 1000, (part, got[part]["idle_ns"], idle)
+        assert got[part]["idle_ns"] == idle, (part, got[part]["idle_ns"], idle)
 
 
 def test_finding_numbers_and_fix(finding) -> None:

@@ -10,6 +10,8 @@ straggler finding (detectors/nccl_straggler.py) names the late rank instead.
 
 from __future__ import annotations
 
+import statistics
+
 from crossview.core.finding import Finding
 from crossview.detectors.common import evidence, ms, pct
 from crossview.detectors.declare import Declaration
@@ -84,8 +86,7 @@ def _typical(others: list[StepWait], w: PeerWait) -> str:
 
 
 def _median(xs: list[int]) -> int:
-    s = sorted(xs)
-    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) // 2
+    return int(statistics.median(xs))
 
 
 DECLARATION = Declaration(

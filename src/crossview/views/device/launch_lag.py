@@ -47,14 +47,10 @@ def per_device(store: Store, min_ns: int) -> list[Lag]:
     ([] at the first prompt start found)."""
     if store.sql(_ANY_PROMPT, {"min": min_ns}).fetchall()[0][0]:
         return []
-    return [x for x in _all(store) if x.min_ns >= min_ns]
+    return [x for x in all_devices(store) if x.min_ns >= min_ns]
 
 
 def all_devices(store: Store) -> list[Lag]:
     """Every device's launch → start lags (ops launched one by one with a recorded call)."""
-    return _all(store)
-
-
-def _all(store: Store) -> list[Lag]:
     return [Lag(int(a), int(d), int(n), int(lo), int(mid), int(hi))
             for a, d, n, lo, mid, hi in store.sql(_LAGS).fetchall()]
