@@ -38,7 +38,7 @@ def test_vllm_forward_replayed_as_piecewise_graphs() -> None:
     assert f.details["replay"]["lever"] == "graph-region"  # type: ignore[index]
     assert f.details["replay"]["predicts_fix"] is True  # type: ignore[index]
     assert f.expected_effect.startswith("Replay (`crossview whatif --lever graph-region`): "
-                                        "median step 87.41 → 19.38 ms")
+                                        "median step 87.22 → 17.97 ms")
 
 
 def test_no_region_falls_back_to_the_launch_calls() -> None:

@@ -54,12 +54,12 @@ def test_a_long_measured_launch_delay_is_pinned() -> None:
     g = _graph(5 * MS)
     t = replay(g)
     # the step ends with the kernel: its path runs kernel (1 ms) ← launch delay (5 ms) ← call
-    assert pinned(g, t, _whole(g), MS) == 5 * MS
+    assert pinned(g, t, [_whole(g)], 0, MS) == 5 * MS
     # a launch-latency-sized delay is not; nor is a graph-replayed kernel's
     g2 = _graph(20_000)
-    assert pinned(g2, replay(g2), _whole(g2), MS) == 0
+    assert pinned(g2, replay(g2), [_whole(g2)], 0, MS) == 0
     g3 = _graph(5 * MS, graph_kernel=True)
-    assert pinned(g3, replay(g3), _whole(g3), MS) == 0
+    assert pinned(g3, replay(g3), [_whole(g3)], 0, MS) == 0
 
 
 @cache
@@ -94,7 +94,7 @@ def test_below_the_share_the_refutation_comes_back(monkeypatch: pytest.MonkeyPat
 def test_the_lever_pair_capture_is_not_pinned() -> None:
     a = _analysis(WORKERS0)
     f = next(f for f in a.findings if f.pattern == "dataloader-starved")
-    assert "152.47 → 119.33 ms" in f.expected_effect
+    assert "152.54 → 119.40 ms" in f.expected_effect
     assert "cannot attribute" not in f.expected_effect
     assert "pinned_ns" not in f.details["replay"]  # type: ignore[operator]
 

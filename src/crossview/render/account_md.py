@@ -12,18 +12,8 @@ from crossview.knowledge.fixes import fix_for
 from crossview.knowledge.steps_rules import rules as step_rules
 from crossview.units import duration as _ms
 from crossview.views.device.account import Account, CauseSlice
-from crossview.views.device.steps import Step, StepSet
+from crossview.views.device.steps import Step, source_phrase
 from crossview.views.views import Views
-
-
-def _source(s: StepSet) -> str:
-    if s.source == "profiler-step":
-        return "`ProfilerStep#N` ranges"
-    if s.source.startswith("engine:"):
-        return f"the {s.source.split(':', 1)[1]} engine's step frame"
-    if s.source.startswith("annotation:"):
-        return f"the repeating range `{s.source.split(':', 1)[1]}`"
-    return "the whole capture (no repeated step found: one unit)"
 
 
 def _families(x: Step, n: int = 3) -> str:
@@ -36,7 +26,7 @@ def step_lines(v: Views) -> list[str]:
     if not s.steps:
         return []
     summ = s.summary()
-    out = [f"\n**Steps** ({len(s.steps)} from {_source(s)}; "
+    out = [f"\n**Steps** ({len(s.steps)} from {source_phrase(s.source)}; "
            f"{len([x for x in s.steps if x.steady])} steady)"]
     if summ is not None:
         what = ("all steps (none is steady)" if s.steady_fallback else

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from statistics import median
 
@@ -92,8 +93,10 @@ def rows(store: Store, artifact_id: int) -> int:
     ).fetchall()[0][0])
 
 
-def build(store: Store, artifact_id: int) -> Graph:
-    """The graph of one artifact (one process's Kineto trace or one nsys report)."""
+def build(store: Store, artifact_id: int,
+          marks: Mapping[str, set[int]] | None = None) -> Graph:
+    """The graph of one artifact (one process's Kineto trace or one nsys report). `marks`:
+    per host lane, more times to cut its thread at (the steps' bounds, replay/steps.py)."""
     p = params()["graph"]
     g = Graph()
     threads = _host_threads(store, artifact_id)
@@ -101,7 +104,9 @@ def build(store: Store, artifact_id: int) -> Graph:
     blocking: list[tuple[int, int, int]] = []  # (node, call start, call end) of sync calls
     pageable: dict[int, int] = {}  # gpu_op_id of a pageable copy → its call's wait node
     for (pid, tid), ops in threads.items():
-        _thread_chain(g, f"T {pid}/{tid}", ops, launch_node, blocking, pageable)
+        lane = f"T {pid}/{tid}"
+        _thread_chain(g, lane, ops, launch_node, blocking, pageable,
+                      (marks or {}).get(lane, set()))
     _thread_waits(g, p)
     gpu = _gpu_ops(store, artifact_id)
     _gpu_nodes(g, gpu, launch_node, pageable, p)
@@ -126,8 +131,10 @@ def _host_threads(store: Store, aid: int) -> dict[tuple[str, str], list[_HostOp]
 
 
 def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int, int],
-                  blocking: list[tuple[int, int, int]], pageable: dict[int, int]) -> None:
-    """Cut the thread's time at runtime-call and top-level op boundaries into a chain."""
+                  blocking: list[tuple[int, int, int]], pageable: dict[int, int],
+                  marks: set[int]) -> None:
+    """Cut the thread's time at runtime-call and top-level op boundaries (and `marks`)
+    into a chain."""
     dl = re.compile(dataloader_pattern())
     su = [re.compile(x) for x in load_yaml("frames.yaml")["startup"]]
     coll = grad_sync_ops()[1]
@@ -164,6 +171,8 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
                 cuts.update((s, e))
     if not cuts:
         return
+    lo, hi = min(cuts), max(cuts)
+    cuts.update(x for x in marks if lo < x < hi)
     points = sorted(cuts)
     bounds = sorted({x for o in ops for x in (o[3], o[4])})
     cover = _merge(top)

@@ -7,9 +7,9 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from crossview.replay.graph import CPU, GAP, GPU_KINDS, WAIT, Cons, Graph
+from crossview.replay.graph import CPU, GAP, GPU_KINDS, KERNEL, WAIT, Cons, Graph
 from crossview.replay.replay import Timing
-from crossview.replay.steps import Step
+from crossview.replay.steps import TAIL_ALL, TAIL_LAUNCHED, Step
 
 
 @dataclass
@@ -28,20 +28,62 @@ def active(g: Graph) -> list[int]:
     return [i for i in range(len(g)) if g.lane[i] in lanes]
 
 
-def _bounds(g: Graph, t: Timing, step: Step, use_measured: bool) -> tuple[int, int] | None:
+def _start(g: Graph, t: Timing, step: Step) -> tuple[int, int | None] | None:
+    """The replayed start of the step and the lane's node ending there (None: the step's
+    start is not on the graph)."""
     if not step.lane:  # the whole capture
-        nodes = active(g)
-        if use_measured:
-            return (min(g.mstart[i] for i in nodes),
-                    max(g.mstart[i] + g.dur[i] for i in nodes))
-        return min(t.start[i] for i in nodes), max(t.end[i] for i in nodes)
+        return min(t.start[i] for i in active(g)), None
     first = g.at.get((step.lane, step.start_ns))
-    last = g.end_at.get((step.lane, step.end_ns))
-    if first is None or last is None:
+    if first is None:
         return None
     before = g.end_at.get((step.lane, step.start_ns))
-    a = t.end[before] if before is not None else t.start[first]
-    return a, t.end[last]
+    return (t.end[before], before) if before is not None else (t.start[first], None)
+
+
+def _bounds(g: Graph, t: Timing, step: Step, nxt: tuple[int, int | None] | None = None
+            ) -> tuple[int, int, int] | None:
+    """(start, end, the node ending the step) of the replayed step; `nxt`: the next step's
+    `_start`, where a GPU tail stops (views/device/steps `_extend_to_gpu_tail`): the step then
+    ends on the node the next one starts after."""
+    s = _start(g, t, step)
+    if s is None:
+        return None
+    a = s[0]
+    if not step.lane or step.tail == TAIL_ALL:  # the capture's last op / last kernel
+        pool = active(g) if not step.lane else [i for i in range(len(g)) if g.kind[i] == KERNEL]
+        last = max(pool, key=lambda i: t.end[i], default=None)
+        return None if last is None else (a, t.end[last], last)
+    last = g.end_at.get((step.lane, step.host_end_ns))
+    if last is None:
+        return None
+    e = t.end[last]
+    if step.tail == TAIL_LAUNCHED:  # until the kernels launched inside the range end
+        for i in _launched(g, step):
+            if t.end[i] > e:
+                e, last = t.end[i], i
+        if nxt is not None and e > nxt[0]:
+            e = nxt[0]
+            last = nxt[1] if nxt[1] is not None else last
+    return a, e, last
+
+
+def bounds(g: Graph, t: Timing, steps: list[Step]) -> list[tuple[int, int, int] | None]:
+    """Each step's replayed (start, end, last node), a GPU tail capped at the next start."""
+    starts = [_start(g, t, st) for st in steps]
+    return [_bounds(g, t, st, starts[k + 1] if k + 1 < len(steps) else None)
+            for k, st in enumerate(steps)]
+
+
+def _launched(g: Graph, step: Step) -> list[int]:
+    """Kernel nodes whose launch call started inside the step's host range."""
+    out = []
+    for i in range(len(g)):
+        if g.kind[i] != KERNEL:
+            continue
+        ln = next((c.pred for c in g.cons[i] if c.why == "launch"), None)
+        if ln is not None and step.start_ns <= g.mstart[ln] < step.host_end_ns:
+            out.append(i)
+    return out
 
 
 def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[StepResult]:
@@ -49,23 +91,14 @@ def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[
     expected effects use the step times alone and skip it."""
     busy = _merged(t, g)
     out = []
-    for st in steps:
-        b = _bounds(g, t, st, False)
+    for st, b in zip(steps, bounds(g, t, steps), strict=True):
         if b is None:
             continue
-        a, e = b
+        a, e, last = b
         measured = st.dur_ns if st.lane else _span(g)
         out.append(StepResult(st.name, measured, e - a, _busy_in(busy, a, e),
-                              _path(g, t, _last(g, t, st), a) if paths else {}))
+                              _path(g, t, last, a, e) if paths else {}))
     return out
-
-
-def _last(g: Graph, t: Timing, st: Step) -> int:
-    """The node the step's critical path is walked back from: the one ending the step range
-    (placed: `_bounds` found it), or the last to end in a whole-capture step."""
-    if st.lane:
-        return g.end_at[(st.lane, st.end_ns)]
-    return max(active(g), key=lambda i: t.end[i])
 
 
 def _span(g: Graph) -> int:
@@ -118,12 +151,14 @@ _OFFSET_CAUSE = {"launch": "launch latency (launch → GPU start)", "stream": "G
                  "chain": "host: CPU (ops and Python)"}
 
 
-def _walk(g: Graph, t: Timing, last: int, floor: int
+def _walk(g: Graph, t: Timing, last: int, floor: int, ceil: int | None = None
           ) -> Iterator[tuple[str, int, int, Cons | None]]:
-    """The critical path back from `last` to `floor`: (cause, ns, node, the constraint whose
+    """The critical path back from `last` (at `ceil` when the step ends while it runs: a GPU
+    tail capped at the next step's start) to `floor`: (cause, ns, node, the constraint whose
     offset the time is — None for a node's own time or the lane's measured start)."""
     i: int | None = last
-    top = t.end[last]  # the path reaches a node at its end, or at its start via a launch
+    # the path reaches a node at its end, or at its start via a launch
+    top = t.end[last] if ceil is None else min(t.end[last], ceil)
     while i is not None and top > floor:
         own = top - max(t.start[i], floor)
         if own > 0:
@@ -132,36 +167,36 @@ def _walk(g: Graph, t: Timing, last: int, floor: int
         if t.start[i] <= floor:
             break
         if k < 0:  # the first node of its lane, at its measured start
-            yield BEFORE_FIRST_OP, t.start[i] - floor, i, None
+            yield BEFORE_FIRST_OP, min(t.start[i], top) - floor, i, None
             break
         c = g.cons[i][k]
         p = c.pred
         anchor = t.end[p] if c.at_end else t.start[p]
-        gap = t.start[i] - max(anchor, floor)
+        gap = min(t.start[i], top) - max(anchor, floor)
         if gap > 0:
             yield _OFFSET_CAUSE[c.why], gap, i, c
-        top = min(anchor, t.start[i])
+        top = min(anchor, t.start[i], top)
         i = p
 
 
-def _path(g: Graph, t: Timing, last: int, floor: int) -> dict[str, int]:
+def _path(g: Graph, t: Timing, last: int, floor: int, ceil: int) -> dict[str, int]:
     out: dict[str, int] = {}
-    for key, ns, _i, _c in _walk(g, t, last, floor):
+    for key, ns, _i, _c in _walk(g, t, last, floor, ceil):
         out[key] = out.get(key, 0) + ns
     return out
 
 
-def pinned(g: Graph, t: Timing, step: Step, min_lag_ns: int) -> int:
+def pinned(g: Graph, t: Timing, steps: list[Step], k: int, min_lag_ns: int) -> int:
     """Time of the step's critical path held at a measured launch → start delay of at least
     `min_lag_ns` on a GPU op not replayed from a CUDA graph. The graph keeps the measured
     delay when nothing it models explains the op's start (its stream idle just before it, no
     other stream's op ending just before it): the op waited on a dependency the graph does not
     hold — another stream's work it could not match, another device or process, a peer rank,
     the host staging a copy — so no lever moves that time (0 when the step cannot be
-    placed)."""
-    b = _bounds(g, t, step, False)
+    placed). The step is `steps[k]`."""
+    b = bounds(g, t, steps)[k]
     if b is None:
         return 0
-    return sum(ns for _k, ns, i, c in _walk(g, t, _last(g, t, step), b[0])
+    return sum(ns for _k, ns, i, c in _walk(g, t, b[2], b[0], b[1])
                if c is not None and c.why == "launch" and c.offset >= min_lag_ns
                and "graph" not in g.tags[i])

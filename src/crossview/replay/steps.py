@@ -1,64 +1,87 @@
-"""Step boundaries for the replay, in ONE function so the time-account's steps (issue 15) can
-replace it: ProfilerStep#N ops, else repeated top-level NVTX/annotation ranges named like a
-step, else the whole capture as one step."""
+"""Step boundaries for the replay: the time account's steps (views/device/steps.py), so a
+replayed step is the step the recap's steps table and time account measure (decision 0806):
+each on the host thread holding its range, ending at its GPU tail when its kernels finish
+after the range does."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from crossview.store.store import Store
+from crossview.views.device.steps import detect, source_phrase
 
-_STEP_NAME = re.compile(r"(?i)\b(step|iteration|iter|train_batch|batch)\b")
+# how a step's end reaches past its host range (measure.py reads it)
+TAIL_NONE, TAIL_LAUNCHED, TAIL_ALL = "", "launched", "all"
 
 
 @dataclass(frozen=True)
 class Step:
     name: str
-    lane: str  # "T pid/tid" of the host thread the step range is on; "" for the whole capture
+    lane: str  # "T pid/tid" of the host thread the step starts on; "" for the whole capture
     start_ns: int
     end_ns: int
+    range_end_ns: int | None = None  # the host range's end on `lane` (None: end_ns)
+    # TAIL_LAUNCHED: the step lasts until the last kernel launched inside its range ends
+    # (capped at the next step's start); TAIL_ALL: until the capture's last kernel ends
+    tail: str = TAIL_NONE
 
     @property
     def dur_ns(self) -> int:
         return self.end_ns - self.start_ns
 
+    @property
+    def host_end_ns(self) -> int:
+        return self.end_ns if self.range_end_ns is None else self.range_end_ns
+
 
 def step_windows(store: Store, artifact_id: int) -> tuple[str, list[Step]]:
     """(how the steps were found, the steps in time order)."""
-    rows = store.sql(
-        "SELECT name, pid, tid, start_ns, start_ns + dur_ns FROM host_ops "
-        "WHERE artifact_id = ? AND depth = 0 AND kind IN ('op', 'annotation', 'other') "
-        "AND regexp_matches(name, '^ProfilerStep#\\d+$') ORDER BY start_ns",
-        [artifact_id]).fetchall()
-    if rows:
-        return "ProfilerStep#N ranges", [Step(n, f"T {p}/{t}", s, e) for n, p, t, s, e in rows]
-    rows = store.sql(
-        "SELECT name, pid, tid, start_ns, start_ns + dur_ns FROM host_ops "
-        "WHERE artifact_id = ? AND depth = 0 AND kind = 'annotation' ORDER BY start_ns",
-        [artifact_id]).fetchall()
-    named: dict[str, list[Step]] = {}
-    for n, p, t, s, e in rows:
-        if _STEP_NAME.search(n or ""):
-            named.setdefault(re.sub(r"\d+", "N", n), []).append(Step(n, f"T {p}/{t}", s, e))
-    best = max(named.values(), key=len, default=[])
-    if len(best) >= 2:
-        return "NVTX/annotation ranges named like a step", best
-    row = store.sql(
-        "SELECT min(start_ns), max(start_ns + dur_ns) FROM host_ops WHERE artifact_id = ?",
-        [artifact_id]).fetchone()
-    if row is None or row[0] is None:
+    found = detect(store, [artifact_id])
+    steps = [s for s in found.steps if s.artifact_id == artifact_id]
+    if not steps:
         return "none", []
-    return "the whole capture (no step ranges)", [Step("capture", "", row[0], row[1])]
+    out = []
+    for s in steps:
+        range_end = s.end_ns if s.range_end_ns is None else s.range_end_ns
+        lane = _lane(store, artifact_id, s.start_ns,
+                     None if found.source == "capture" else s.name)
+        if found.source == "capture":
+            out.append(Step(s.name, lane, s.start_ns, s.end_ns, None, TAIL_ALL)
+                       if lane else Step(s.name, "", s.start_ns, s.end_ns))
+        elif s.end_ns > range_end:
+            out.append(Step(s.name, lane, s.start_ns, s.end_ns, range_end, TAIL_LAUNCHED))
+        else:
+            out.append(Step(s.name, lane, s.start_ns, s.end_ns))
+    return source_phrase(found.source), out
+
+
+def _lane(store: Store, artifact_id: int, start_ns: int, name: str | None) -> str:
+    """The host thread of the step's range op (`name`), or for a whole-capture step the
+    thread whose first op starts it (views/device/steps `_one_unit`): "" when none does."""
+    row = store.sql(
+        "SELECT pid, tid FROM host_ops WHERE artifact_id = $a AND start_ns = $s"
+        " AND ($n IS NULL OR name = $n) AND pid IS NOT NULL AND tid IS NOT NULL"
+        " ORDER BY depth LIMIT 1", {"a": artifact_id, "s": start_ns, "n": name}).fetchone()
+    return f"T {row[0]}/{row[1]}" if row else ""
+
+
+def marks(steps: list[Step]) -> dict[str, set[int]]:
+    """Per host lane, the times the graph cuts its thread at (each step's start and range
+    end): a step range nested in Python frames (Qwen's ProfilerStep at depth 10) starts and
+    ends on graph nodes like a top-level one."""
+    out: dict[str, set[int]] = {}
+    for s in steps:
+        if s.lane:
+            out.setdefault(s.lane, set()).update(
+                (s.start_ns,) if s.tail == TAIL_ALL else (s.start_ns, s.host_end_ns))
+    return out
 
 
 def unsteady(store: Store, artifact_id: int) -> dict[str, str]:
     """Step name → why it is not steady state (warm-up, JIT, outlier), from the time
     account's step detection (views/device/steps.py), for steps of this artifact."""
-    from crossview.views.device.steps import detect
-
     out = {}
-    for st in detect(store, "all").steps:
+    for st in detect(store, [artifact_id]).steps:
         if st.artifact_id == artifact_id and st.flags:
             out[st.name] = "; ".join(st.reasons) or ", ".join(st.flags)
     return out

@@ -17,7 +17,7 @@ from crossview.replay.graph import WAIT, Graph
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure, pinned
 from crossview.replay.replay import Timing, replay
-from crossview.replay.steps import Step, step_windows, unsteady
+from crossview.replay.steps import Step, marks, step_windows, unsteady
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
@@ -142,8 +142,8 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
         raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
                          "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
     with paused():
-        g = graph_mod.build(store, aid)
         steps_from, steps = step_windows(store, aid)
+        g = graph_mod.build(store, aid, marks(steps))
         base = baseline(g, steps)
         w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
                     _roofline(store), base=base)
@@ -212,10 +212,10 @@ def pinned_of(g: Graph, base: Baseline, steps: list[Step], unsteady_steps: dict[
     if not steady or base.timing is None:
         return None
     mid = sorted(steady, key=lambda s: s.predicted_ns)[len(steady) // 2]
-    step = next((s for s in steps if s.name == mid.name), None)
-    if step is None:
+    k = next((i for i, s in enumerate(steps) if s.name == mid.name), None)
+    if k is None:
         return None
-    ns = pinned(g, base.timing, step, graph_mod.params()["graph"]["pinned_lag_min_ns"])
+    ns = pinned(g, base.timing, steps, k, graph_mod.params()["graph"]["pinned_lag_min_ns"])
     return Pinned(mid.name, ns, mid.predicted_ns)
 
 

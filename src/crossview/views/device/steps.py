@@ -42,6 +42,9 @@ class Step:
     kernel_ns_by_family: dict[str, int] = field(default_factory=dict)  # clipped to the step
     flags: list[Flag] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)  # one sentence per flag
+    # the step's own range (ProfilerStep, engine frame) ends here; end_ns may reach past it
+    # to its GPU tail (_extend_to_gpu_tail); None: a range ending at end_ns
+    range_end_ns: int | None = None
 
     @property
     def wall_ns(self) -> int:
@@ -122,6 +125,17 @@ class StepSet:
 # rows of table alias `x` that start inside one of the steps bound by `in_steps`
 IN_STEPS_JOIN = ("JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w"
                  " ON x.artifact_id = w.a AND x.start_ns >= w.s AND x.start_ns < w.e")
+
+
+def source_phrase(source: str) -> str:
+    """Where a StepSet's steps came from, in words (the recap's and whatif's)."""
+    if source == "profiler-step":
+        return "`ProfilerStep#N` ranges"
+    if source.startswith("engine:"):
+        return f"the {source.split(':', 1)[1]} engine's step frame"
+    if source.startswith("annotation:"):
+        return f"the repeating range `{source.split(':', 1)[1]}`"
+    return "the whole capture (no repeated step found: one unit)"
 
 
 def in_steps(steps: Sequence[Step]) -> dict[str, list[int]]:
@@ -297,7 +311,8 @@ def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None,
         per_art[a] = per_art.get(a, 0) + 1
         m = r.profiler_step.match(name) if source == "profiler-step" else None
         steps.append(Step(a, paths.get(a, str(a)), per_art[a],
-                          int(m.group(1)) if m else per_art[a], name, s, e))
+                          int(m.group(1)) if m else per_art[a], name, s, e,
+                          range_end_ns=e))
     mine = kernels is not None and whole is None
     k = kernels if kernels is not None and mine else KernelRows(store, gpu)
     if len(k):
