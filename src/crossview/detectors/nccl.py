@@ -30,7 +30,9 @@ PER_GRADIENT_LEVER = "bucket-grads"
 BIG_BUCKET = "nccl-collective-bound-big-bucket"
 # exposed communication is a busy row of the account; a host blocked on a collective's peers
 # an idle cause: both go away with overlap / fewer collectives
-CAUSES = ("exposed_comm", "collective_wait", "collective_call")
+# the GPU idle inside a per-tensor collective loop (views/distributed/collective_loops.py)
+LOOP = "collective_loop"
+CAUSES = ("exposed_comm", "collective_wait", "collective_call", LOOP)
 
 
 def detect(v: Views) -> list[Finding]:
@@ -174,21 +176,44 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
         f"({names}) per steady step{where} for {grads:,.0f} gradients accumulated "
         f"(`torch::autograd::AccumulateGrad`) over {g.steps} steady steps; median "
         f"communication kernel {ms(g.kernel_median_ns)}. The calls hold {ms(int(host))} of "
-        f"host time per step ({pct(host / step if step else 0.0)} of the step).")
+        f"host time per step ({pct(host / step if step else 0.0)} of the step)."
+        + _loop_text(v, g))
     f.fix = fix_for(PER_GRADIENT, "compiled" if is_compiled(v) else None, fix_where(v),
                     calls=f"{calls:,.0f}", grads=f"{grads:,.0f}")
     f.evidence = evidence(v, "comm-family kernels vs compute kernels per device; c10d "
                           "collective calls and AccumulateGrad ops per steady step")
+    loop = g.per_step(g.loop_ns)
+    bound = (f"the loop around them ({ms(int(loop))} per step: the calls and the per-tensor "
+             "work between them) is the host-side bound" if loop > host else
+             f"their host time ({ms(int(host))} per step) is the host-side bound")
     f.expected_effect = (
-        f"Bucketing cuts the {calls:,.0f} collective calls per step to one per bucket: their "
-        f"host time ({ms(int(host))} per step) is the host-side bound, and the "
+        f"Bucketing cuts the {calls:,.0f} collective calls per step to one per bucket: "
+        f"{bound}, and the "
         f"{g.per_step(g.kernels):,.0f} communication kernels per step (median "
         f"{ms(g.kernel_median_ns)}) become a few larger ones. An A/B counts the collective "
         "calls per step and compares the median step.")
     f.details = {**f.details, "replay_lever": PER_GRADIENT_LEVER, "per_gradient": {
         "artifact_id": g.artifact_id, "steps": g.steps, "calls": g.calls, "grads": g.grads,
-        "host_ns": g.host_ns, "kernels": g.kernels, "kernel_median_ns": g.kernel_median_ns}}
+        "host_ns": g.host_ns, "kernels": g.kernels, "kernel_median_ns": g.kernel_median_ns,
+        "loop_calls": g.loop_calls, "loop_ns": g.loop_ns, "loop_spacing_ns": g.loop_spacing_ns}}
     return f
+
+
+def _loop_text(v: Views, g: GradSync) -> str:
+    """The calls as a per-tensor loop on one thread (views/distributed/collective_loops.py),
+    with the GPU idle the time account charges to it."""
+    if not g.loop_calls:
+        return ""
+    row = v.account.slice(LOOP) if v.account is not None else None
+    span = g.per_step(g.loop_ns)
+    step = g.per_step(g.step_ns)
+    idle = (f"; the GPU idles {ms(row.ns)} per step inside it (time account: per-tensor "
+            "collective loop), apart from the collective kernels it runs" if row else "")
+    return (f" They run as a loop on one thread (`{g.loop_lane}`): "
+            f"{g.per_step(g.loop_calls):,.0f} calls per step, one every "
+            f"{ms(g.loop_spacing_ns)} (median), spanning {ms(int(span))} per step "
+            f"({pct(span / step if step else 0.0)} of the step) — each call's host cost plus the "
+            f"work between calls (a gradient copy, the hook's Python){idle}.")
 
 
 DECLARATION = Declaration(

@@ -58,8 +58,14 @@ class Cause(Rec):
     match: CauseMatch | None = None  # None: set by the gap-level rules, never by a host op
 
 
+class CollectiveLoop(Rec):
+    gap_max_ns: int
+    min_calls: int
+
+
 class Account(Rec):
     causes: list[Cause]
+    collective_loop: CollectiveLoop
     startup_causes: list[str]
     top_gaps: int
     top_frames: int

@@ -21,6 +21,7 @@ from crossview.knowledge.api_roles import role_of
 from crossview.knowledge.frames import dataloader_pattern, grad_sync_ops
 from crossview.knowledge.loader import load_yaml
 from crossview.store.store import Store
+from crossview.views.distributed import collective_loops
 
 # node kinds
 CPU, GAP, CALL, WAIT, KERNEL, MEMCPY, MEMSET = ("cpu", "gap", "call", "wait", "kernel",
@@ -103,10 +104,13 @@ def build(store: Store, artifact_id: int,
     launch_node: dict[int, int] = {}  # host op_id of a launching call → its call node
     blocking: list[tuple[int, int, int]] = []  # (node, call start, call end) of sync calls
     pageable: dict[int, int] = {}  # gpu_op_id of a pageable copy → its call's wait node
+    loops: dict[str, list[tuple[int, int]]] = {}  # per lane: its per-tensor collective loops
+    for x in collective_loops.loops(store, artifact_id, "host_ops", "gpu_ops"):
+        loops.setdefault(x.lane, []).append((x.start_ns, x.end_ns))
     for (pid, tid), ops in threads.items():
         lane = f"T {pid}/{tid}"
         _thread_chain(g, lane, ops, launch_node, blocking, pageable,
-                      (marks or {}).get(lane, set()))
+                      (marks or {}).get(lane, set()), loops.get(lane, []))
     _thread_waits(g, p)
     gpu = _gpu_ops(store, artifact_id)
     _gpu_nodes(g, gpu, launch_node, pageable, p)
@@ -132,9 +136,9 @@ def _host_threads(store: Store, aid: int) -> dict[tuple[str, str], list[_HostOp]
 
 def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int, int],
                   blocking: list[tuple[int, int, int]], pageable: dict[int, int],
-                  marks: set[int]) -> None:
-    """Cut the thread's time at runtime-call and top-level op boundaries (and `marks`)
-    into a chain."""
+                  marks: set[int], loops: list[tuple[int, int]]) -> None:
+    """Cut the thread's time at runtime-call and top-level op boundaries (and `marks`, and
+    its per-tensor collective loops' bounds) into a chain."""
     dl = re.compile(dataloader_pattern())
     su = [re.compile(x) for x in load_yaml("frames.yaml")["startup"]]
     coll = grad_sync_ops()[1]
@@ -146,7 +150,8 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
     calls = [o for o in ops if o[1] == "runtime"]
     tagged: dict[str, list[tuple[int, int]]] = {"dataloader": [], "startup": [],
                                                 "collective": [], "ddp": [],
-                                                "graph_region": [], "graph_eager": []}
+                                                "graph_region": [], "graph_eager": [],
+                                                "collective_loop": list(loops)}
     tag_of: dict[str, str | None] = {}  # op name → its tag (None: neither)
     cuts: set[int] = set()
     top: list[tuple[int, int]] = []
@@ -173,6 +178,7 @@ def _thread_chain(g: Graph, lane: str, ops: list[_HostOp], launch_node: dict[int
         return
     lo, hi = min(cuts), max(cuts)
     cuts.update(x for x in marks if lo < x < hi)
+    cuts.update(x for w in loops for x in w if lo < x < hi)
     points = sorted(cuts)
     bounds = sorted({x for o in ops for x in (o[3], o[4])})
     cover = _merge(top)

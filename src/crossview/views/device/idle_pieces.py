@@ -19,6 +19,7 @@ import numpy.typing as npt
 from crossview.knowledge import causes
 from crossview.store.store import Store
 from crossview.views.device import graph_windows, host_state, timeline
+from crossview.views.distributed import collective_loops
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -102,10 +103,11 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
     cs, ce = timeline.merge(np.asarray(cp["start_ns"], dtype=np.int64),
                             np.asarray(cp["e"], dtype=np.int64))
     graphs = graph_windows.windows(store, a, d)
+    loops = collective_loops.windows(store, a)
     edges = (int(us[0]), int(ue[-1])) if len(us) else (hi, lo)
     parts = [_chunk(host.near(int(gs[g0]), int(ge[min(g0 + CHUNK_GAPS, len(gs)) - 1])),
                     gs[g0:g0 + CHUNK_GAPS], ge[g0:g0 + CHUNK_GAPS], cs, ce, first_end, edges,
-                    graphs)
+                    graphs, loops)
              for g0 in range(0, len(gs), CHUNK_GAPS)]
     names = host.names
     del host  # before the parts are joined
@@ -123,13 +125,14 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
 
 def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
            first_end: tuple[I64, I64], edges: tuple[int, int],
-           graphs: tuple[I64, I64]) -> list[Any]:
+           graphs: tuple[I64, I64], loops: tuple[I64, I64]) -> list[Any]:
     """The pieces of a run of gaps: start, end, cause, frame, calling frame."""
     rules = causes.rules()
     rk = {c.id: i for i, c in enumerate(rules.causes)}
     host, starts = _touching(host, gs, ge)
     cuts, at, gi = _cuts(gs, ge, np.concatenate([starts] + [_inside(gs, ge, x)
-                                                            for x in (host.e, cs, ce, *graphs)]))
+                                                            for x in (host.e, cs, ce, *graphs,
+                                                                      *loops)]))
     ps, pe = cuts[at], cuts[at + 1]
     st = host_state.paint(host, cuts)
     none = host.none
@@ -190,6 +193,14 @@ def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
     # no host op: before the first / after the last kernel → capture boundary
     cause = np.where(cause == none, np.where(edge, rk["capture_boundary"], rk["unexplained"]),
                      cause)
+    # inside a per-tensor collective loop the GPU waits on the loop's per-tensor host work,
+    # whatever generic op the thread is in at that instant (views/distributed/
+    # collective_loops.py); specific causes (data loading, syncs, copies) keep theirs
+    loop_generic = ((cause == rk["cpu_dispatch"]) | (cause == rk["launch_overhead"])
+                    | (cause == rk["collective_call"]) | (cause == rk["unexplained"])
+                    | (cause == rk["gpu_dependency"]))
+    in_loop = graph_windows.inside(ps, *loops) & loop_generic
+    cause[in_loop] = rk["collective_loop"]
     # inside one CUDA-graph replay the GPU runs the graph's nodes: idle there is work the
     # trace did not record, whatever the host does (views/device/graph_windows.py)
     in_graph = graph_windows.inside(ps, *graphs) & ~in_copy  # a copy node running is busy

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from crossview.knowledge.frames import grad_sync_ops
 from crossview.store.store import Store
 from crossview.views.device.steps import IN_STEPS_JOIN, Step, in_steps
+from crossview.views.distributed import collective_loops
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ class GradSync:
     host_ns: int  # host time inside those calls
     kernels: int  # communication kernels starting in those steps
     kernel_median_ns: int
+    # per-tensor collective loops (views/distributed/collective_loops.py) inside those steps
+    loop_calls: int = 0  # calls issued inside them
+    loop_ns: int = 0  # their spans, clipped to the steps
+    loop_spacing_ns: int = 0  # median start-to-start spacing of the calls (the longest loop's)
+    loop_lane: str = ""  # the thread running the longest loop
 
     def per_step(self, count: int) -> float:
         return count / self.steps if self.steps else 0.0
@@ -56,8 +62,15 @@ def compute(store: Store, steady: list[Step]) -> list[GradSync]:
             continue
         mine = [s for s in steady if s.artifact_id == a]
         k, med = gpu.get(int(a), (0, 0))
+        loops = [x for x in collective_loops.loops(store, int(a))
+                 if any(x.start_ns < s.end_ns and s.start_ns < x.end_ns for s in mine)]
+        span = sum(min(x.end_ns, s.end_ns) - max(x.start_ns, s.start_ns)
+                   for x in loops for s in mine if x.start_ns < s.end_ns and s.start_ns < x.end_ns)
+        top = max(loops, key=lambda x: x.end_ns - x.start_ns, default=None)
         out.append(GradSync(
             int(a), mine[0].artifact, len(mine), sum(s.end_ns - s.start_ns for s in mine),
             int(grads), int(calls),
-            tuple(sorted(counts, key=lambda n: (-counts[n], n))), int(host_ns), k, med))
+            tuple(sorted(counts, key=lambda n: (-counts[n], n))), int(host_ns), k, med,
+            sum(x.calls for x in loops), span, top.spacing_ns if top else 0,
+            top.lane if top else ""))
     return sorted(out, key=lambda r: r.artifact_id)

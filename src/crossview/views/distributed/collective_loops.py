@@ -1,0 +1,84 @@
+"""Per-tensor collective loops: a host thread issuing one c10d collective call after another,
+each within `gap_max_ns` of the previous one's start, at least `min_calls` in a row, while the
+capture launches no more compute kernels in that span than there are calls (knowledge/
+account.yaml `collective_loop`).
+
+Such a run is a hook or loop reducing tensors one at a time: hta_v100_ddp_training issues its
+404 all-reduces per step from the autograd thread, one every 320 µs (median) for 129 ms of a
+365 ms step — the c10d call (~95 µs), a gradient clone (~68 µs) and untraced Python between
+them — while the GPU runs only the small all-reduce kernels. A DDP reducer's few bucketed calls
+per step, with backward's compute between them, form no run. The time account charges the
+GPU's idle inside a run to the loop (views/device/idle_pieces.py), and the replay's
+bucket-grads lever removes the run's host time (replay/graph.py tags it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import numpy.typing as npt
+
+from crossview.knowledge.frames import grad_sync_ops
+from crossview.knowledge.loader import load_yaml
+from crossview.store.store import Store
+from crossview.views.device import timeline
+
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Loop:
+    lane: str  # "T pid/tid" of the calling thread
+    start_ns: int  # the first call's start
+    end_ns: int  # the last call's end
+    calls: int
+    spacing_ns: int  # median start-to-start spacing of the calls
+
+
+@cache
+def _params() -> tuple[int, int]:
+    p = load_yaml("account.yaml")["collective_loop"]
+    return int(p["gap_max_ns"]), int(p["min_calls"])
+
+
+def loops(store: Store, a: int, host: str = "f_host", gpu: str = "f_gpu") -> list[Loop]:
+    """The artifact's per-tensor collective loops, in time order (`host` / `gpu`: the tables
+    read: the filter's scope by default)."""
+    gap_max, min_calls = _params()
+    _, prefix = grad_sync_ops()
+    rows = store.sql(
+        f"SELECT pid, tid, start_ns, start_ns + dur_ns FROM {host} WHERE artifact_id = $a"
+        " AND starts_with(name, $pre) AND pid IS NOT NULL AND tid IS NOT NULL"
+        " ORDER BY pid, tid, start_ns", {"a": a, "pre": prefix}).fetchall()
+    runs: list[tuple[str, list[tuple[int, int]]]] = []
+    for pid, tid, s, e in rows:
+        lane = f"T {pid}/{tid}"
+        cur = runs[-1][1] if runs and runs[-1][0] == lane else None
+        if cur is not None and s < cur[-1][1]:
+            continue  # nested inside the previous call (a c10d op calling another)
+        if cur is not None and s - cur[-1][0] <= gap_max:
+            cur.append((int(s), int(e)))
+        else:
+            runs.append((lane, [(int(s), int(e))]))
+    out = []
+    for lane, calls in runs:
+        if len(calls) < min_calls:
+            continue
+        s0, e1 = calls[0][0], calls[-1][1]
+        compute = store.sql(
+            f"SELECT count(*) FROM {gpu} WHERE artifact_id = $a AND kind = 'kernel'"
+            " AND family IS DISTINCT FROM 'comm' AND start_ns >= $s AND start_ns < $e",
+            {"a": a, "s": s0, "e": e1}).fetchall()[0][0]
+        if compute > len(calls):  # compute interleaved: backward's hooks, not a loop
+            continue
+        spacing = int(np.median(np.diff([c[0] for c in calls])))
+        out.append(Loop(lane, s0, e1, len(calls), spacing))
+    return sorted(out, key=lambda x: x.start_ns)
+
+
+def windows(store: Store, a: int) -> tuple[I64, I64]:
+    """The loops' spans, merged and sorted (the time account's cuts)."""
+    found = loops(store, a)
+    return timeline.merge(np.array([x.start_ns for x in found], dtype=np.int64),
+                          np.array([x.end_ns for x in found], dtype=np.int64))
