@@ -3,9 +3,10 @@ replay.yaml kernel_side): kernel time off the critical path does not shorten the
 
 kineto_v100_resnet50_workers0 (FP32 ResNet-50 training with an in-process DataLoader): its
 FP32 convolutions are 67% of kernel time, yet `crossview whatif` with every conv and GEMM
-kernel 4× faster replays to −0.0% (the GPU tails past the step ranges only; checked here), because the unchanged replay's critical path
-holds no GPU kernel time. So the tensor-cores finding cannot save anything today: it ranks
-after the DataLoader 🔴 and, with that red standing, becomes yellow. In workers4
+kernel 4× faster replays to −0.0% (only the GPU tails past the step ranges go; checked here),
+because the unchanged replay's critical path holds no GPU kernel time. So the tensor-cores
+finding cannot save anything today: it ranks after the DataLoader 🔴 and, with that red
+standing, becomes yellow. In workers4
 (num_workers=4, the DataLoader fixed) the GPU paces part of the step again: kernels are 8% of
 its critical path (75% host CPU), so its FP32 🔴 stays, bounded by that share."""
 
