@@ -26,10 +26,24 @@ def test_launch_bound_replay_names_the_host_dispatch_as_whatif_does() -> None:
 
 
 def test_start_up_capture_names_no_cause_for_unrecorded_time() -> None:
+    """Synthetic WhatIf (the branch no shared capture reaches since decision 0806: nvfuser
+    2025.1's one-unit step used to start on another lane's first op, 97% of its path before
+    the launching thread's first recorded op; it now starts on that thread)."""
+    from crossview.replay.findings import effect_text
+    from crossview.replay.measure import BEFORE_FIRST_OP, StepResult
+
+    path = {BEFORE_FIRST_OP: 97_000, "host: CPU (ops and Python)": 3_000}
+    steps = [StepResult("capture", 100_000, 100_000, 0, dict(path))]
+    w = whatif.WhatIf("x", "the whole capture", steps, [StepResult("capture", 100_000, 99_000,
+                                                                   0, dict(path))],
+                      ["pinned-copies"], [], 0.0, 0.02)
+    text = effect_text(w, "pinned-copies") or ""
+    assert "Then 97% of the step's critical path lies before the first op the capture records " \
+        "on its lane: this capture does not say what holds it." in text
+    assert "bound by before" not in text
     f = next(f for f in analyze([shared_file(NVFUSER)]).findings if f.pattern == "pageable-memcpy")
-    assert "lies before the first op the capture records on its lane: this capture does not " \
-        "say what holds it." in f.expected_effect
-    assert "bound by before" not in f.expected_effect
+    assert "Then the step is bound by host: CPU (ops and Python) (88% of its critical path)." \
+        in f.expected_effect
 
 
 def test_every_next_fix_names_a_fix_text() -> None:

@@ -34,7 +34,7 @@ def test_whatif_tool(tmp_path: Path) -> None:
             assert not r.is_error, r.content[0].text
             got = json.loads(r.content[0].text)
             assert got["selfcheck"]["ok"]
-            assert got["median"]["measured_step_ns"] == 152_469_000
+            assert got["median"]["measured_step_ns"] == 152_536_500  # the recap's steps (0806)
             assert 106e6 < got["median"]["predicted_step_ns"] < 144e6  # 125.1 ms ± 15%
             r = await c.call_tool("whatif", {"capture": [
                 str(DATA / "nsys" / "llm-perf-opt_rtx5090_deepseek-ocr")]})
