@@ -266,6 +266,55 @@ def test_larger_real_bundle_kineto_trace_plus_counters(tmp_path: Path) -> None:
     assert any(c.id == "capture:L4" for c in syn.frontier)
 
 
+def _driver_cuda_raw(path: Path) -> int | None:
+    """The CUDA version a file's driver supports, read here without crossview: a Kineto
+    trace's top-level `cuda_driver_version`; nvidia-smi's "CUDA Version : 13.1" line."""
+    import gzip
+    import re
+
+    if path.suffix == ".gz":
+        with gzip.open(path) as f:
+            v = json.load(f).get("cuda_driver_version")
+        return int(v) if v is not None else None
+    m = re.search(r"CUDA Version\s*:\s*(\d+)\.(\d+)", path.read_text())
+    return 1000 * int(m.group(1)) + 10 * int(m.group(2)) if m else None
+
+
+@pytest.mark.skipif(not H100_TRACE.exists() or not H100_SMI.exists(),
+                    reason="../shared/data H100 trace / nvidia-smi capture absent")
+def test_files_of_different_drivers_are_different_runs(tmp_path: Path) -> None:
+    """The Qwen trace (driver for CUDA 12.9, July 2025) and the nvidia-smi capture (driver
+    590.48.01 for CUDA 13.1, July 2026, gpu-burn as its load) share a GPU model and nothing
+    else: the synthesis says they are different runs (decision 0808)."""
+    assert (_driver_cuda_raw(H100_TRACE), _driver_cuda_raw(H100_SMI)) == (12090, 13010)
+    b = _copy(tmp_path / "mixed", H100_TRACE, H100_SMI)
+    syn = synthesize.run(b)
+    (c,) = [c for c in syn.contradictions if c.kind == "different-runs"]
+    assert set(c.evidence_artifacts) == {H100_TRACE.name, H100_SMI.name}
+    assert (f"a driver supporting CUDA 12.9: `{H100_TRACE.name}`; a driver supporting CUDA "
+            f"13.1: `{H100_SMI.name}`") in c.observation
+    assert not [c for c in syn.contradictions if c.kind == "busy-counters-idle-trace"]
+    # the GPU name came from the counters file (first by name), cited as the counters'
+    assert syn.inv.bundle.context_sources["gpu"] == (f"{H100_SMI.name} (the GPU name the "
+                                                    "counters record)")
+    # synthetic: the same capture edited to the trace's driver (12.9) is no longer another run
+    same = _copy(tmp_path / "same", H100_TRACE)
+    (same / H100_SMI.name).write_text(H100_SMI.read_text().replace(
+        "CUDA Version        : 13.1", "CUDA Version        : 12.9"))
+    assert not [c for c in synthesize.run(same).contradictions if c.kind == "different-runs"]
+
+
+def test_a_hostile_driver_version_is_unknown() -> None:
+    import msgspec
+
+    from crossview.sources.kineto.clock import driver_cuda
+    from crossview.sources.kineto.staging import TraceMeta
+
+    for raw, want in ((b"12090", 12090), (b'"12090"', None), (b"true", None), (b"1e300", None),
+                      (b"-5", None), (b"", None), (b"{", None)):
+        assert driver_cuda(TraceMeta(cuda_driver_version=msgspec.Raw(raw))) == want, raw
+
+
 @needs_data
 def test_vllm_experiment_commands_come_from_the_yaml_templates(tmp_path: Path) -> None:
     b = rtx_bundle(tmp_path)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 TABLES: dict[str, str] = {
     # clock_epoch_ns: wall-clock (UTC epoch ns) of the trace's time 0, so trace ns + it = epoch
-    # ns (Kineto baseTimeNanoseconds, nsys session start); NULL when the capture does not say
+    # ns (Kineto baseTimeNanoseconds, nsys session start); NULL when the capture does not say.
+    # driver_cuda: the CUDA version the GPU driver supports, 1000 × major + 10 × minor (Kineto
+    # `cuda_driver_version`, nvidia-smi `CUDA Version`): one driver holds for a whole run
     "artifacts": """
         artifact_id INTEGER, path VARCHAR, kind VARCHAR, bytes BIGINT, status VARCHAR,
         problems VARCHAR[], rigor VARCHAR, events BIGINT,
         rank INTEGER, world_size INTEGER, backend VARCHAR, trace_base_ns BIGINT,
-        notes VARCHAR[], clock_epoch_ns BIGINT
+        notes VARCHAR[], clock_epoch_ns BIGINT, driver_cuda INTEGER
     """,
     "devices": """
         artifact_id INTEGER, device INTEGER, name VARCHAR, sm_count INTEGER,

@@ -168,11 +168,12 @@ def facts_of_command(cmd: Command) -> list[Found]:
 def facts_of_store(store: Store, b: Bundle) -> list[Found]:
     """Devices, distributed info and benchmark metadata the readers stored."""
     out: list[Found] = []
-    for path, name in store.sql(
-            "SELECT DISTINCT a.path, d.name FROM devices d JOIN artifacts a USING"
+    for path, name, rigor in store.sql(
+            "SELECT DISTINCT a.path, d.name, a.rigor FROM devices d JOIN artifacts a USING"
             " (artifact_id) WHERE d.name IS NOT NULL AND d.name <> '' ORDER BY 1, 2"
     ).fetchall():
-        out.append(Found("gpu", name, b.rel(path), "device properties the trace records"))
+        out.append(Found("gpu", name, b.rel(path), "the GPU name the counters record"
+                         if rigor == "L3" else "device properties the trace records"))
     for path, name, host in store.sql(
             "SELECT DISTINCT a.path, k.device_name, k.host FROM profiled_kernels k JOIN"
             " artifacts a USING (artifact_id) WHERE k.device_name_source = 'capture'"

@@ -97,10 +97,49 @@ def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]
     return out
 
 
+def _drivers(inv: Inventory) -> dict[str, int]:
+    """Artifact path → the CUDA version its GPU driver supports, where the file says
+    (artifacts.driver_cuda: Kineto `cuda_driver_version`, nvidia-smi `CUDA Version`)."""
+    v = inv.views
+    if v is None:
+        return {}
+    return {str(p): int(d) for p, d in v.store.sql(
+        "SELECT path, driver_cuda FROM artifacts WHERE driver_cuda IS NOT NULL").fetchall()}
+
+
+def _cuda(d: int) -> str:
+    return f"CUDA {d // 1000}.{d % 1000 // 10}"
+
+
+def _different_drivers(inv: Inventory) -> list[Contradiction]:
+    """Files recorded under different GPU drivers come from different runs: one driver holds
+    for a whole run (the Qwen trace's driver supports CUDA 12.9, the nvidia-smi capture
+    beside it reports 13.1 — and gpu-burn as its load)."""
+    by: dict[int, list[str]] = {}
+    for path, d in _drivers(inv).items():
+        by.setdefault(d, []).append(inv.bundle.rel(path))
+    if len(by) < 2:
+        return []
+    groups = sorted(by.items())
+    arts = [a for _, names in groups for a in sorted(names)]
+    return [Contradiction(
+        "different-runs:" + ":".join(arts), "different-runs",
+        "the bundle's files were recorded under different GPU drivers",
+        "; ".join(f"a driver supporting {_cuda(d)}: " + ", ".join(f"`{a}`" for a in sorted(n))
+                  for d, n in groups)
+        + " (the trace's `cuda_driver_version`, nvidia-smi's `CUDA Version`)",
+        "a driver does not change within a run: these files describe different runs "
+        "(another machine, or another day). Read each group's numbers on their own — counter "
+        "utilization is not compared here with a trace of another driver — and capture the "
+        "counters during the traced run (`nvidia-smi dmon` or DCGM beside the profiler) to "
+        "cross-check one against the other", arts)]
+
+
 def _busy_idle(inv: Inventory, t: dict[str, float]) -> list[Contradiction]:
     v = inv.views
     if v is None or not v.metrics.devices:
         return []
+    drivers = _drivers(inv)
     out = []
     for dc in v.gpu_metrics.devices:
         u = util(dc)
@@ -109,6 +148,9 @@ def _busy_idle(inv: Inventory, t: dict[str, float]) -> list[Contradiction]:
         for dm in v.metrics.devices:
             if dm.kernel_busy_pct >= t["trace_idle_busy_pct"]:
                 continue
+            dd, dt = drivers.get(dc.artifact), drivers.get(dm.artifact)
+            if dd is not None and dt is not None and dd != dt:
+                continue  # different runs: said once by _different_drivers
             ca, ta = inv.bundle.rel(dc.artifact), inv.bundle.rel(dm.artifact)
             hw_c = hardware.match(dc.name) if dc.name else None
             hw_t = hardware.match(dm.name) if dm.name else None
@@ -158,5 +200,6 @@ def _share_gap(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]:
 
 def find(inv: Inventory, rec: Reconciliation) -> list[Contradiction]:
     t = {k: float(v) for k, v in kb.table("contradictions").items()}
-    out = _from_joins(rec, t) + _busy_idle(inv, t) + _share_gap(rec, t)
+    out = (_from_joins(rec, t) + _busy_idle(inv, t) + _share_gap(rec, t)
+           + _different_drivers(inv))
     return sorted(out, key=lambda c: (c.kind, c.id))

@@ -24,6 +24,8 @@ from crossview.sources.textfile import read_text
 from crossview.store.store import Store
 
 KIND = "nvidia-smi"
+# the driver's CUDA version, as `nvidia-smi` and `nvidia-smi --version` print it
+_CUDA_VERSION = re.compile(r"CUDA Version\s*:\s*(\d{1,3})\.(\d{1,2})\b")
 _SECTION = re.compile(r"^#\s*([A-Za-z][\w-]*)\s+::\s")
 _FIELD_UNIT = re.compile(r"^(?P<name>[^\[]+?)\s*(?:\[(?P<unit>[^\]]*)\])?$")
 _NUMBER = re.compile(r"^(?P<num>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?:\s*(?P<unit>[^\d\s].*))?$")
@@ -203,4 +205,6 @@ def read(path: Path, store: Store) -> ArtifactReport:
     if text.strip() and not text.endswith(("\n", "\r")):
         problems.append("partial: the file ends without a newline (nvidia-smi always writes "
                         "one): cut short, its last line may be incomplete")
-    return commit(store, path, kind, r.rows, problems, "nvidia-smi query/dmon")
+    cuda = _CUDA_VERSION.search(text)  # `nvidia-smi` / `--version`: "CUDA Version : 13.1"
+    return commit(store, path, kind, r.rows, problems, "nvidia-smi query/dmon",
+                  1000 * int(cuda.group(1)) + 10 * int(cuda.group(2)) if cuda else None)

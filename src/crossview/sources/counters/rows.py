@@ -94,8 +94,9 @@ def problem_lines(bad: list[tuple[int, str]], what: str) -> list[str]:
 
 
 def commit(store: Store, path: Path, kind: str, rows: MetricRows, problems: list[str],
-           what: str) -> ArtifactReport:
-    """Write the samples and the artifact row; an artifact without samples is rejected."""
+           what: str, driver_cuda: int | None = None) -> ArtifactReport:
+    """Write the samples and the artifact row; an artifact without samples is rejected.
+    driver_cuda: the CUDA version the driver reports (artifacts.driver_cuda), if it does."""
     if len(rows) == 0:
         detail = f" ({problems[0]})" if problems else ""
         raise InputError(path, f"no {what} samples could be read{detail}", "empty")
@@ -113,6 +114,6 @@ def commit(store: Store, path: Path, kind: str, rows: MetricRows, problems: list
     status = "partial" if any(p.startswith("partial:") for p in problems) else "ok"
     store.add_artifact(artifact_id=artifact_id, path=str(path), kind=kind,
                        bytes=path.stat().st_size, status=status, problems=problems, rigor="L3",
-                       events=len(rows))
+                       events=len(rows), driver_cuda=driver_cuda)
     return ArtifactReport(path=str(path), kind=kind, status=status, problems=problems,
                           artifact_id=artifact_id)

@@ -33,6 +33,18 @@ def _base(meta: TraceMeta) -> int | None:
     return int(value)
 
 
+def driver_cuda(meta: TraceMeta) -> int | None:
+    """The trace's `cuda_driver_version` (the CUDA version its driver supports, 12090 for
+    12.9), or None when absent or not a plausible version number."""
+    raw = bytes(meta.cuda_driver_version).strip()
+    try:
+        value = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1000 <= value < 1_000_000
+    return value if ok else None
+
+
 def epoch_base_ns(meta: TraceMeta, first_ts_ns: int) -> int | None:
     """Epoch ns of trace time 0, or None when the trace cannot be put on the wall clock."""
     if _is_epoch(first_ts_ns):

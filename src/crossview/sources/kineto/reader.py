@@ -162,6 +162,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
         rank=dist.rank, world_size=dist.world_size, backend=dist.backend,
         trace_base_ns=int(base_us) * 1000,
         clock_epoch_ns=clock.epoch_base_ns(meta, int(base_us) * 1000),
+        driver_cuda=clock.driver_cuda(meta),
     )
     return ArtifactReport(path=str(path), kind=KIND, status=status, problems=problems,
                           artifact_id=artifact_id)

@@ -60,6 +60,7 @@ class TraceMeta(msgspec.Struct):
     distributedInfo: DistInfo | None = None  # noqa: N815
     # raw: a hostile value (string, 1e300) must not fail the whole metadata decode
     baseTimeNanoseconds: msgspec.Raw = msgspec.Raw(b"")  # noqa: N815
+    cuda_driver_version: msgspec.Raw = msgspec.Raw(b"")  # raw, as the base
 
 
 def load(path: Path, tmpdir: str | None = None) -> bytes | mmap.mmap:
@@ -125,8 +126,9 @@ def locate_exact(path: Path, data: bytes | mmap.mmap) -> tuple[TraceMeta, Span]:
     start = _offset(top.traceEvents, data)
     # keep the metadata, drop the reference into the input buffer so it can be released
     base = msgspec.Raw(bytes(top.baseTimeNanoseconds))
-    return (msgspec.structs.replace(top, traceEvents=msgspec.Raw(b""), baseTimeNanoseconds=base),
-            (start, start + n))
+    driver = msgspec.Raw(bytes(top.cuda_driver_version))
+    return (msgspec.structs.replace(top, traceEvents=msgspec.Raw(b""), baseTimeNanoseconds=base,
+                                    cuda_driver_version=driver), (start, start + n))
 
 
 def locate_fast(data: bytes | mmap.mmap) -> tuple[TraceMeta, Span] | None:
