@@ -266,6 +266,39 @@ def test_larger_real_bundle_kineto_trace_plus_counters(tmp_path: Path) -> None:
     assert any(c.id == "capture:L4" for c in syn.frontier)
 
 
+@needs_data
+def test_decode_levers_per_output_token(tmp_path: Path) -> None:
+    """A decode lever's kernel time also per output token when the bundle says how many the
+    decode window holds (1 prompt × osl 64 at concurrency 1): the A/B judges it on TPOT.
+    The window's own count is checked here from the CSV: the greedy argmax runs 64 times."""
+    from crossview.units import duration
+
+    b = rtx_bundle(tmp_path)
+    (b / "bundle.yaml").write_text(BUNDLE_YAML.replace("  osl: 64\n",
+                                                       "  osl: 64\n  num_prompts: 1\n"))
+    with open(NSYS / "decode_cuda_gpu_kern_sum.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    argmax = [int(r["Instances"]) for r in rows if "ArgMaxOps" in r["Name"]]
+    window_ns = sum(int(r["Total Time (ns)"]) for r in rows)
+    assert argmax == [64] and round(window_ns / 1e6, 2) == 179.07
+    syn = synthesize.run(b)
+    row = next(lv for lv in syn.levers if lv.id == "copies:memory:decode")
+    per = row.recoverable.value / 64
+    assert row.expected_effect().endswith(
+        f"; {duration(int(per))} of the window's {duration(int(window_ns / 64))} per output "
+        f"token ({row.recoverable.text()} over 64 output tokens: 1 prompt × osl 64, "
+        "concurrency 1): TPOT falls by at most that, less where the host or launches set the "
+        "decode pace")
+    assert duration(int(window_ns / 64)) == "2.80 ms"
+    # prefill levers and bundles that do not say how many tokens: kernel time only
+    assert all("per output token" not in lv.expected_effect() for lv in syn.levers
+               if lv.subject.get("phase") != "decode")
+    (b / "bundle.yaml").write_text(BUNDLE_YAML.replace("concurrency: 1", "concurrency: 4")
+                                   .replace("  osl: 64\n", "  osl: 64\n  num_prompts: 8\n"))
+    assert all("per output token" not in lv.expected_effect()
+               for lv in synthesize.run(b).levers)
+
+
 def _driver_cuda_raw(path: Path) -> int | None:
     """The CUDA version a file's driver supports, read here without crossview: a Kineto
     trace's top-level `cuda_driver_version`; nvidia-smi's "CUDA Version : 13.1" line."""

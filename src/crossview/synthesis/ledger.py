@@ -17,6 +17,7 @@ from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.kernel_effect import LABEL, kernel_saving
 from crossview.synthesis.prediction_check import check
 from crossview.synthesis.reconcile import FamilyRow, KernelJoin, Reconciliation
+from crossview.units import duration
 
 TYPES = ("config", "engine-src", "kernel")
 
@@ -53,6 +54,10 @@ class Lever:
         return self.type == "config" or bool(self.source_refs)
 
     def expected_effect(self) -> str:
+        return self._effect() + (f"; {self.subject['per_token']}"
+                                 if self.subject.get("per_token") else "")
+
+    def _effect(self) -> str:
         if self.unsized:
             return (f"{self.unsized} (upper bound ≤ {self.recoverable.text()}, "
                     f"{self.window_share.text()} of {self.subject.get('window', 'the window')})")
@@ -401,6 +406,39 @@ def _step_targets(inv: Inventory, rows: list[Lever]) -> None:
             r.subject["target"] = "step"
 
 
+def _int(v: object) -> int | None:
+    try:
+        return int(str(v)) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _per_token(inv: Inventory, rows: list[Lever]) -> None:
+    """Decode levers sized in kernel time over the decode window, also per output token when
+    the bundle says how many the window holds: one request at a time (concurrency 1),
+    `num_prompts` of them, `osl` tokens each. A decode lever is judged on TPOT (ab_gates.yaml),
+    so its kernel time is put in those terms. (The RTX 5090 DeepSeek-OCR decode window runs
+    its argmax 64 times for osl 64: every output token, the first included; TPOT averages over
+    osl − 1, a 1.6% difference at 64.)"""
+    c = inv.bundle.context
+    osl, n, conc = _int(c.osl), _int(c.num_prompts), _int(c.concurrency)
+    if osl is None or osl < 1 or n is None or n < 1 or conc != 1:
+        return
+    steps = n * osl
+    for r in rows:
+        if r.subject.get("phase") != "decode" or r.effect not in ("roofline", "removed",
+                                                                   "fused"):
+            continue
+        per = r.recoverable.value / steps
+        share = r.window_share.value / 100  # the window: kernel time the lever is part of
+        of = (f" of the window's {duration(int(r.recoverable.value / share / steps))}"
+              if share > 0 else "")
+        r.subject["per_token"] = (
+            f"{duration(int(per))}{of} per output token ({r.recoverable.text()} over {steps:,} "
+            f"output tokens: {n:,} prompt{'s' if n > 1 else ''} × osl {osl}, concurrency 1): "
+            "TPOT falls by at most that, less where the host or launches set the decode pace")
+
+
 def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
     cfg = kb.table("ledger")
     found = _finding_levers(inv, inv.findings)
@@ -415,6 +453,7 @@ def build(inv: Inventory, rec: Reconciliation) -> list[Lever]:
                                        "the bundle")
     rows = [r for r in rows if r.evidence_artifacts and set(r.evidence_artifacts) <= files]
     _step_targets(inv, rows)
+    _per_token(inv, rows)
     # unsized rows after every sized one (issue 17); then by predicted saving (ns of kernel
     # or step time); then upper bounds (a finding's share of the span: not a prediction);
     # levers with no prediction last
