@@ -134,6 +134,21 @@ def test_two_host_threads_and_dataloader_lever() -> None:
     assert step_us(c.whatif("dataloader-workers=0.02")) == 620
 
 
+def test_a_threads_first_op_follows_the_thread_that_woke_it() -> None:
+    """As above, but the autograd thread records nothing before its first op, 10 µs after
+    the data loading ends (within first_wake_window_ns): it is woken by the main thread, so a
+    shorter data load moves it (before graph.py _first_wakes its measured start pinned it and
+    the lever replayed to no change: 700 µs)."""
+    c = Capture()
+    c.host("ProfilerStep#1", 0, 700, depth=0)
+    c.host(DL, 0, 100)
+    c.host("aten::add", 600, 700)
+    c.host("CudnnConvolutionBackward", 110, 590, depth=0, tid=AUX)
+    assert step_us(c.whatif()) == 700
+    # data loading 100 → 20 µs hand-off: autograd 30–510, main resumes 520, ends 620
+    assert step_us(c.whatif("dataloader-workers=0.02")) == 620
+
+
 def test_levers_compose_in_order() -> None:
     # speedup then remove-sync: the host no longer waits for the faster kernels: 133 µs
     assert step_us(overlap_and_sync().whatif("kernel-speedup=A:2", "remove-sync")) == 133

@@ -444,6 +444,7 @@ class ReplayGraph(Rec):
     pinned_share_min: Num
     thread_wait_gap_min_ns: int
     wake_window_ns: int
+    first_wake_window_ns: int
     sync_slack_ns: int
     max_rows: int
     recap_max_rows: int

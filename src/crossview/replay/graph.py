@@ -265,6 +265,27 @@ def _thread_waits(g: Graph, p: dict) -> None:
         g.name[i] = f"wait for {g.lane[other]}"
         g.dur[i] = 0
         g.cons[i].append(Cons(other, True, b - keys[j], "thread"))
+    _first_wakes(g, host, ends, keys, p)
+
+
+def _first_wakes(g: Graph, host: list[int], ends: list[tuple[int, int]], keys: list[int],
+                 p: dict) -> None:
+    """A thread whose first recorded op starts within wake_window_ns after another thread's
+    op boundary was woken by it (the autograd thread's first op in a capture, started by the
+    main thread's `backward()`): without the constraint its measured start pins the replay
+    ("before the lane's first recorded op" on the critical path)."""
+    first: dict[str, int] = {}
+    for i in host:
+        if not g.cons[i] and (g.lane[i] not in first or g.mstart[i] < g.mstart[first[g.lane[i]]]):
+            first[g.lane[i]] = i
+    for lane, i in first.items():
+        b = g.mstart[i]
+        j = bisect.bisect_right(keys, b) - 1
+        while j >= 0 and g.lane[ends[j][1]] == lane:
+            j -= 1
+        if j < 0 or b - keys[j] > p["first_wake_window_ns"]:
+            continue
+        g.cons[i].append(Cons(ends[j][1], True, b - keys[j], "thread"))
 
 
 # --------------------------------------------------------------------------- GPU side
