@@ -61,16 +61,19 @@ def loops(store: Store, a: int, host: str = "f_host", gpu: str = "f_gpu") -> lis
             cur.append((int(s), int(e)))
         else:
             runs.append((lane, [(int(s), int(e))]))
+    runs = [r for r in runs if len(r[1]) >= min_calls]
+    if not runs:
+        return []
+    # compute (non-comm) kernel starts, sorted: one read, then a search per run
+    ks = np.sort(np.asarray(store.sql(
+        f"SELECT start_ns FROM {gpu} WHERE artifact_id = $a AND kind = 'kernel'"
+        " AND family IS DISTINCT FROM 'comm'", {"a": a}).fetchnumpy()["start_ns"],
+        dtype=np.int64))
     out = []
     for lane, calls in runs:
-        if len(calls) < min_calls:
-            continue
         s0, e1 = calls[0][0], calls[-1][1]
-        compute = store.sql(
-            f"SELECT count(*) FROM {gpu} WHERE artifact_id = $a AND kind = 'kernel'"
-            " AND family IS DISTINCT FROM 'comm' AND start_ns >= $s AND start_ns < $e",
-            {"a": a, "s": s0, "e": e1}).fetchall()[0][0]
-        if compute > len(calls):  # compute interleaved: backward's hooks, not a loop
+        lo, hi = np.searchsorted(ks, [s0, e1], side="left")
+        if hi - lo > len(calls):  # compute interleaved: backward's hooks, not a loop
             continue
         spacing = int(np.median(np.diff([c[0] for c in calls])))
         out.append(Loop(lane, s0, e1, len(calls), spacing))
