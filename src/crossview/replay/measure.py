@@ -40,7 +40,8 @@ def _start(g: Graph, t: Timing, step: Step) -> tuple[int, int | None] | None:
     return (t.end[before], before) if before is not None else (t.start[first], None)
 
 
-def _bounds(g: Graph, t: Timing, step: Step, nxt: tuple[int, int | None] | None = None
+def _bounds(g: Graph, t: Timing, step: Step, nxt: tuple[int, int | None] | None = None,
+            launches: tuple[list[int], list[int]] | None = None
             ) -> tuple[int, int, int] | None:
     """(start, end, the node ending the step) of the replayed step; `nxt`: the next step's
     `_start`, where a GPU tail stops (views/device/steps `_extend_to_gpu_tail`): the step then
@@ -58,7 +59,7 @@ def _bounds(g: Graph, t: Timing, step: Step, nxt: tuple[int, int | None] | None 
         return None
     e = t.end[last]
     if step.tail == TAIL_LAUNCHED:  # until the kernels launched inside the range end
-        for i in _launched(g, step):
+        for i in _launched(launches or _launches(g), step):
             if t.end[i] > e:
                 e, last = t.end[i], i
         if nxt is not None and e > nxt[0]:
@@ -70,20 +71,24 @@ def _bounds(g: Graph, t: Timing, step: Step, nxt: tuple[int, int | None] | None 
 def bounds(g: Graph, t: Timing, steps: list[Step]) -> list[tuple[int, int, int] | None]:
     """Each step's replayed (start, end, last node), a GPU tail capped at the next start."""
     starts = [_start(g, t, st) for st in steps]
-    return [_bounds(g, t, st, starts[k + 1] if k + 1 < len(steps) else None)
+    launches = _launches(g) if any(st.tail == TAIL_LAUNCHED for st in steps) else None
+    return [_bounds(g, t, st, starts[k + 1] if k + 1 < len(steps) else None, launches)
             for k, st in enumerate(steps)]
 
 
-def _launched(g: Graph, step: Step) -> list[int]:
+def _launches(g: Graph) -> tuple[list[int], list[int]]:
+    """Kernel nodes sorted by their launch call's measured start: (starts, nodes)."""
+    pairs = sorted((g.mstart[ln], i) for i in range(len(g)) if g.kind[i] == KERNEL
+                   for ln in [next((c.pred for c in g.cons[i] if c.why == "launch"), None)]
+                   if ln is not None)
+    return [a for a, _ in pairs], [i for _, i in pairs]
+
+
+def _launched(launches: tuple[list[int], list[int]], step: Step) -> list[int]:
     """Kernel nodes whose launch call started inside the step's host range."""
-    out = []
-    for i in range(len(g)):
-        if g.kind[i] != KERNEL:
-            continue
-        ln = next((c.pred for c in g.cons[i] if c.why == "launch"), None)
-        if ln is not None and step.start_ns <= g.mstart[ln] < step.host_end_ns:
-            out.append(i)
-    return out
+    starts, nodes = launches
+    lo = bisect.bisect_left(starts, step.start_ns)
+    return nodes[lo:bisect.bisect_left(starts, step.host_end_ns)]
 
 
 def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[StepResult]:
