@@ -67,6 +67,13 @@ def test_the_loops_are_the_raw_traces_runs() -> None:
     assert [(x.lane.split("/")[1], x.calls, x.start_ns // 1000, x.end_ns // 1000,
              x.spacing_ns // 1000) for x in found] == raw
     assert raw[1][1:2] == (404,) and raw[1][4] == 320  # step 3: one call every 320 µs
+    # every run sits inside a `CompiledFunctionBackward` event of its thread (raw JSON)
+    with gzip.open(shared_file(V100), "rt") as fh:
+        cfb = [(str(e["tid"]), float(e["ts"]), float(e["ts"]) + e["dur"])
+               for e in json.load(fh)["traceEvents"]
+               if e.get("ph") == "X" and e.get("name") == "CompiledFunctionBackward"]
+    assert all(any(t == r[0] and s <= r[2] and r[3] <= e for t, s, e in cfb) for r in raw)
+    assert {x.parent for x in found} == {"CompiledFunctionBackward"}
     assert loops(analyze([shared_file(A100)]).views.store, 1) == []  # DDP: 7 bucketed calls
 
 
@@ -81,8 +88,15 @@ def test_the_nccl_finding_claims_the_loop_and_its_replay_removes_it() -> None:
     span = g.loop_ns / g.steps
     # the GPU idle charged to the loop is part of the loop's span, not more
     assert 0 < row.ns < span
-    assert "They run as a loop on one thread (`T 783658/785244`): 404 calls per step, one " \
-           "every 320.0 µs (median)" in f.observation
+    # the mean spacing: the loops' span over their calls (the median of one loop, 320 µs in
+    # step 3, read 404 × 320 µs = 129 ms against a 122.66 ms span)
+    assert f"They run as a loop on one thread (`T 783658/785244`) under " \
+           f"`CompiledFunctionBackward`: 404 calls per step spanning {span / 1e6:.2f} ms" \
+           in f.observation
+    assert f"one every {g.loop_ns / g.loop_calls / 1e3:.1f} µs on average" in f.observation
+    assert f.fix.startswith("Reduce the gradients in buckets, not one tensor at a time: the 404 "
+                            "all-reduces per step run inside the compiled backward "
+                            "(`CompiledFunctionBackward`)")
     assert f"the GPU idles {row.ns / 1e6:.2f} ms per step inside it" in f.observation
     # the replay removes the loop's host time, not only the calls': more than the calls' host
     # time per step, less than the loop's span

@@ -327,6 +327,8 @@ def test_files_of_different_drivers_are_different_runs(tmp_path: Path) -> None:
     assert (f"a driver supporting CUDA 12.9: `{H100_TRACE.name}`; a driver supporting CUDA "
             f"13.1: `{H100_SMI.name}`") in c.observation
     assert not [c for c in syn.contradictions if c.kind == "busy-counters-idle-trace"]
+    # the other run's counters are no lever's evidence
+    assert syn.levers and all(H100_SMI.name not in lv.evidence_artifacts for lv in syn.levers)
     # the GPU name came from the counters file (first by name), cited as the counters'
     assert syn.inv.bundle.context_sources["gpu"] == (f"{H100_SMI.name} (the GPU name the "
                                                     "counters record)")
@@ -334,7 +336,9 @@ def test_files_of_different_drivers_are_different_runs(tmp_path: Path) -> None:
     same = _copy(tmp_path / "same", H100_TRACE)
     (same / H100_SMI.name).write_text(H100_SMI.read_text().replace(
         "CUDA Version        : 13.1", "CUDA Version        : 12.9"))
-    assert not [c for c in synthesize.run(same).contradictions if c.kind == "different-runs"]
+    syn_same = synthesize.run(same)
+    assert not [c for c in syn_same.contradictions if c.kind == "different-runs"]
+    assert any(H100_SMI.name in lv.evidence_artifacts for lv in syn_same.levers)
 
 
 def test_a_hostile_driver_version_is_unknown() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from crossview.core.finding import Finding
 from crossview.detectors.account_share import claims, slice_of
 from crossview.detectors.common import (
+    compiled_prefixes,
     evidence,
     fix_where,
     is_compiled,
@@ -178,8 +179,10 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
         f"communication kernel {ms(g.kernel_median_ns)}. The calls hold {ms(int(host))} of "
         f"host time per step ({pct(host / step if step else 0.0)} of the step)."
         + _loop_text(v, g))
-    f.fix = fix_for(PER_GRADIENT, "compiled" if is_compiled(v) else None, fix_where(v),
-                    calls=f"{calls:,.0f}", grads=f"{grads:,.0f}")
+    in_graph = g.loop_parent.startswith(tuple(compiled_prefixes()))
+    f.fix = fix_for(PER_GRADIENT, "in_compiled_graph" if in_graph else "compiled"
+                    if is_compiled(v) else None, fix_where(v), calls=f"{calls:,.0f}",
+                    grads=f"{grads:,.0f}", parent=g.loop_parent)
     f.evidence = evidence(v, "comm-family kernels vs compute kernels per device; c10d "
                           "collective calls and AccumulateGrad ops per steady step")
     loop = g.per_step(g.loop_ns)
@@ -190,8 +193,10 @@ def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
         f"Bucketing cuts the {calls:,.0f} collective calls per step to one per bucket: "
         f"{bound}, and the "
         f"{g.per_step(g.kernels):,.0f} communication kernels per step (median "
-        f"{ms(g.kernel_median_ns)}) become a few larger ones. An A/B counts the collective "
-        "calls per step and compares the median step.")
+        f"{ms(g.kernel_median_ns)}, mean {ms(g.kernel_ns // g.kernels if g.kernels else 0)}: "
+        "most of their time is in the larger messages, which bucketing keeps) become a few "
+        "larger ones. An A/B counts the collective calls per step and compares the median "
+        "step.")
     f.details = {**f.details, "replay_lever": PER_GRADIENT_LEVER, "per_gradient": {
         "artifact_id": g.artifact_id, "steps": g.steps, "calls": g.calls, "grads": g.grads,
         "host_ns": g.host_ns, "kernels": g.kernels, "kernel_median_ns": g.kernel_median_ns,
@@ -209,11 +214,14 @@ def _loop_text(v: Views, g: GradSync) -> str:
     step = g.per_step(g.step_ns)
     idle = (f"; the GPU idles {ms(row.ns)} per step inside it (time account: per-tensor "
             "collective loop), apart from the collective kernels it runs" if row else "")
-    return (f" They run as a loop on one thread (`{g.loop_lane}`): "
-            f"{g.per_step(g.loop_calls):,.0f} calls per step, one every "
-            f"{ms(g.loop_spacing_ns)} (median), spanning {ms(int(span))} per step "
-            f"({pct(span / step if step else 0.0)} of the step) — each call's host cost plus the "
-            f"work between calls (a gradient copy, the hook's Python){idle}.")
+    under = f" under `{g.loop_parent}`" if g.loop_parent else ""
+    compute = g.per_step(g.loop_compute)
+    alone = f", {compute:,.0f} compute kernels per step launched meanwhile"
+    return (f" They run as a loop on one thread (`{g.loop_lane}`){under}: "
+            f"{g.per_step(g.loop_calls):,.0f} calls per step spanning {ms(int(span))} "
+            f"({pct(span / step if step else 0.0)} of the step), one every "
+            f"{ms(g.loop_spacing_ns)} on average{alone} — each call's host cost plus the work "
+            f"between calls{idle}.")
 
 
 DECLARATION = Declaration(

@@ -37,9 +37,10 @@ def render(w: WhatIf) -> str:
     lines.append(f"step time (median of {steady}): measured {_ms(meas)} → predicted "
                  f"{_ms(pred)} ({sign}{_ms(abs(delta))}{pct})")
     bb, pb = m["baseline_gpu_busy_ns"], m["predicted_gpu_busy_ns"]
-    lines.append(f"GPU busy per step (median): {_ms(bb)} ({bb / meas:.1%} of the step) → "
+    head = "GPU busy per step (median; kernels, copies and memsets)"
+    lines.append(f"{head}: {_ms(bb)} ({bb / meas:.1%} of the step) → "
                  f"{_ms(pb)} ({pb / pred:.1%} of the predicted step)" if meas and pred else
-                 f"GPU busy per step (median): {_ms(bb)} → {_ms(pb)}")
+                 f"{head}: {_ms(bb)} → {_ms(pb)}")
     path = w.bound_by()
     total = sum(v for _, v in path) or 1.0
     mid = w.median_step()

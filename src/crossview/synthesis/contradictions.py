@@ -97,7 +97,7 @@ def _from_joins(rec: Reconciliation, t: dict[str, float]) -> list[Contradiction]
     return out
 
 
-def _drivers(inv: Inventory) -> dict[str, int]:
+def drivers(inv: Inventory) -> dict[str, int]:
     """Artifact path → the CUDA version its GPU driver supports, where the file says
     (artifacts.driver_cuda: Kineto `cuda_driver_version`, nvidia-smi `CUDA Version`)."""
     v = inv.views
@@ -116,7 +116,7 @@ def _different_drivers(inv: Inventory) -> list[Contradiction]:
     for a whole run (the Qwen trace's driver supports CUDA 12.9, the nvidia-smi capture
     beside it reports 13.1 — and gpu-burn as its load)."""
     by: dict[int, list[str]] = {}
-    for path, d in _drivers(inv).items():
+    for path, d in drivers(inv).items():
         by.setdefault(d, []).append(inv.bundle.rel(path))
     if len(by) <= 1:  # one driver, or none said
         return []
@@ -139,7 +139,7 @@ def _busy_idle(inv: Inventory, t: dict[str, float]) -> list[Contradiction]:
     v = inv.views
     if v is None or not v.metrics.devices:
         return []
-    drivers = _drivers(inv)
+    by_path = drivers(inv)
     out = []
     for dc in v.gpu_metrics.devices:
         u = util(dc)
@@ -148,7 +148,7 @@ def _busy_idle(inv: Inventory, t: dict[str, float]) -> list[Contradiction]:
         for dm in v.metrics.devices:
             if dm.kernel_busy_pct >= t["trace_idle_busy_pct"]:
                 continue
-            dd, dt = drivers.get(dc.artifact), drivers.get(dm.artifact)
+            dd, dt = by_path.get(dc.artifact), by_path.get(dm.artifact)
             if dd is not None and dt is not None and dd != dt:
                 continue  # different runs: said once by _different_drivers
             ca, ta = inv.bundle.rel(dc.artifact), inv.bundle.rel(dm.artifact)

@@ -12,6 +12,7 @@ from crossview.core.finding import Finding
 from crossview.core.measurement import Measurement
 from crossview.kernels.names import normalize
 from crossview.knowledge import synthesis as kb
+from crossview.synthesis import contradictions
 from crossview.synthesis.bundle import SourceRef, phase_words, window_words
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.kernel_effect import LABEL, kernel_saving
@@ -320,7 +321,12 @@ def _timelines_first(inv: Inventory, f: Finding) -> list[str]:
     file the finding also names."""
     tier = {e.path: e.tier for e in inv.entries}
     arts = {inv.bundle.rel(e.artifact) for e in f.evidence if inv.entry(e.artifact) is not None}
-    return sorted(arts, key=lambda a: (tier.get(a) != "L2", a))
+    out = sorted(arts, key=lambda a: (tier.get(a) != "L2", a))
+    # files recorded under another GPU driver than the lead file are another run (the
+    # different-runs contradiction): not this row's evidence
+    drivers = {inv.bundle.rel(p): d for p, d in contradictions.drivers(inv).items()}
+    lead = drivers.get(out[0]) if out else None
+    return [a for a in out if lead is None or drivers.get(a, lead) == lead]
 
 
 def _row(inv: Inventory, f: Finding, arts: list[str], window: str, saved_ns: float,

@@ -37,4 +37,5 @@ def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
     loop_text = (f", {looped / 1e6:.2f} ms of it between the calls of per-tensor loops"
                  if looped else "")
     return (f"{n} host segments inside c10d collective calls or their per-tensor loops: "
-            f"{saved / 1e6:.2f} ms of host time removed{loop_text} (kept share {keep:.3f})")
+            f"{saved / 1e6:.2f} ms of host time removed{loop_text} ({keep:.1%} of it kept: "
+            "a bucketed reducer's calls per gradient, replay.yaml calls_kept_share)")

@@ -3,10 +3,11 @@ each within `gap_max_ns` of the previous one's start, at least `min_calls` in a 
 capture launches no more compute kernels in that span than there are calls (knowledge/
 account.yaml `collective_loop`).
 
-Such a run is a hook or loop reducing tensors one at a time: hta_v100_ddp_training issues its
-404 all-reduces per step from the autograd thread, one every 320 µs (median) for 129 ms of a
-365 ms step — the c10d call (~95 µs), a gradient clone (~68 µs) and untraced Python between
-them — while the GPU runs only the small all-reduce kernels. A DDP reducer's few bucketed calls
+Such a run is a hook, a loop or a compiled graph reducing tensors one at a time:
+hta_v100_ddp_training issues its 404 all-reduces per step from the autograd thread, under
+`CompiledFunctionBackward`, one every ~300 µs for ~123 ms of a ~347 ms step — the c10d call
+(~95 µs), a gradient clone (~68 µs) and untraced time between them — while the GPU runs only
+the all-reduce kernels. A DDP reducer's few bucketed calls
 per step, with backward's compute between them, form no run. The time account charges the
 GPU's idle inside a run to the loop (views/device/idle_pieces.py), and the replay's
 bucket-grads lever removes the run's host time (replay/graph.py tags it)."""
@@ -34,6 +35,8 @@ class Loop:
     end_ns: int  # the last call's end
     calls: int
     spacing_ns: int  # median start-to-start spacing of the calls
+    parent: str = ""  # the op the calls run under, most often (CompiledFunctionBackward)
+    compute: int = 0  # compute (non-comm) kernels starting during the loop
 
 
 @cache
@@ -48,11 +51,15 @@ def loops(store: Store, a: int, host: str = "f_host", gpu: str = "f_gpu") -> lis
     gap_max, min_calls = _params()
     _, prefix = grad_sync_ops()
     rows = store.sql(
-        f"SELECT pid, tid, start_ns, start_ns + dur_ns FROM {host} WHERE artifact_id = $a"
-        " AND starts_with(name, $pre) AND pid IS NOT NULL AND tid IS NOT NULL"
-        " ORDER BY pid, tid, start_ns", {"a": a, "pre": prefix}).fetchall()
+        f"SELECT x.pid, x.tid, x.start_ns, x.start_ns + x.dur_ns, p.name FROM {host} x"
+        " LEFT JOIN host_ops p ON p.artifact_id = x.artifact_id AND p.op_id = x.parent"
+        " WHERE x.artifact_id = $a AND starts_with(x.name, $pre) AND x.pid IS NOT NULL"
+        " AND x.tid IS NOT NULL ORDER BY x.pid, x.tid, x.start_ns",
+        {"a": a, "pre": prefix}).fetchall()
     runs: list[tuple[str, list[tuple[int, int]]]] = []
-    for pid, tid, s, e in rows:
+    parents: dict[int, str] = {}  # call start → the op it runs under
+    for pid, tid, s, e, parent in rows:
+        parents[int(s)] = str(parent or "")
         lane = f"T {pid}/{tid}"
         cur = runs[-1][1] if runs and runs[-1][0] == lane else None
         if cur is not None and s < cur[-1][1]:
@@ -76,7 +83,9 @@ def loops(store: Store, a: int, host: str = "f_host", gpu: str = "f_gpu") -> lis
         if hi - lo > len(calls):  # compute interleaved: backward's hooks, not a loop
             continue
         spacing = int(np.median(np.diff([c[0] for c in calls])))
-        out.append(Loop(lane, s0, e1, len(calls), spacing))
+        names = [parents.get(c[0], "") for c in calls]
+        out.append(Loop(lane, s0, e1, len(calls), spacing, max(set(names), key=names.count),
+                        int(hi - lo)))
     return sorted(out, key=lambda x: x.start_ns)
 
 

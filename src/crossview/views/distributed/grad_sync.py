@@ -28,11 +28,18 @@ class GradSync:
     host_ns: int  # host time inside those calls
     kernels: int  # communication kernels starting in those steps
     kernel_median_ns: int
+    kernel_ns: int = 0  # their summed time
     # per-tensor collective loops (views/distributed/collective_loops.py) inside those steps
     loop_calls: int = 0  # calls issued inside them
     loop_ns: int = 0  # their spans, clipped to the steps
-    loop_spacing_ns: int = 0  # median start-to-start spacing of the calls (the longest loop's)
     loop_lane: str = ""  # the thread running the longest loop
+    loop_parent: str = ""  # the op its calls run under
+    loop_compute: int = 0  # compute kernels starting during the loops
+
+    @property
+    def loop_spacing_ns(self) -> int:
+        """Mean start-to-start spacing of the loops' calls (their span ÷ their calls)."""
+        return self.loop_ns // self.loop_calls if self.loop_calls else 0
 
     def per_step(self, count: int) -> float:
         return count / self.steps if self.steps else 0.0
@@ -52,8 +59,8 @@ def compute(store: Store, steady: list[Step]) -> list[GradSync]:
         " histogram(x.name) FILTER (WHERE starts_with(x.name, $pre))"
         f" FROM f_host x {join} WHERE x.name = $acc OR starts_with(x.name, $pre) GROUP BY 1",
         {**windows, "acc": acc, "pre": prefix}).fetchall()
-    gpu = {int(a): (int(n), int(m or 0)) for a, n, m in store.sql(
-        "SELECT x.artifact_id, count(*), median(x.dur_ns) FROM f_gpu x"
+    gpu = {int(a): (int(n), int(m or 0), int(t or 0)) for a, n, m, t in store.sql(
+        "SELECT x.artifact_id, count(*), median(x.dur_ns), sum(x.dur_ns) FROM f_gpu x"
         f" {join} WHERE x.kind = 'kernel' AND x.family = 'comm' GROUP BY 1",
         windows).fetchall()}
     out: list[GradSync] = []
@@ -61,7 +68,7 @@ def compute(store: Store, steady: list[Step]) -> list[GradSync]:
         if not calls:
             continue
         mine = [s for s in steady if s.artifact_id == a]
-        k, med = gpu.get(int(a), (0, 0))
+        k, med, tot = gpu.get(int(a), (0, 0, 0))
         loops = [x for x in collective_loops.loops(store, int(a))
                  if any(x.start_ns < s.end_ns and s.start_ns < x.end_ns for s in mine)]
         span = sum(min(x.end_ns, s.end_ns) - max(x.start_ns, s.start_ns)
@@ -70,7 +77,7 @@ def compute(store: Store, steady: list[Step]) -> list[GradSync]:
         out.append(GradSync(
             int(a), mine[0].artifact, len(mine), sum(s.end_ns - s.start_ns for s in mine),
             int(grads), int(calls),
-            tuple(sorted(counts, key=lambda n: (-counts[n], n))), int(host_ns), k, med,
-            sum(x.calls for x in loops), span, top.spacing_ns if top else 0,
-            top.lane if top else ""))
+            tuple(sorted(counts, key=lambda n: (-counts[n], n))), int(host_ns), k, med, tot,
+            sum(x.calls for x in loops), span, top.lane if top else "",
+            top.parent if top else "", sum(x.compute for x in loops)))
     return sorted(out, key=lambda r: r.artifact_id)
