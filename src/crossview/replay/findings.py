@@ -13,7 +13,7 @@ from crossview.replay import graph as graph_mod
 from crossview.replay.gc_pause import paused
 from crossview.replay.levers import parse
 from crossview.replay.measure import BEFORE_FIRST_OP
-from crossview.replay.steps import marks, step_windows, unsteady
+from crossview.replay.steps import marks, windows
 from crossview.replay.whatif import Baseline, Pinned, WhatIf, baseline, pinned_of, predict
 from crossview.store.store import Store
 
@@ -96,9 +96,9 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
 def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
               table: dict[str, str], aid: int) -> list[Finding]:
     try:
-        how, steps = step_windows(store, aid)
+        # flagged: warm-up / outlier steps, out of the medians
+        how, steps, flagged = windows(store, aid)
         g = graph_mod.build(store, aid, marks(steps))
-        flagged = unsteady(store, aid)  # warm-up / outlier steps: out of the medians
         # kernel-side findings no lever replays: read against the unchanged path (_on_path)
         side = [f for f in todo if f.pattern not in table and "replay_lever" not in f.details]
         done: dict[str, str] = {}  # lever → the finding whose effect already says it

@@ -156,14 +156,14 @@ _OFFSET_CAUSE = {"launch": "launch latency (launch → GPU start)", "stream": "G
                  "chain": "host: CPU (ops and Python)"}
 
 
-def _walk(g: Graph, t: Timing, last: int, floor: int, ceil: int | None = None
+def _walk(g: Graph, t: Timing, last: int, floor: int, ceil: int
           ) -> Iterator[tuple[str, int, int, Cons | None]]:
     """The critical path back from `last` (at `ceil` when the step ends while it runs: a GPU
     tail capped at the next step's start) to `floor`: (cause, ns, node, the constraint whose
     offset the time is — None for a node's own time or the lane's measured start)."""
     i: int | None = last
     # the path reaches a node at its end, or at its start via a launch
-    top = t.end[last] if ceil is None else min(t.end[last], ceil)
+    top = min(t.end[last], ceil)
     while i is not None and top > floor:
         own = top - max(t.start[i], floor)
         if own > 0:

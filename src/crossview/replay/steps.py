@@ -36,10 +36,18 @@ class Step:
 
 def step_windows(store: Store, artifact_id: int) -> tuple[str, list[Step]]:
     """(how the steps were found, the steps in time order)."""
+    how, steps, _ = windows(store, artifact_id)
+    return how, steps
+
+
+def windows(store: Store, artifact_id: int) -> tuple[str, list[Step], dict[str, str]]:
+    """(how the steps were found, the steps in time order, step name → why it is not steady
+    state: warm-up, JIT, outlier), from one step detection of the artifact."""
     found = detect(store, [artifact_id])
     steps = [s for s in found.steps if s.artifact_id == artifact_id]
+    flagged = {s.name: "; ".join(s.reasons) or ", ".join(s.flags) for s in steps if s.flags}
     if not steps:
-        return "none", []
+        return "none", [], {}
     out = []
     for s in steps:
         range_end = s.end_ns if s.range_end_ns is None else s.range_end_ns
@@ -52,7 +60,7 @@ def step_windows(store: Store, artifact_id: int) -> tuple[str, list[Step]]:
             out.append(Step(s.name, lane, s.start_ns, s.end_ns, range_end, TAIL_LAUNCHED))
         else:
             out.append(Step(s.name, lane, s.start_ns, s.end_ns))
-    return source_phrase(found.source), out
+    return source_phrase(found.source), out, flagged
 
 
 def _lane(store: Store, artifact_id: int, start_ns: int, name: str | None) -> str:
@@ -76,12 +84,3 @@ def marks(steps: list[Step]) -> dict[str, set[int]]:
                 (s.start_ns,) if s.tail == TAIL_ALL else (s.start_ns, s.host_end_ns))
     return out
 
-
-def unsteady(store: Store, artifact_id: int) -> dict[str, str]:
-    """Step name → why it is not steady state (warm-up, JIT, outlier), from the time
-    account's step detection (views/device/steps.py), for steps of this artifact."""
-    out = {}
-    for st in detect(store, [artifact_id]).steps:
-        if st.artifact_id == artifact_id and st.flags:
-            out[st.name] = "; ".join(st.reasons) or ", ".join(st.flags)
-    return out

@@ -17,7 +17,7 @@ from crossview.replay.graph import WAIT, Graph
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure, pinned
 from crossview.replay.replay import Timing, replay
-from crossview.replay.steps import Step, marks, step_windows, unsteady
+from crossview.replay.steps import Step, marks, windows
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
@@ -142,12 +142,12 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
         raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
                          "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
     with paused():
-        steps_from, steps = step_windows(store, aid)
+        steps_from, steps, flagged = windows(store, aid)
         g = graph_mod.build(store, aid, marks(steps))
         base = baseline(g, steps)
         w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
                     _roofline(store), base=base)
-    w.unsteady = unsteady(store, aid)
+    w.unsteady = flagged
     pin = pinned_of(g, base, steps, w.unsteady)
     if pin is not None and pin.binds and w.selfcheck_ok:
         w.notes.append(pin.text())

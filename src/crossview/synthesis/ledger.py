@@ -279,6 +279,7 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
     if v is None or not v.metrics.devices:
         return []
     span = v.metrics.kernel_span_ns
+    drivers = {inv.bundle.rel(p): d for p, d in contradictions.drivers(inv).items()}
     out = []
     for f in findings:
         if "replay_same_as" in f.details:
@@ -288,7 +289,7 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
         rp = f.details.get("replay")  # replay/findings.py: the replayed median step
         # a replay pinned by launch → start delays it cannot move (decision 0764) is a lower
         # bound, not a prediction: the finding's own bound makes the row
-        arts = _timelines_first(inv, f)
+        arts = _timelines_first(inv, f, drivers)
         if (isinstance(rp, dict) and f.fix and "pinned_ns" not in rp
                 and rp["measured_step_ns"] > rp["predicted_step_ns"]):
             if arts:
@@ -315,16 +316,15 @@ def _finding_levers(inv: Inventory, findings: list[Finding]) -> list[Lever]:
     return out
 
 
-def _timelines_first(inv: Inventory, f: Finding) -> list[str]:
+def _timelines_first(inv: Inventory, f: Finding, drivers: dict[str, int]) -> list[str]:
     """The bundle files a finding cites, timelines (L2) first: a row's step, span, replay and
     kernel numbers come from the trace, so its measurements cite the trace, not a counters
-    file the finding also names."""
+    file the finding also names. `drivers`: bundle file → its driver's CUDA version."""
     tier = {e.path: e.tier for e in inv.entries}
     arts = {inv.bundle.rel(e.artifact) for e in f.evidence if inv.entry(e.artifact) is not None}
     out = sorted(arts, key=lambda a: (tier.get(a) != "L2", a))
     # files recorded under another GPU driver than the lead file are another run (the
     # different-runs contradiction): not this row's evidence
-    drivers = {inv.bundle.rel(p): d for p, d in contradictions.drivers(inv).items()}
     lead = drivers.get(out[0]) if out else None
     return [a for a in out if lead is None or drivers.get(a, lead) == lead]
 
