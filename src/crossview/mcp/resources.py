@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from crossview.mcp.cache import AnalysisCache
 from crossview.mcp.jsonout import dumps
-from crossview.mcp.safety import Refused
+from crossview.mcp.safety import Refused, short
 
 
 def list_bundles(cache: AnalysisCache) -> str:
@@ -28,13 +29,25 @@ def list_bundles(cache: AnalysisCache) -> str:
 
 def bundle_artifacts(cache: AnalysisCache, name: str) -> str:
     """The artifacts of one bundle (a top-level entry of the first root that has it): what
-    each file was read as, its status and problems, events read."""
+    each file was read as, its status and problems, events read.
+
+    Only what `list_bundles` offers is reachable: one path component, not hidden, whose real
+    path is inside its root. The caller (server.py) runs this under the roots guard like a
+    tool, so a file reached through a symlink inside the bundle is refused where it is
+    opened (sources/guard.check_open) and its report says only that."""
+    if not name or name != Path(name).name or name.startswith(".") or "\0" in name:
+        raise Refused(f"{short(name)}: not a bundle name (a top-level entry of a root, as "
+                      "crossview://bundles lists them)")
     for r in cache.roots.roots:
-        if (r / name).exists():
-            e = cache.get([str(r / name)], None)
+        entry = r / name
+        if entry.exists() or entry.is_symlink():
+            if not entry.resolve(strict=False).is_relative_to(r):
+                raise Refused(f"{short(name)}: leads outside the allowed roots (symlinks are "
+                              "resolved): not read")
+            e = cache.get([str(entry)], None)
             return dumps({"bundle": str(e.paths[0]),
                           "artifacts": [a.to_dict() for a in e.analysis.artifacts]})
-    raise Refused(f"{name}: no such bundle under the roots")
+    raise Refused(f"{short(name)}: no such bundle under the roots")
 
 
 PROTOCOL = """Diagnose why this GPU workload is slow with the crossview tools, on {paths}.

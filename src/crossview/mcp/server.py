@@ -56,15 +56,18 @@ def build(roots: list[Path]) -> Any:
     what = WhatIfTools(cache).whatif
     server.add_tool(tool(what), name="whatif", annotations=ro, structured_output=False)
 
-    @server.resource("crossview://bundles", mime_type="application/json")
+    # resources run guarded like tools: every file they open is checked against the roots
+    # where it is opened (a symlink inside a bundle that leads out is refused, not parsed)
     def bundles() -> str:
         """The root folders and their bundles (folders) and captures (files)."""
         return resources.list_bundles(cache)
 
-    @server.resource("crossview://bundle/{name}", mime_type="application/json")
     def bundle(name: str) -> str:
         """One bundle's artifacts: format read, status, problems, events."""
         return resources.bundle_artifacts(cache, name)
+
+    server.resource("crossview://bundles", mime_type="application/json")(tool(bundles))
+    server.resource("crossview://bundle/{name}", mime_type="application/json")(tool(bundle))
 
     @server.prompt("cross_view")
     def cross_view(paths: str) -> str:

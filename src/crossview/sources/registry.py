@@ -158,7 +158,9 @@ def discover_all(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             name = f.name.lower()
             if _own_output(f) or outputs.is_own_output(f):
                 continue
-            if name.endswith(suffixes):
+            if name.endswith(suffixes) or not guard.inside_roots(f):
+                # outside the MCP roots (a link out): kept so its open refuses it with that
+                # reason — never sniffed, so nothing of its bytes decides how it is reported
                 found.append(f)
             elif name.endswith(maybe):
                 (found if _sniffs(f) else skipped).append(f)
