@@ -22,6 +22,7 @@ from crossview.views.distributed.rank_job import Rejected
 from crossview.views.views import Views
 
 if TYPE_CHECKING:
+    from crossview.cache.settings import CacheSettings
     from crossview.lake.fanout_info import FanoutInfo
     from crossview.views.workload.bench import BenchArm
 
@@ -51,11 +52,18 @@ def analyze(
     limits: Thresholds | None = None,
     store: Store | None = None,
     gpu: str | None = None,
+    cache: CacheSettings | None = None,
 ) -> Analysis:
-    """`gpu` names the GPU of ncu captures that do not (details CSV): its ceilings apply."""
+    """`gpu` names the GPU of ncu captures that do not (details CSV): its ceilings apply.
+    `cache`: the persistent capture cache (crossview.cache; the CLI's and MCP's), else none."""
     store = store or Store()
-    reports = read_all([Path(p) for p in paths], store)
-    store.compact()  # a compressed store compresses what the readers wrote (else nothing)
+    if cache is None:
+        reports = read_all([Path(p) for p in paths], store)
+        store.compact()  # a compressed store compresses what the readers wrote (else nothing)
+    else:
+        from crossview.cache.read import read_inputs
+
+        reports = read_inputs([Path(p) for p in paths], store, cache, compact=True).reports
     return analyze_store(store, reports, flt, limits, gpu)
 
 

@@ -19,6 +19,7 @@ from crossview.errors import CrossviewError, UsageError
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
+    from crossview.cache.settings import CacheSettings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Cross-view GPU performance analysis of profiler captures.")
@@ -123,6 +124,18 @@ class GlobalOptions:
 OPTIONS = GlobalOptions()
 
 
+def check_size(option: str, text: str) -> None:
+    if not re.fullmatch(r"\s*\d+(\.\d+)?\s*([KMGT]i?B|B)?\s*", text, re.I):
+        raise UsageError(f"{option} {text!r}: expected a size such as 500MB or 2GB")
+
+
+def capture_cache() -> CacheSettings | None:
+    """The capture cache this run reads and writes (None: --no-cache)."""
+    from crossview.cache.settings import from_env
+
+    return from_env()
+
+
 def check_memory(text: str | None) -> str | None:
     if text is not None and not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)",
                                              text.strip(), re.I):
@@ -137,16 +150,34 @@ def _root(quiet: Annotated[bool, typer.Option(
               "--memory-limit", envvar="CROSSVIEW_MEMORY_LIMIT",
               help="DuckDB memory limit (e.g. 1GB): past it the store spills to the temp "
               "folder, so reading a trace of N GB stays near this limit (docs: bounded "
-              "memory).")] = None) -> None:
+              "memory).")] = None,
+          cache_dir: Annotated[Path | None, typer.Option(
+              "--cache-dir", envvar="CROSSVIEW_CACHE_DIR",
+              help="Keep parsed captures here (default $XDG_CACHE_HOME/crossview or "
+              "~/.cache/crossview): a second look at the same file skips the parse.")] = None,
+          cache_size: Annotated[str | None, typer.Option(
+              "--cache-size", envvar="CROSSVIEW_CACHE_SIZE",
+              help="Bound of the cache folder (e.g. 2GB); least recently used entries go "
+              "first.")] = None,
+          no_cache: Annotated[bool, typer.Option(
+              "--no-cache", help="Neither read nor write the capture cache.")] = False
+          ) -> None:
     """crossview: why is my GPU workload slow, and what exactly do we change?"""
     OPTIONS.quiet = quiet
     try:
         check_memory(memory_limit)
+        if cache_size:
+            check_size("--cache-size", cache_size)
     except UsageError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
     if memory_limit:
         os.environ["CROSSVIEW_MEMORY_LIMIT"] = memory_limit  # every Store, workers included
+    # the capture cache's settings travel as environment (crossview/cache/settings.py)
+    for name, value in (("CROSSVIEW_CACHE_DIR", cache_dir), ("CROSSVIEW_CACHE_SIZE", cache_size),
+                        ("CROSSVIEW_NO_CACHE", "1" if no_cache else None)):
+        if value is not None:
+            os.environ[name] = str(value)
 
 
 def main() -> None:
@@ -218,5 +249,7 @@ def _exit_now(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    if "crossview.cache.read" in sys.modules:  # a capture-cache entry still being written
+        sys.modules["crossview.cache.read"].finish_writes()
     shutil.rmtree(spill_dir(), ignore_errors=True)
     os._exit(code)

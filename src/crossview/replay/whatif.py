@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crossview.errors import InputError
 from crossview.replay import graph as graph_mod
@@ -21,6 +21,8 @@ from crossview.replay.steps import Step, marks, windows
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
+if TYPE_CHECKING:
+    from crossview.cache.settings import CacheSettings
 
 @dataclass
 class WhatIf:
@@ -100,10 +102,17 @@ class WhatIf:
         return body
 
 
-def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
-    """Read the capture(s); the artifact with a host side and GPU ops; one-line refusals."""
+def load(paths: list[Path], store: Store | None = None,
+         cache: CacheSettings | None = None) -> tuple[Store, int]:
+    """Read the capture(s) (through the capture cache when given); the artifact with a host
+    side and GPU ops; one-line refusals."""
     store = store or Store()
-    reports = read_all(paths, store)
+    if cache is None:
+        reports = read_all(paths, store)
+    else:
+        from crossview.cache.read import read_inputs
+
+        reports = read_inputs(paths, store, cache).reports
     # files that are not captures (a bundle's *_cmd.txt) are skipped, as analyze skips them;
     # a rejected or partial capture is refused: a replay of half a timeline predicts nothing
     bad = [r for r in reports if r.status not in ("ok", "skipped")]
@@ -134,8 +143,9 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
                      "nothing to replay")
 
 
-def run(paths: list[Path], specs: list[str], store: Store | None = None) -> WhatIf:
-    store, aid = load(paths, store)
+def run(paths: list[Path], specs: list[str], store: Store | None = None,
+        cache: CacheSettings | None = None) -> WhatIf:
+    store, aid = load(paths, store, cache)
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
