@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -21,7 +21,20 @@ if TYPE_CHECKING:
     from crossview.analysis import Analysis
     from crossview.cache.settings import CacheSettings
 
+def _help_markup() -> Literal["rich"] | None:
+    """Rich's boxed help and usage errors on a terminal; plain click text otherwise (a pipe,
+    a script, an agent): importing Rich to format help costs more than the rest of
+    `crossview --help` together (decision 0842)."""
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return "rich"
+    try:
+        return "rich" if sys.stdout.isatty() else None
+    except (AttributeError, ValueError):
+        return None
+
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=_help_markup(),
                   help="Cross-view GPU performance analysis of profiler captures.")
 
 
@@ -184,13 +197,14 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 name in a recap cannot abort it
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    from crossview.sources import guard
-
-    guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
     # a one-shot process: collect cyclic garbage every 50,000 new objects, not 700 (imports
     # and the views make a few 100 k long-lived objects: 217 collections, 0.06 s, → 2)
     gc.set_threshold(*_GC_THRESHOLDS)
-    _numpy_with_one_blas_thread()
+    if not help_only(sys.argv[1:]):  # help loads neither numpy nor the knowledge tables
+        from crossview.sources import guard
+
+        guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
+        _numpy_with_one_blas_thread()
     try:
         app()
     except SystemExit as e:
@@ -201,6 +215,8 @@ def main() -> None:
         error_line("interrupted")
         sys.exit(130)
     except (RecursionError, MemoryError) as e:  # a resource limit on some input, not a bug
+        from crossview.sources import guard
+
         error_line(guard.resource_problem(e))
         sys.exit(2)
     except Exception as e:  # a bug, not a user error: one line unless debugging
@@ -214,6 +230,17 @@ def main() -> None:
         print(f"crossview: internal error: {type(e).__name__}: {e} "
               "(set CROSSVIEW_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(3)
+
+
+def help_only(args: list[str]) -> bool:
+    """The command line asks for help only (no arguments, or --help / -h before any `--`
+    that starts a program's own arguments): nothing will be read or analyzed."""
+    for a in args:
+        if a == "--":
+            return False
+        if a in ("--help", "-h"):
+            return True
+    return not args
 
 
 _GC_THRESHOLDS = (50_000, 20, 20)
