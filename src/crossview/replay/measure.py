@@ -184,10 +184,43 @@ def _walk(g: Graph, t: Timing, last: int, floor: int, ceil: int
         i = p
 
 
+def labels(g: Graph) -> list[str]:
+    """Each node's `cause`, once per graph (its copies share it: levers change neither a
+    node's kind, family nor tags)."""
+    if g.labels is None or len(g.labels) != len(g):
+        g.labels = [cause(g, i) for i in range(len(g))]
+    return g.labels
+
+
 def _path(g: Graph, t: Timing, last: int, floor: int, ceil: int) -> dict[str, int]:
+    """`_walk`'s time summed by cause, in the order the walk meets them (one loop: a step's
+    path holds tens of thousands of nodes)."""
     out: dict[str, int] = {}
-    for key, ns, _i, _c in _walk(g, t, last, floor, ceil):
-        out[key] = out.get(key, 0) + ns
+    lab, cons = labels(g), g.cons
+    start, end, binding = t.start, t.end, t.binding
+    i = last
+    top = min(end[last], ceil)
+    while top > floor:
+        si = start[i]
+        own = top - (si if si > floor else floor)
+        if own > 0:
+            key = lab[i]
+            out[key] = out.get(key, 0) + own
+        k = binding[i]
+        if si <= floor:
+            break
+        m = si if si < top else top
+        if k < 0:  # the first node of its lane, at its measured start
+            out[BEFORE_FIRST_OP] = out.get(BEFORE_FIRST_OP, 0) + m - floor
+            break
+        p, at_end, _off, why = cons[i][k]
+        anchor = end[p] if at_end else start[p]
+        gap = m - (anchor if anchor > floor else floor)
+        if gap > 0:
+            key = _OFFSET_CAUSE[why]
+            out[key] = out.get(key, 0) + gap
+        top = anchor if anchor < m else m
+        i = p
     return out
 
 
