@@ -62,3 +62,26 @@ def test_step_views_see_the_same_steady_steps(order: str) -> None:
     want = (ref.first_calls, ref.op_cost, ref.grad_sync, [s.number for s in ref.steps.steady])
     assert repr(got) == repr(want)
     assert got[3] == [17, 18, 19, 20]  # workers4: #16 warm-up, #21 the profiler's flush
+
+
+def test_findings_are_found_when_first_read() -> None:
+    """An MCP tool that shows a view never runs the detectors or the replay; the recap reads
+    `findings` and gets them (the same list on every read)."""
+    from crossview.replay import findings as replay_findings
+
+    calls: list[int] = []
+    real = replay_findings.annotate
+
+    def counted(store, found):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(store, found)
+
+    replay_findings.annotate = counted  # type: ignore[assignment]
+    try:
+        a = analyze([shared_file(KINETO)])
+        assert a.views is not None and a.views.metrics.kernel_count == 8868
+        assert calls == []  # views read, nothing found yet
+        first = a.findings
+        assert calls == [1] and a.findings is first and first
+    finally:
+        replay_findings.annotate = real  # type: ignore[assignment]
