@@ -4,8 +4,9 @@ critical path walked back through the deciding constraints)."""
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 from crossview.replay.graph import CPU, GAP, GPU_KINDS, KERNEL, WAIT, Cons, Graph
 from crossview.replay.replay import Timing
@@ -18,7 +19,15 @@ class StepResult:
     measured_ns: int
     predicted_ns: int
     gpu_busy_ns: int
-    path: dict[str, int] = field(default_factory=dict)  # critical-path time by cause (ns)
+    # critical-path time by cause (ns), or how to walk it: walked when first read (a recap
+    # reads the median step's path only)
+    walked: dict[str, int] | Callable[[], dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def path(self) -> dict[str, int]:
+        if callable(self.walked):
+            self.walked = self.walked()
+        return self.walked
 
 
 def active(g: Graph) -> list[int]:
@@ -92,8 +101,8 @@ def _launched(launches: tuple[list[int], list[int]], step: Step) -> list[int]:
 
 
 def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[StepResult]:
-    """paths: walk each step's critical path back (whatif's `critical_path`); the recap's
-    expected effects use the step times alone and skip it."""
+    """paths: each step's critical path, walked back when first read (whatif's
+    `critical_path` and the recap's "then bound by" read the median step's); without, none."""
     busy = _merged(t, g)
     out = []
     for st, b in zip(steps, bounds(g, t, steps), strict=True):
@@ -102,7 +111,7 @@ def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[
         a, e, last = b
         measured = st.dur_ns if st.lane else _span(g)
         out.append(StepResult(st.name, measured, e - a, _busy_in(busy, a, e),
-                              _path(g, t, last, a, e) if paths else {}))
+                              partial(_path, g, t, last, a, e) if paths else {}))
     return out
 
 
