@@ -48,10 +48,10 @@ def from_env() -> CacheSettings | None:
     """The cache the CLI and the MCP server use; None when switched off (--no-cache)."""
     if os.environ.get(OFF_ENV, "") not in ("", "0"):
         return None
-    lim = load_typed("capture_cache.yaml")
+    bounds = load_typed("capture_cache.yaml")
     size = os.environ.get(SIZE_ENV)
-    bound = parse_size(size, SIZE_ENV) if size else int(lim.max_bytes)
+    bound = parse_size(size, SIZE_ENV) if size else int(bounds.max_bytes)
     folder = os.environ.get(DIR_ENV)
     return CacheSettings(Path(folder).expanduser() if folder else default_folder(), bound,
-                         int(bound * float(lim.max_entry_share)), int(lim.max_entry_rows),
-                         float(lim.max_age_days) * 86400.0)
+                         int(bound * float(bounds.max_entry_share)), int(bounds.max_entry_rows),
+                         float(bounds.max_age_days) * 86400.0)
