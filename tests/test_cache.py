@@ -286,3 +286,22 @@ def test_mcp_calls_stay_inside_the_roots(tmp_path: Path, monkeypatch: pytest.Mon
     # that read went through the cache: the next server process finds it there
     k = key.key_of([root / "trace.json.gz"])
     assert k is not None and entry.find(s.folder, k.digest)
+
+
+def test_an_entry_holds_the_read_not_what_the_analysis_changed(trace: Path,
+                                                                tmp_path: Path) -> None:
+    """The entry is written beside the analysis: it must copy the store as read, not the
+    device names `--gpu` writes into it meanwhile (the next run without --gpu would show
+    them)."""
+    from crossview.cache.read import finish_writes
+
+    s = _settings(tmp_path / "cache")
+    store = Store()
+    assert read_inputs([trace], store, s).state == "miss"  # written on a second thread
+    before = store.sql("SELECT device, name FROM devices ORDER BY 1").fetchall()
+    store.sql("UPDATE devices SET name = 'named by --gpu'")
+    finish_writes()
+    again = Store()
+    assert read_inputs([trace], again, s).state == "hit"
+    assert again.sql("SELECT device, name FROM devices ORDER BY 1").fetchall() == before
+    assert before and all(n != "named by --gpu" for _, n in before)

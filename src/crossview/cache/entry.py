@@ -154,48 +154,63 @@ def _detach(store: Store, alias: str) -> None:
         store.sql(f"DETACH {alias}")
 
 
-def rows_of(store: Store) -> dict[str, int]:
-    return {t: int(store.sql(f"SELECT count(*) FROM {t}").fetchall()[0][0]) for t in TABLES}
+class Snapshot:
+    """The store as read, held for a writer: a second connection with its new entry file
+    attached and a transaction begun (every table read once) before the analysis goes on,
+    so what it copies later is the read, whatever the analysis changes meanwhile (`--gpu`
+    names devices in the store)."""
+
+    def __init__(self, store: Store, folder: Path, key: str) -> None:
+        self.key = key
+        self.stores = folder / STORES
+        self.tmp = self.stores / f".{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp{SUFFIX}"
+        self.alias = f"crossview_cache_w{next(_alias)}"
+        self.counters = {"artifact": store._next_artifact, "node": store._next_node,
+                         "op": store._next_op}
+        self.stores.mkdir(parents=True, exist_ok=True)
+        self.cur = cursor_of(store.con)
+        self.cur.execute(f"ATTACH {_q(self.tmp)} AS {self.alias}")
+        self.cur.execute("BEGIN TRANSACTION")
+        self.rows = {t: int(self.cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0])
+                     for t in TABLES}
+
+    def close(self) -> None:
+        """Give up: nothing is written."""
+        with contextlib.suppress(Exception):
+            self.cur.execute("ROLLBACK")
+        with contextlib.suppress(Exception):
+            self.cur.execute(f"DETACH {self.alias}")
+        with contextlib.suppress(Exception):
+            self.cur.close()
+        _remove(self.tmp)
 
 
-def write_entry(store: Store, folder: Path, key: str, reports: list[ArtifactReport],
-                rows: dict[str, int], max_bytes: int) -> Path | None:
-    """Copy the store's tables into a new entry for `key` (temp file, then rename); None
-    when it could not be written or came out larger than max_bytes."""
-    stores = folder / STORES
-    tmp = stores / f".{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp{SUFFIX}"
-    alias = f"crossview_cache_w{next(_alias)}"
-    cur = None
+def write_entry(snap: Snapshot, reports: list[ArtifactReport], max_bytes: int) -> Path | None:
+    """Copy the snapshot's tables into its entry (a temp file, then renamed); None when it
+    could not be written or came out larger than max_bytes."""
+    cur, alias, tmp = snap.cur, snap.alias, snap.tmp
     try:
-        stores.mkdir(parents=True, exist_ok=True)
-        cur = cursor_of(store.con)
-        cur.execute(f"ATTACH {_q(tmp)} AS {alias}")
         for t in TABLES:
             cur.execute(f"CREATE TABLE {alias}.main.{t} AS SELECT * FROM {t}")
-        counters = {"artifact": store._next_artifact, "node": store._next_node,
-                    "op": store._next_op}
         cur.execute(f"CREATE TABLE {alias}.main.{META} (key VARCHAR, format INTEGER, "
                     "reports VARCHAR, counters VARCHAR, rows VARCHAR)")
         cur.execute(f"INSERT INTO {alias}.main.{META} VALUES (?, ?, ?, ?, ?)",
-                    [key, FORMAT, json.dumps([_report(r) for r in reports]),
-                     json.dumps(counters), json.dumps(rows)])
+                    [snap.key, FORMAT, json.dumps([_report(r) for r in reports]),
+                     json.dumps(snap.counters), json.dumps(snap.rows)])
+        cur.execute("COMMIT")
         cur.execute(f"DETACH {alias}")
         if tmp.stat().st_size > max_bytes:
             _remove(tmp)
             return None
-        final = stores / f"{key}.{_sha256(tmp)[:16]}{SUFFIX}"
+        final = snap.stores / f"{snap.key}.{_sha256(tmp)[:16]}{SUFFIX}"
         os.replace(tmp, final)
         return final
     except Exception:  # noqa: BLE001 — the cache is an optimization: a failed write is none
-        if cur is not None:
-            with contextlib.suppress(Exception):
-                cur.execute(f"DETACH {alias}")
-        _remove(tmp)
+        snap.close()
         return None
     finally:
-        if cur is not None:
-            with contextlib.suppress(Exception):
-                cur.close()
+        with contextlib.suppress(Exception):
+            cur.close()
 
 
 def _report(r: ArtifactReport) -> dict[str, object]:

@@ -65,13 +65,16 @@ def _read(paths: list[Path], store: Store, compact: bool) -> list[ArtifactReport
 
 def _keep(store: Store, settings: CacheSettings, key: Key, reports: list[ArtifactReport],
           wait: bool) -> None:
-    rows = entry.rows_of(store)
-    if sum(rows.get(t, 0) for t in _BIG) > settings.max_entry_rows:
+    try:
+        snap = entry.Snapshot(store, settings.folder, key.digest)  # the store as read, now
+    except Exception:  # noqa: BLE001 — no cache folder, no disk: no entry, the read stands
+        return
+    if sum(snap.rows.get(t, 0) for t in _BIG) > settings.max_entry_rows:
+        snap.close()
         return
 
     def write() -> None:
-        kept = entry.write_entry(store, settings.folder, key.digest, reports, rows,
-                                 settings.max_entry_bytes)
+        kept = entry.write_entry(snap, reports, settings.max_entry_bytes)
         if kept is not None:
             entry.evict(settings.folder, settings.max_bytes, settings.max_age_s, keep=kept)
 
