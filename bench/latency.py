@@ -177,8 +177,11 @@ def one_capture(cap: Path, repeat: int, ti: str | None) -> dict[str, Any]:
         except RuntimeError as e:  # a capture crossview rejects (nsys-rep without nsys)
             row["error"] = str(e).splitlines()[-1][:160]
     if is_kineto(cap) and cap.is_file():
-        row["bare_parse_s"] = min(run_all.bare_seconds(run_all.measure(
-            [PY, "-c", run_all.BARE_KINETO, str(cap), "2"])) for _ in range(repeat))
+        try:
+            row["bare_parse_s"] = min(run_all.bare_seconds(run_all.measure(
+                [PY, "-c", BARE_EXACT, str(cap), "2"])) for _ in range(repeat))
+        except RuntimeError as e:
+            row["bare_parse_s"] = "failed: " + str(e).splitlines()[-1][:100]
     if ti is not None and is_kineto(cap):
         row["traceinsight_s"] = traceinsight(ti, cap, repeat)
     return row
