@@ -188,7 +188,7 @@ def test_concurrent_processes_on_one_capture(trace: Path, tmp_path: Path) -> Non
     kept = list((cache / entry.STORES).glob("*.crossview.duckdb"))
     assert kept and not list((cache / entry.STORES).glob(".*"))  # no temp file left
     for k in kept:  # every entry renamed whole: its bytes hash to its name
-        assert k.name.split(".")[1] == entry._sha256(k)[:16]
+        assert k.name.split(".")[1] == entry.file_sha256(k)[:16]
     again = run_cli("-q", "analyze", trace, "-f", "json", env={
         "CROSSVIEW_CACHE_DIR": str(cache), "CROSSVIEW_NO_CACHE": ""})
     assert again.returncode == 0 and again.stdout == texts.pop()

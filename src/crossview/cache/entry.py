@@ -45,7 +45,8 @@ def _q(text: str | Path) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, read in 1 MiB chunks (an entry's name; an input's key)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(_CHUNK):
@@ -98,7 +99,7 @@ def open_entry(store: Store, folder: Path, key: str) -> list[ArtifactReport] | N
 def _attach(store: Store, path: Path, key: str) -> list[ArtifactReport]:
     stem = path.name[: -len(SUFFIX)]
     try:
-        if not stem.endswith("." + _sha256(path)[:16]):
+        if not stem.endswith("." + file_sha256(path)[:16]):
             raise Corrupt("content does not match its name")
     except OSError as e:
         raise Corrupt(str(e)) from None
@@ -202,7 +203,7 @@ def write_entry(snap: Snapshot, reports: list[ArtifactReport], max_bytes: int) -
         if tmp.stat().st_size > max_bytes:
             _remove(tmp)
             return None
-        final = snap.stores / f"{snap.key}.{_sha256(tmp)[:16]}{SUFFIX}"
+        final = snap.stores / f"{snap.key}.{file_sha256(tmp)[:16]}{SUFFIX}"
         os.replace(tmp, final)
         return final
     except Exception:  # noqa: BLE001 — the cache is an optimization: a failed write is none

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from crossview.cache.entry import FORMAT
+from crossview.cache.entry import FORMAT, file_sha256
 from crossview.sources import archive, guard
 from crossview.sources.registry import discover_all
 
@@ -26,7 +26,6 @@ _CODE = ("sources", "store", "knowledge", "kernels", "core", "cache", "errors.py
 # files at least this large have their sha256 remembered by stat (size, mtime, inode): a
 # 334 MB trace hashes in ~0.4 s, its stat in microseconds (as the MCP server, decision 0138)
 _MEMO_MIN_BYTES = 8 << 20
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -56,19 +55,11 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def content_hash(path: Path, memo: Path | None) -> str:
     """sha256 of the file; a large one's remembered by its stat in `memo` (a folder)."""
     st = path.stat()
     if memo is None or st.st_size < _MEMO_MIN_BYTES:
-        return _sha256(path)
+        return file_sha256(path)
     real = os.fsencode(str(path.resolve()))
     note = memo / (hashlib.sha256(real).hexdigest()[:32] + ".json")
     stamp = [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
@@ -78,7 +69,7 @@ def content_hash(path: Path, memo: Path | None) -> str:
             return str(known["sha256"])
     except (OSError, ValueError, AttributeError):
         pass  # none yet, or unreadable: hash it
-    digest = _sha256(path)
+    digest = file_sha256(path)
     try:
         memo.mkdir(parents=True, exist_ok=True)
         tmp = note.with_name(f".{note.name}.{os.getpid()}.tmp")
