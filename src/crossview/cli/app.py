@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -19,8 +19,22 @@ from crossview.errors import CrossviewError, UsageError
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
+    from crossview.cache.settings import CacheSettings
+
+def _help_markup() -> Literal["rich"] | None:
+    """Rich's boxed help and usage errors on a terminal; plain click text otherwise (a pipe,
+    a script, an agent): importing Rich to format help costs more than the rest of
+    `crossview --help` together (decision 0842)."""
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return "rich"
+    try:
+        return "rich" if sys.stdout.isatty() else None
+    except (AttributeError, ValueError):
+        return None
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=_help_markup(),
                   help="Cross-view GPU performance analysis of profiler captures.")
 
 
@@ -123,6 +137,18 @@ class GlobalOptions:
 OPTIONS = GlobalOptions()
 
 
+def check_size(option: str, text: str) -> None:
+    if not re.fullmatch(r"\s*\d+(\.\d+)?\s*([KMGT]i?B|B)?\s*", text, re.I):
+        raise UsageError(f"{option} {text!r}: expected a size such as 500MB or 2GB")
+
+
+def capture_cache() -> CacheSettings | None:
+    """The capture cache this run reads and writes (None: --no-cache)."""
+    from crossview.cache.settings import from_env
+
+    return from_env()
+
+
 def check_memory(text: str | None) -> str | None:
     if text is not None and not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)",
                                              text.strip(), re.I):
@@ -137,29 +163,48 @@ def _root(quiet: Annotated[bool, typer.Option(
               "--memory-limit", envvar="CROSSVIEW_MEMORY_LIMIT",
               help="DuckDB memory limit (e.g. 1GB): past it the store spills to the temp "
               "folder, so reading a trace of N GB stays near this limit (docs: bounded "
-              "memory).")] = None) -> None:
+              "memory).")] = None,
+          cache_dir: Annotated[Path | None, typer.Option(
+              "--cache-dir", envvar="CROSSVIEW_CACHE_DIR",
+              help="Keep parsed captures here (default $XDG_CACHE_HOME/crossview or "
+              "~/.cache/crossview): a second look at the same file skips the parse.")] = None,
+          cache_size: Annotated[str | None, typer.Option(
+              "--cache-size", envvar="CROSSVIEW_CACHE_SIZE",
+              help="Bound of the cache folder (e.g. 2GB); least recently used entries go "
+              "first.")] = None,
+          no_cache: Annotated[bool, typer.Option(
+              "--no-cache", help="Neither read nor write the capture cache.")] = False
+          ) -> None:
     """crossview: why is my GPU workload slow, and what exactly do we change?"""
     OPTIONS.quiet = quiet
     try:
         check_memory(memory_limit)
+        if cache_size:
+            check_size("--cache-size", cache_size)
     except UsageError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
     if memory_limit:
         os.environ["CROSSVIEW_MEMORY_LIMIT"] = memory_limit  # every Store, workers included
+    # the capture cache's settings travel as environment (crossview/cache/settings.py)
+    for name, value in (("CROSSVIEW_CACHE_DIR", cache_dir), ("CROSSVIEW_CACHE_SIZE", cache_size),
+                        ("CROSSVIEW_NO_CACHE", "1" if no_cache else None)):
+        if value is not None:
+            os.environ[name] = str(value)
 
 
 def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 name in a recap cannot abort it
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    from crossview.sources import guard
-
-    guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
     # a one-shot process: collect cyclic garbage every 50,000 new objects, not 700 (imports
     # and the views make a few 100 k long-lived objects: 217 collections, 0.06 s, → 2)
     gc.set_threshold(*_GC_THRESHOLDS)
-    _numpy_with_one_blas_thread()
+    if not help_only(sys.argv[1:]):  # help loads neither numpy nor the knowledge tables
+        from crossview.sources import guard
+
+        guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
+        _numpy_with_one_blas_thread()
     try:
         app()
     except SystemExit as e:
@@ -170,6 +215,8 @@ def main() -> None:
         error_line("interrupted")
         sys.exit(130)
     except (RecursionError, MemoryError) as e:  # a resource limit on some input, not a bug
+        from crossview.sources import guard
+
         error_line(guard.resource_problem(e))
         sys.exit(2)
     except Exception as e:  # a bug, not a user error: one line unless debugging
@@ -183,6 +230,17 @@ def main() -> None:
         print(f"crossview: internal error: {type(e).__name__}: {e} "
               "(set CROSSVIEW_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(3)
+
+
+def help_only(args: list[str]) -> bool:
+    """The command line asks for help only (no arguments, or --help / -h before any `--`
+    that starts a program's own arguments): nothing will be read or analyzed."""
+    for a in args:
+        if a == "--":
+            return False
+        if a in ("--help", "-h"):
+            return True
+    return not args
 
 
 _GC_THRESHOLDS = (50_000, 20, 20)
@@ -218,5 +276,7 @@ def _exit_now(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    if "crossview.cache.read" in sys.modules:  # a capture-cache entry still being written
+        sys.modules["crossview.cache.read"].finish_writes()
     shutil.rmtree(spill_dir(), ignore_errors=True)
     os._exit(code)

@@ -10,7 +10,14 @@ from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line, run_analysis, write_output
+from crossview.cli.app import (
+    Fmt,
+    app,
+    capture_cache,
+    error_line,
+    run_analysis,
+    write_output,
+)
 from crossview.cli.lake import lake_side
 from crossview.cli.multi_value import multi_value
 from crossview.errors import CrossviewError, UsageError
@@ -33,7 +40,8 @@ def diff(
     if lake is not None:
         sides = [run_analysis(partial(lake_side, lake, str(p)), [p]) for p in (a, b)]
     else:
-        sides = [run_analysis(partial(run, [p]), [p]) for p in (a, b)]
+        cache = capture_cache()
+        sides = [run_analysis(partial(run, [p], cache=cache), [p]) for p in (a, b)]
     for p, side in zip((a, b), sides, strict=True):
         assert side.views is not None
         if not side.views.metrics.kernel_count:

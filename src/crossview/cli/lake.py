@@ -40,12 +40,13 @@ def analysis_of(paths: list[Path], flt: Filter | None = None, gpu: str | None = 
                 run: str | None = None) -> Analysis:
     """In-process analysis of files, or of a lake selection through DuckDB views."""
     from crossview.analysis import analyze, analyze_lake
+    from crossview.cli.app import capture_cache
 
     if lake is not None:
         return analyze_lake(lake, campaign, run, flt, gpu=gpu)
     if campaign or run:
         raise UsageError("--campaign/--run select inside a lake: give --lake DIR")
-    return analyze(paths, flt, gpu=gpu)
+    return analyze(paths, flt, gpu=gpu, cache=capture_cache())
 
 
 def lake_side(lake: Path, selector: str) -> Analysis:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line
+from crossview.cli.app import Fmt, app, capture_cache, error_line
 from crossview.errors import CrossviewError
 
 
@@ -29,7 +29,7 @@ def whatif(
     from crossview.replay.whatif import run
 
     try:
-        result = run(capture, lever or [])
+        result = run(capture, lever or [], cache=capture_cache())
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None

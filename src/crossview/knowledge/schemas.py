@@ -607,6 +607,14 @@ class InputLimits(Rec):
     compression_ratio_floor_bytes: int
 
 
+# --- capture_cache.yaml -------------------------------------------------------------------
+class CaptureCacheLimits(Rec):
+    max_bytes: int
+    max_entry_share: Num
+    max_entry_rows: int
+    max_age_days: Num
+
+
 # file name → the type its top level decodes as
 # --- fix_where.yaml -----------------------------------------------------------------------
 class FixWhere(Rec, rename="kebab"):
@@ -630,6 +638,7 @@ SCHEMAS: dict[str, type] = {
     "ab_gates.yaml": AbGates,
     "account.yaml": Account,
     "api_roles.yaml": dict[str, list[str]],
+    "capture_cache.yaml": CaptureCacheLimits,
     "capture_plan.yaml": dict[str, EnginePlan],
     "clocks.yaml": Clocks,
     "collectives.yaml": Collectives,

@@ -29,9 +29,10 @@ INSTRUCTIONS = (
 def build(roots: list[Path]) -> Any:
     from mcp.types import ToolAnnotations
 
+    from crossview.cache.settings import from_env
     from crossview.mcp.sdk_server import Server
 
-    cache = AnalysisCache(Roots(roots))
+    cache = AnalysisCache(Roots(roots), persistent=from_env())
     guard.deep_stacks()  # deep but plausible call trees serialize (input_limits.yaml)
     slots = guarded.limiter()  # bounded concurrency; created lazily by anyio on first use
 

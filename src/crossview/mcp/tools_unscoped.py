@@ -31,7 +31,9 @@ class OtherTools:
 
         sides = [self.cache.get([p], None) for p in (a, b)]
         for p, s in zip((a, b), sides, strict=True):
-            if not s.analysis.views or not s.analysis.views.metrics.kernel_count:
+            with s.lock:  # views are computed on first use, on the entry's connection
+                kernels = bool(s.analysis.views and s.analysis.views.metrics.kernel_count)
+            if not kernels:
                 raise Refused(f"{p}: no GPU kernels in this capture: diff needs a Kineto or "
                               "nsys timeline")
         first, second = sorted(sides, key=id)  # one lock order: no deadlock with `diff B A`

@@ -38,6 +38,6 @@ class WhatIfTools:
 
         paths = self.cache.roots.check_all(capture)
         try:
-            return dumps(run(paths, lever or []).to_dict())
+            return dumps(run(paths, lever or [], cache=self.cache.persistent).to_dict())
         except CrossviewError as e:
             raise Refused(str(e)) from None

@@ -13,8 +13,7 @@ from crossview.replay import graph as graph_mod
 from crossview.replay.gc_pause import paused
 from crossview.replay.levers import parse
 from crossview.replay.measure import BEFORE_FIRST_OP
-from crossview.replay.steps import marks, windows
-from crossview.replay.whatif import Baseline, Pinned, WhatIf, baseline, pinned_of, predict
+from crossview.replay.whatif import Baseline, CaptureReplay, Pinned, WhatIf
 from crossview.store.store import Store
 
 
@@ -96,9 +95,9 @@ def annotate(store: Store, findings: list[Finding]) -> list[Finding]:
 def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
               table: dict[str, str], aid: int) -> list[Finding]:
     try:
-        # flagged: warm-up / outlier steps, out of the medians
-        how, steps, flagged = windows(store, aid)
-        g = graph_mod.build(store, aid, marks(steps))
+        # one graph, steps and baseline for every lever (replay/whatif.py CaptureReplay);
+        # its warm-up / outlier steps stay out of the medians
+        cap = CaptureReplay(store, aid)
         # kernel-side findings no lever replays: read against the unchanged path (_on_path)
         side = [f for f in todo if f.pattern not in table and "replay_lever" not in f.details]
         done: dict[str, str] = {}  # lever → the finding whose effect already says it
@@ -122,15 +121,14 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 try:
                     spec = parse(lever)
                     if base is None:  # step times only, unless a kernel-side finding reads
-                        base = baseline(g, steps, paths=bool(side))  # the path
-                        pin = pinned_of(g, base, steps, flagged)
-                    w = predict(g, steps, how, [spec], base=base)  # with the predicted paths
+                        base = cap.baseline(paths=bool(side))  # the path
+                        pin = cap.pinned()
+                    w = cap.predict([spec], base_paths=bool(side))  # with the predicted paths
                     break
                 except CrossviewError:
                     continue  # the lever needs what this capture lacks: the next, or the bound
             if w is None:
                 continue
-            w.unsteady = flagged
             text = effect_text(w, lever)
             if text:
                 held = pin is not None and pin.binds
@@ -161,11 +159,10 @@ def _annotate(store: Store, findings: list[Finding], todo: list[Finding],
                 if not held:  # a replay pinned by delays it cannot move refutes nothing
                     _short_of_claim(f, findings, m, lever)
         if side:
-            base = base or baseline(g, steps)
-            pin = pin or pinned_of(g, base, steps, flagged)
+            base = base or cap.baseline()
+            pin = pin or cap.pinned()
             if pin is None or not pin.binds:  # a pinned step's path says little of its kernels
-                w = predict(g, steps, how, [], base=base)
-                w.unsteady = flagged
+                w = cap.predict([])
                 for f in side:
                     _on_path(f, findings, w)
     except CrossviewError:

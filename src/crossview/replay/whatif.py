@@ -5,9 +5,10 @@ bounds the step."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crossview.errors import InputError
 from crossview.replay import graph as graph_mod
@@ -21,6 +22,8 @@ from crossview.replay.steps import Step, marks, windows
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
+if TYPE_CHECKING:
+    from crossview.cache.settings import CacheSettings
 
 @dataclass
 class WhatIf:
@@ -100,10 +103,17 @@ class WhatIf:
         return body
 
 
-def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
-    """Read the capture(s); the artifact with a host side and GPU ops; one-line refusals."""
+def load(paths: list[Path], store: Store | None = None,
+         cache: CacheSettings | None = None) -> tuple[Store, int]:
+    """Read the capture(s) (through the capture cache when given); the artifact with a host
+    side and GPU ops; one-line refusals."""
     store = store or Store()
-    reports = read_all(paths, store)
+    if cache is None:
+        reports = read_all(paths, store)
+    else:
+        from crossview.cache.read import read_inputs
+
+        reports = read_inputs(paths, store, cache).reports
     # files that are not captures (a bundle's *_cmd.txt) are skipped, as analyze skips them;
     # a rejected or partial capture is refused: a replay of half a timeline predicts nothing
     bad = [r for r in reports if r.status not in ("ok", "skipped")]
@@ -134,21 +144,18 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
                      "nothing to replay")
 
 
-def run(paths: list[Path], specs: list[str], store: Store | None = None) -> WhatIf:
-    store, aid = load(paths, store)
+def run(paths: list[Path], specs: list[str], store: Store | None = None,
+        cache: CacheSettings | None = None) -> WhatIf:
+    store, aid = load(paths, store, cache)
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
         raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
                          "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
+    cap = CaptureReplay(store, aid)
     with paused():
-        steps_from, steps, flagged = windows(store, aid)
-        g = graph_mod.build(store, aid, marks(steps))
-        base = baseline(g, steps)
-        w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
-                    _roofline(store), base=base)
-    w.unsteady = flagged
-    pin = pinned_of(g, base, steps, w.unsteady)
+        w = cap.predict([lever_mod.parse(s) for s in specs], str(path), _roofline(store))
+        pin = cap.pinned()
     if pin is not None and pin.binds and w.selfcheck_ok:
         w.notes.append(pin.text())
     return w
@@ -257,3 +264,69 @@ def _roofline(store: Store) -> dict[str, tuple[float, str]]:
             pct, kind = max(pcts)
             out[k.name] = (pct / 100, kind)
     return out
+
+
+class CaptureReplay:
+    """One capture's replay, shared by every lever set predicted on it: its steps and
+    dependency graph are built once, its unchanged replay (the self-check every prediction is
+    compared with) and the delays that pin it computed once (the recap's findings and
+    `crossview whatif` both predict through it; issue 38). Graph, steps and baseline are
+    read-only to callers: a prediction replays a copy."""
+
+    def __init__(self, store: Store, artifact_id: int) -> None:
+        self.store = store
+        self.artifact_id = artifact_id
+        self._base: Baseline | None = None
+        self._base_paths = False
+        self._pinned: tuple[Pinned | None] | None = None
+
+    @cached_property
+    def _windows(self) -> tuple[str, list[Step], dict[str, str]]:
+        return windows(self.store, self.artifact_id)
+
+    @property
+    def steps_from(self) -> str:
+        """How the steps were found (the recap's steps table's phrase)."""
+        return self._windows[0]
+
+    @property
+    def steps(self) -> list[Step]:
+        return self._windows[1]
+
+    @property
+    def unsteady(self) -> dict[str, str]:
+        """Step name → why it is not steady state (warm-up, outlier, …)."""
+        return self._windows[2]
+
+    @cached_property
+    def graph(self) -> Graph:
+        return graph_mod.build(self.store, self.artifact_id, marks(self.steps))
+
+    def baseline(self, paths: bool = True) -> Baseline:
+        """The unchanged replay; `paths`: with each step's critical path (walked on the kept
+        replay when a first call did without)."""
+        if self._base is None:
+            self._base, self._base_paths = baseline(self.graph, self.steps, paths), paths
+        elif paths and not self._base_paths and self._base.timing is not None:
+            walked = measure(self.graph, self._base.timing, self.steps, True)
+            self._base = Baseline(walked, self._base.moved, self._base.max_error,
+                                  self._base.timing)
+            self._base_paths = True
+        return self._base
+
+    def pinned(self) -> Pinned | None:
+        """The unchanged replay's median steady step's unexplained launch → start delays."""
+        if self._pinned is None:
+            self._pinned = (pinned_of(self.graph, self.baseline(self._base_paths), self.steps,
+                                      self.unsteady),)
+        return self._pinned[0]
+
+    def predict(self, specs: list[lever_mod.LeverSpec], capture: str = "",
+                roofline: dict[str, tuple[float, str]] | None = None,
+                paths: bool = True, base_paths: bool = True) -> WhatIf:
+        """The levers applied to a copy of the graph, replayed against the baseline (walked
+        with critical paths when `base_paths`); `unsteady` set from the steps."""
+        w = predict(self.graph, self.steps, self.steps_from, specs, capture, roofline,
+                    base=self.baseline(base_paths), paths=paths)
+        w.unsteady = self.unsteady
+        return w
