@@ -29,7 +29,7 @@ def whatif(
     from crossview.replay.whatif import run
 
     try:
-        result = run(capture, lever or [])
+        result = run(capture, lever or [], ranges=True)
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
