@@ -11,8 +11,13 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crossview.errors import InputError
+from crossview.experiments.comparable import drivers, gpu_names
+
+if TYPE_CHECKING:
+    from crossview.analysis import Analysis
 
 CAPTURE_KINDS = ("kineto", "nsys", "nsys-rep")
 METRICS = ("median_step_ms", "kernel_time_per_step_ms", "gpu_busy_per_step_ms")
@@ -65,19 +70,12 @@ def load(name: str, paths: list[Path]) -> Trials:
     return arm
 
 
-def _context(r: object) -> dict[str, object]:
-    from crossview.analysis import Analysis
-
-    assert isinstance(r, Analysis) and r.views is not None
-    con = r.views.store
-    gpus = sorted({str(n) for n, in con.sql(
-        "SELECT DISTINCT d.name FROM devices d WHERE d.name IS NOT NULL AND d.device IN"
-        " (SELECT DISTINCT device FROM gpu_ops)").fetchall()})
-    drivers = sorted({str(v) for v, in con.sql(
-        "SELECT DISTINCT driver_cuda FROM artifacts WHERE driver_cuda IS NOT NULL").fetchall()})
+def _context(r: Analysis) -> dict[str, object]:
+    """The GPU model and driver the capture records (experiments/comparable.py)."""
+    gpus, drv = sorted(gpu_names(r)), sorted(drivers(r))
     ctx: dict[str, object] = {}
     if gpus:
         ctx["gpu"] = "/".join(gpus)
-    if drivers:
-        ctx["driver_cuda"] = "/".join(drivers)
+    if drv:
+        ctx["driver_cuda"] = "/".join(drv)
     return ctx

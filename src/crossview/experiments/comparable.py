@@ -68,6 +68,16 @@ def _values(r: Analysis, sql: str) -> set[str]:
     return {str(v) for v, in r.views.store.sql(sql).fetchall()}
 
 
+def gpu_names(r: Analysis) -> set[str]:
+    """The names of the GPUs that ran the capture's kernels."""
+    return _values(r, _GPUS)
+
+
+def drivers(r: Analysis) -> set[str]:
+    """The CUDA versions the capture's drivers support (1000 × major + 10 × minor)."""
+    return _values(r, _DRIVER)
+
+
 def _set_check(what: str, a: set[str], b: set[str], fmt: Any = str) -> Check:
     if not a or not b:
         return Check(what, UNKNOWN, ", ".join(sorted(map(fmt, a))) or "not recorded",
@@ -104,9 +114,8 @@ def assess(a: Analysis, b: Analysis, ka: dict[Key, tuple[int, int]],
            kb: dict[Key, tuple[int, int]]) -> Comparability:
     """The checks; `ka`/`kb`: (count, time) per kernel identity (drift.kernels_by_identity)."""
     cfg = rules()
-    checks = [_set_check("GPU model", _values(a, _GPUS), _values(b, _GPUS)),
-              _set_check("driver (CUDA version it supports)", _values(a, _DRIVER),
-                         _values(b, _DRIVER), _cuda),
+    checks = [_set_check("GPU model", gpu_names(a), gpu_names(b)),
+              _set_check("driver (CUDA version it supports)", drivers(a), drivers(b), _cuda),
               Check("CUDA runtime / framework versions", UNKNOWN, "not recorded",
                     "not recorded", "the store keeps no runtime or framework version: compare "
                     "the environments by hand")]
