@@ -15,9 +15,12 @@ def _signed(ns: float) -> str:
     return ("+" if ns > 0 else "") + duration(ns) if ns else "0 ns"
 
 
-def _cell(text: str, width: int = 70) -> str:
+def _cell(text: str, width: int = 70, head: bool = False) -> str:
+    """Escaped for a table; a long text keeps its end (a frame's function), or its head."""
     text = text.replace("|", "\\|")
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    if len(text) <= width:
+        return text
+    return text[:width - 1] + "…" if head else "…" + text[-(width - 1):]
 
 
 def summary(lines: list[str]) -> list[str]:
@@ -88,7 +91,7 @@ def ops(m: OpMatch, top: int) -> list[str]:
         return out + ["No host op changed its time per step.", ""]
     out += ["| op | shapes | matched by | A calls | A time | B calls | B time | Δ time |",
             "|---|---|---|---|---|---|---|---|"]
-    out += [f"| `{_cell(r.op, 60)}` | {_cell(r.shapes, 30) or '—'} | {r.matched_by} | "
+    out += [f"| `{_cell(r.op, 60)}` | {_cell(r.shapes, 30, head=True) or '—'} | {r.matched_by} | "
             f"{r.a_calls:,.1f} | {duration(r.a_ns)} | {r.b_calls:,.1f} | {duration(r.b_ns)} | "
             f"{_signed(r.delta_ns)} |" for r in shown]
     return out + [""]
