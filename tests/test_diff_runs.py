@@ -307,6 +307,35 @@ def test_ab_takes_three_captures_per_arm(tmp_path: Path) -> None:
     assert mixed.returncode == 2 and len(mixed.stderr.strip().splitlines()) == 1
 
 
+def test_capture_trials_in_a_bundle_reach_a_verdict_with_the_prediction(tmp_path: Path
+                                                                         ) -> None:
+    """bundle.yaml (as `crossview capture` writes it) gives the captures their node and model;
+    the ledger row's predicted −20% step sits beside the measured change and its error (the
+    variant's kernels run 1.3× longer: scaled_pair can only delay GPU work, so the measured
+    change is a loss)."""
+    (tmp_path / "bundle.yaml").write_text(
+        "context:\n  model: m\n  gpu: MI300X\n  hostname: node1\n  gpu_uuids: GPU-aa\n")
+    arms = {}
+    for arm, factors in (("base", (0.99, 1.0, 1.01)), ("var", (1.29, 1.3, 1.31))):
+        (tmp_path / arm).mkdir()
+        arms[arm] = [scaled_pair.write(MI300X, tmp_path / arm / f"t{i}.json.gz", f,
+                                       readdress=False) for i, f in enumerate(factors)]
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(json.dumps({"context": {"model": "m", "gpu": "MI300X"}, "levers": [
+        {"id": "finding:x", "subject": {"target": "step"}, "confidence": "DRAFT",
+         "window_share": {"value": 20.0, "unit": "%"}}]}))
+    proc = run_cli("ab", "--baseline", *arms["base"], "--variant", *arms["var"], "--ledger",
+                   ledger, "--lever", "finding:x", **ENV)
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(ledger.read_text())["levers"][0]
+    assert row["confidence"] == "VERDICT", row["ab"]["failed_gates"]
+    ab = row["ab"]
+    assert ab["verdict"] == "loss" and ab["measured"]["metric"] == "median_step_ms"
+    assert ab["predicted"]["delta_pct"] == -20.0
+    assert ab["prediction_error_pct_points"] == pytest.approx(
+        ab["measured"]["delta_pct"] + 20.0)
+
+
 # -- ranges and the MCP tool -----------------------------------------------------------------
 
 def test_a_given_parameter_is_no_unknown() -> None:

@@ -3,8 +3,9 @@
 trials. Each capture is one trial; its values are medians over its steady steps (the time
 account's steps, views/device/steps.py): `median_step_ms` (the step wall; the `step` target of
 knowledge/ab_gates.yaml), `kernel_time_per_step_ms` and `gpu_busy_per_step_ms`. Its Context:
-the GPU model and the driver's CUDA version the capture records (the node gate still needs
-the hostname and GPU UUIDs: `--node` / `--gpu-uuid`)."""
+the bundle.yaml Context above it (`crossview capture` records the model, hostname and GPU
+UUIDs there) with the GPU model and the driver's CUDA version the capture records; a bare
+trace records no hostname or UUIDs (the node gate then needs `--node` / `--gpu-uuid`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crossview.errors import InputError
+from crossview.experiments.bundle_context import near_bundle
 from crossview.experiments.comparable import drivers, gpu_names
 
 if TYPE_CHECKING:
@@ -66,14 +68,15 @@ def load(name: str, paths: list[Path]) -> Trials:
         }
         arm.trial_ids.append((str(p), i))
         arm.trials.append({m: float(v) for m, v in values.items()})
-        arm.contexts.append(_context(r))
+        arm.contexts.append(_context(r, p))
     return arm
 
 
-def _context(r: Analysis) -> dict[str, object]:
-    """The GPU model and driver the capture records (experiments/comparable.py)."""
+def _context(r: Analysis, path: Path) -> dict[str, object]:
+    """The Context of the bundle.yaml above the capture (`crossview capture` records model,
+    hostname, GPU UUIDs there), with the GPU model and driver the capture itself records."""
     gpus, drv = sorted(gpu_names(r)), sorted(drivers(r))
-    ctx: dict[str, object] = {}
+    ctx: dict[str, object] = dict(near_bundle(str(path)))
     if gpus:
         ctx["gpu"] = "/".join(gpus)
     if drv:
