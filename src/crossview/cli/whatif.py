@@ -29,7 +29,7 @@ def whatif(
     from crossview.replay.whatif import run
 
     try:
-        result = run(capture, lever or [], cache=capture_cache())
+        result = run(capture, lever or [], cache=capture_cache(), ranges=True)
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None

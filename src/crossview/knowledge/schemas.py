@@ -435,6 +435,48 @@ class OpRoofline(Rec):
     attention_chain_min_share: Num
 
 
+# --- diff.yaml ----------------------------------------------------------------------------
+class DiffDrift(Rec):
+    min_coverage: Num
+    min_shift: Num
+    max_spread_ratio: Num
+    kernel_tolerance: Num
+    counters: list[str]
+    causes: dict[str, str]
+    fix: str
+
+
+class DiffNoise(Rec):
+    min_steady_steps: int
+
+
+class DiffComparable(Rec):
+    min_shared_kernel_share: Num
+    same_within_share: Num
+
+
+class DiffRegression(Rec):
+    metrics: list[str]
+
+
+class DiffRules(Rec):
+    drift: DiffDrift
+    noise: DiffNoise
+    comparable: DiffComparable
+    regression: DiffRegression
+
+
+# --- identity.yaml ------------------------------------------------------------------------
+class IdentityRule(Rec):
+    id: str
+    match: str
+    replace: str
+
+
+class Identity(Rec):
+    frame_rules: list[IdentityRule]
+
+
 # --- replay.yaml --------------------------------------------------------------------------
 class ReplayGraph(Rec):
     queued_gap_max_ns: int
@@ -644,6 +686,7 @@ SCHEMAS: dict[str, type] = {
     "collectives.yaml": Collectives,
     "comm_bandwidth.yaml": CommBandwidth,
     "context_files.yaml": ContextFiles,
+    "diff.yaml": DiffRules,
     "engine_flags.yaml": EngineFlags,
     "evidence_tables.yaml": dict[str, list[EvidenceRule]],
     "finding_relations.yaml": dict[str, Relation],
@@ -653,6 +696,7 @@ SCHEMAS: dict[str, type] = {
     "gpu_processes.yaml": GpuProcesses,
     "gpu_metrics.yaml": GpuMetrics,
     "host_metrics.yaml": HostMetrics,
+    "identity.yaml": Identity,
     "hw_names.yaml": HwNames,
     "input_limits.yaml": InputLimits,
     "kernel_families.yaml": list[KernelFamily],

@@ -31,13 +31,15 @@ class WhatIfTools:
     def whatif(self, capture: CaptureArg, lever: LeverArg = None) -> str:
         """Predict a lever's effect by replaying the capture's dependency graph (Daydream-
         style): baseline vs predicted median step time and GPU busy (ns), the self-check
-        (unchanged replay vs measured steps; no prediction when it fails) and what bounds the
-        predicted step (critical path by cause). Refused with one line on a capture with no
+        (unchanged replay vs measured steps; no prediction when it fails), the prediction's
+        range (the levers replayed at the bounds of what they cannot know) and what bounds
+        the predicted step (critical path by cause). Refused with one line on a capture with no
         timeline or no host side."""
         from crossview.replay.whatif import run
 
         paths = self.cache.roots.check_all(capture)
         try:
-            return dumps(run(paths, lever or [], cache=self.cache.persistent).to_dict())
+            return dumps(run(paths, lever or [], cache=self.cache.persistent,
+                             ranges=True).to_dict())
         except CrossviewError as e:
             raise Refused(str(e)) from None

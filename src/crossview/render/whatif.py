@@ -36,6 +36,11 @@ def render(w: WhatIf) -> str:
             f"{name} ({why})" for name, why in w.unsteady.items()))
     lines.append(f"step time (median of {steady}): measured {_ms(meas)} → predicted "
                  f"{_ms(pred)} ({sign}{_ms(abs(delta))}{pct})")
+    rng = w.range_ns()
+    if rng is not None and w.unknowns:
+        lines.append(f"range of the prediction: {_ms(rng[0])} … {_ms(rng[1])}, the levers "
+                     "replayed at the bounds of what they cannot know:")
+        lines += [f"  {u}" for u in w.unknowns]
     bb, pb = m["baseline_gpu_busy_ns"], m["predicted_gpu_busy_ns"]
     head = "GPU busy per step (median; kernels, copies and memsets)"
     lines.append(f"{head}: {_ms(bb)} ({bb / meas:.1%} of the step) → "

@@ -11,6 +11,7 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from crossview.errors import InputError
+from crossview.replay import bounds as bounds_mod
 from crossview.replay import graph as graph_mod
 from crossview.replay import levers as lever_mod
 from crossview.replay.gc_pause import paused
@@ -39,6 +40,10 @@ class WhatIf:
     nodes: int = 0  # graph nodes
     nodes_moved: int = 0  # non-wait nodes whose unchanged replay differs from the capture
     unsteady: dict[str, str] = field(default_factory=dict)  # step → why not steady state
+    # the prediction replayed at the bounds of what the levers cannot know (replay/bounds.py):
+    # per bound its predicted steps; None when not computed
+    bounds: dict[str, list[StepResult]] | None = None
+    unknowns: list[str] = field(default_factory=list)  # what those bounds stand for
 
     def _steady(self, steps: list[StepResult]) -> list[StepResult]:
         """The steady-state steps (all when every step is flagged)."""
@@ -60,6 +65,14 @@ class WhatIf:
             "predicted_gpu_busy_ns": med([s.gpu_busy_ns for s in pred]),
             "steps": float(len(base)),
         }
+
+    def range_ns(self) -> tuple[float, float] | None:
+        """(low, high) of the predicted median step over the point and its bounds."""
+        if self.bounds is None:
+            return None
+        meds = [median([s.predicted_ns for s in self._steady(p)])
+                for p in [self.predicted, *self.bounds.values()] if self._steady(p)]
+        return (float(min(meds)), float(max(meds))) if meds else None
 
     def median_step(self) -> StepResult | None:
         """The predicted step at the median (upper middle for an even count)."""
@@ -94,6 +107,10 @@ class WhatIf:
         }
         if self.selfcheck_ok:
             body["median"] = m
+            rng = self.range_ns()
+            body["range"] = None if rng is None else {
+                "predicted_low_step_ns": rng[0], "predicted_high_step_ns": rng[1],
+                "unknowns": self.unknowns}
             mid = self.median_step()
             body["critical_path"] = {"step": mid.name if mid else None,
                                      "by_cause": [{"cause": k, "ns": v}
@@ -145,7 +162,8 @@ def load(paths: list[Path], store: Store | None = None,
 
 
 def run(paths: list[Path], specs: list[str], store: Store | None = None,
-        cache: CacheSettings | None = None) -> WhatIf:
+        cache: CacheSettings | None = None, ranges: bool = False) -> WhatIf:
+    """ranges: also replay the levers at the bounds of what they cannot know (WhatIf.bounds)."""
     store, aid = load(paths, store, cache)
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
@@ -154,7 +172,11 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None,
                          "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
     cap = CaptureReplay(store, aid)
     with paused():
-        w = cap.predict([lever_mod.parse(s) for s in specs], str(path), _roofline(store))
+        parsed = [lever_mod.parse(s) for s in specs]
+        roof = _roofline(store)
+        w = cap.predict(parsed, str(path), roof)
+        if ranges and parsed and w.selfcheck_ok:
+            w.bounds, w.unknowns = bounds_mod.replay_bounds(cap.graph, cap.steps, parsed, roof)
         pin = cap.pinned()
     if pin is not None and pin.binds and w.selfcheck_ok:
         w.notes.append(pin.text())

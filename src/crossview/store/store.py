@@ -11,6 +11,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from crossview import identity
 from crossview.errors import UsageError
 from crossview.store.schema import TABLES
 
@@ -68,6 +69,7 @@ class Store:
             self.con.execute(f"SET threads={int(threads)}")
         for name, cols in TABLES.items():
             self.con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({cols})")
+        identity.register(self.con)  # frame_key(name) in SQL: frames matched across runs
         self._next_artifact = 0
         self._next_node = 0
         self._next_op = 0
