@@ -10,7 +10,14 @@ from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line, run_analysis, write_output
+from crossview.cli.app import (
+    Fmt,
+    app,
+    error_line,
+    run_analysis,
+    write_output,
+    write_stdout,
+)
 from crossview.cli.lake import lake_side
 from crossview.cli.multi_value import multi_value
 from crossview.errors import CrossviewError, UsageError
@@ -44,7 +51,7 @@ def diff(
     if output:
         write_output(output, text, [Path(x.path) for sd in sides for x in sd.artifacts])
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     if any(s.rejected for s in sides):
         raise typer.Exit(2)
 
@@ -116,7 +123,7 @@ def ab(
     if output:
         write_output(output, text, [*baseline, *variant])
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     verdicts = {m.verdict for m in res.metrics}
     if fail_on is FailOn.loss and "loss" in verdicts:
         raise typer.Exit(1)
