@@ -32,4 +32,8 @@ def whatif(
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
+    for path, why in result.rejected:  # read beside the replayed capture: said, as analyze
+        error_line(f"{path}: {'; '.join(why)}")
     write_stdout(out.render_json(result) if fmt is Fmt.json else out.render(result))
+    if result.rejected:
+        raise typer.Exit(2)

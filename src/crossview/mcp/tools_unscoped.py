@@ -23,21 +23,35 @@ class OtherTools:
     def __init__(self, cache: AnalysisCache) -> None:
         self.cache = cache
 
-    def diff(self, a: Annotated[str, Field(description="Capture A (baseline): Kineto/nsys.")],
-             b: Annotated[str, Field(description="Capture B, compared against A.")]) -> str:
+    def diff(self, a: Annotated[str | list[str], Field(
+                 description="Capture A (baseline): a Kineto/nsys file or folder, or several "
+                 "paths read together.")],
+             b: Annotated[str | list[str], Field(
+                 description="Capture B, compared against A.")]) -> str:
         """What changed from A to B: per kernel family and kernel the time/count/mean
-        deltas (ns), busy, idle and launch metrics; as `crossview diff`."""
+        deltas (ns), busy, idle and launch metrics; as `crossview diff`. Per path, as the
+        other tools: a path or file of a side that is refused is listed under `rejected`
+        (per side) and the rest of that side compared."""
         from crossview.experiments.diff import compare
 
-        sides = [self.cache.get([p], None) for p in (a, b)]
-        for p, s in zip((a, b), sides, strict=True):
-            if not s.analysis.views or not s.analysis.views.metrics.kernel_count:
-                raise Refused(f"{p}: no GPU kernels in this capture: diff needs a Kineto or "
-                              "nsys timeline")
+        sides = []
+        for label, given in (("a", a), ("b", b)):
+            paths = [given] if isinstance(given, str) else list(given)
+            try:
+                side = self.cache.get(paths, None)
+            except Refused as e:  # nothing of this side could be read: no diff to make
+                raise Refused(f"{label}: {e}") from None
+            if not side.analysis.views or not side.analysis.views.metrics.kernel_count:
+                raise Refused(f"{label}: {', '.join(paths)}: no GPU kernels in this capture: "
+                              "diff needs a Kineto or nsys timeline")
+            sides.append(side)
         first, second = sorted(sides, key=id)  # one lock order: no deadlock with `diff B A`
         with first.lock, second.lock:
             d = compare(sides[0].analysis, sides[1].analysis)
             body = d.to_dict()
+        rejected = {k: s.scope()["rejected"] for k, s in zip("ab", sides, strict=True)}
+        if any(rejected.values()):
+            body["rejected"] = rejected
         return dumps({"units": "ns", **body})  # body names the sides (`a`, `b`)
 
     def ab_compare(

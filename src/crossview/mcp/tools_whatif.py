@@ -33,11 +33,17 @@ class WhatIfTools:
         style): baseline vs predicted median step time and GPU busy (ns), the self-check
         (unchanged replay vs measured steps; no prediction when it fails) and what bounds the
         predicted step (critical path by cause). Refused with one line on a capture with no
-        timeline or no host side."""
+        timeline or no host side; a path refused, or a file rejected, beside the capture is
+        listed under `rejected` and the capture still replayed."""
         from crossview.replay.whatif import run
 
-        paths = self.cache.roots.check_all(capture)
+        # per path, as the other tools: one refused path is reported beside the replay of the
+        # rest (issue 43); every path refused refuses the call, naming each
+        _, paths, refused = self.cache.roots.check_each(capture)
         try:
-            return dumps(run(paths, lever or []).to_dict())
+            w = run(paths, lever or [])
         except CrossviewError as e:
-            raise Refused(str(e)) from None
+            raise Refused("; ".join([str(e), *(f"{p}: {why}" for p, why in refused)])
+                          ) from None
+        w.rejected = [*((p, [why]) for p, why in refused), *w.rejected]
+        return dumps(w.to_dict())

@@ -19,6 +19,7 @@ def render(w: WhatIf) -> str:
     n = len(w.baseline)
     lines = [f"whatif {inert.name(w.capture)} — levers: {', '.join(w.levers) or 'none (baseline)'}"]
     lines += [f"  {c}" for c in w.changes]
+    lines += [f"rejected {inert.name(p)}: {inert.name('; '.join(why))}" for p, why in w.rejected]
     lines.append(f"self-check: the unchanged replay reproduces the {n} measured steps "
                  f"({w.steps_from}) within {w.selfcheck_max_error:.2%} "
                  f"(limit {w.selfcheck_limit:.0%}); {w.nodes_moved:,} of {w.nodes:,} graph "

@@ -18,6 +18,7 @@ from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure, pinned
 from crossview.replay.replay import Timing, replay
 from crossview.replay.steps import Step, marks, windows
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
@@ -36,6 +37,9 @@ class WhatIf:
     nodes: int = 0  # graph nodes
     nodes_moved: int = 0  # non-wait nodes whose unchanged replay differs from the capture
     unsteady: dict[str, str] = field(default_factory=dict)  # step → why not steady state
+    # inputs read beside the replayed capture that were rejected (path, problems): said, as
+    # analyze says them, while the timeline is still replayed (issue 43)
+    rejected: list[tuple[str, list[str]]] = field(default_factory=list)
 
     def _steady(self, steps: list[StepResult]) -> list[StepResult]:
         """The steady-state steps (all when every step is flagged)."""
@@ -89,6 +93,8 @@ class WhatIf:
                       for b, p in zip(self.baseline, self.predicted, strict=True)],
             "notes": self.notes,
         }
+        if self.rejected:
+            body["rejected"] = [{"path": p, "problems": why} for p, why in self.rejected]
         if self.selfcheck_ok:
             body["median"] = m
             mid = self.median_step()
@@ -100,15 +106,16 @@ class WhatIf:
         return body
 
 
-def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
-    """Read the capture(s); the artifact with a host side and GPU ops; one-line refusals."""
+def load(paths: list[Path], store: Store | None = None
+         ) -> tuple[Store, int, list[ArtifactReport]]:
+    """Read the capture(s); the artifact with a host side and GPU ops, and the inputs beside
+    it that were rejected; one-line refusals."""
     store = store or Store()
     reports = read_all(paths, store)
     # files that are not captures (a bundle's *_cmd.txt) are skipped, as analyze skips them;
-    # a rejected or partial capture is refused: a replay of half a timeline predicts nothing
+    # a rejected or partial file beside a whole timeline is reported and the timeline
+    # replayed; a partial timeline alone is refused: a replay of half of one predicts nothing
     bad = [r for r in reports if r.status not in ("ok", "skipped")]
-    if bad:
-        raise InputError(bad[0].path, "; ".join(bad[0].problems))
     rows = store.sql(
         "SELECT a.artifact_id, a.path, a.kind, "
         "(SELECT count(*) FROM host_ops h WHERE h.artifact_id = a.artifact_id "
@@ -121,7 +128,9 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
         raise InputError(timelines[1][1], f"whatif replays one timeline at a time; "
                          f"{len(timelines)} given ({', '.join(p for _, p in timelines)})")
     if timelines:
-        return store, timelines[0][0]
+        return store, timelines[0][0], bad
+    if bad:
+        raise InputError(bad[0].path, "; ".join(bad[0].problems))
     what = ", ".join(str(p) for p in paths)
     if any(summ and not gpu for *_, gpu, summ in rows):
         raise InputError(what, "summary-only input (nsys stats CSV): no timeline to "
@@ -135,7 +144,7 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
 
 
 def run(paths: list[Path], specs: list[str], store: Store | None = None) -> WhatIf:
-    store, aid = load(paths, store)
+    store, aid, bad = load(paths, store)
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
@@ -148,6 +157,7 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
         w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
                     _roofline(store), base=base)
     w.unsteady = flagged
+    w.rejected = [(r.path, list(r.problems)) for r in bad]
     pin = pinned_of(g, base, steps, w.unsteady)
     if pin is not None and pin.binds and w.selfcheck_ok:
         w.notes.append(pin.text())
