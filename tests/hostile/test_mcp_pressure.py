@@ -65,3 +65,21 @@ def test_twelve_calls_at_once_under_a_4_gib_cap_all_answered(tmp_path: Path) -> 
         finally:
             w.close()
     assert "ExceptionGroup" not in log.read_text(errors="replace")
+
+
+def test_budget_under_a_cap_and_without(monkeypatch) -> None:
+    """The numbers pressure.py chooses: 4 GiB × 0.5 ÷ 4 calls = 512 MiB per store; no cap,
+    no limit (DuckDB's own); what the user set stays."""
+    from crossview.mcp import pressure
+
+    assert pressure.store_memory_limit(CAP) == "512MiB"
+    assert pressure.store_memory_limit(None) is None
+    for k in ("CROSSVIEW_THREADS", "CROSSVIEW_ASYNC_THREADS", "CROSSVIEW_MEMORY_LIMIT"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("CROSSVIEW_MEMORY_LIMIT", "300MB")
+    monkeypatch.setattr(pressure, "address_space_cap", lambda: CAP)
+    monkeypatch.setattr(pressure, "bound_malloc_arenas", lambda n: True)  # not this process
+    chosen = pressure.apply()
+    assert "CROSSVIEW_MEMORY_LIMIT" not in chosen  # the user's 300MB wins
+    assert chosen["CROSSVIEW_ASYNC_THREADS"] == "1"
+    assert 1 <= int(chosen["CROSSVIEW_THREADS"]) <= 4
