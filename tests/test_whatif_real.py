@@ -156,8 +156,13 @@ def test_whatif_refuses_two_timelines_and_bad_input(tmp_path: Path) -> None:
         run([mi300, h100], [])
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
+    # a rejected file beside the timeline is said, and the timeline replayed (issue 43)
+    w = run([mi300, bad], [])
+    assert [p for p, _ in w.rejected] == [str(bad)]
+    assert "not a PyTorch-profiler trace" in w.rejected[0][1][0]
+    assert w.to_dict()["rejected"][0]["path"] == str(bad)
     with pytest.raises(CrossviewError, match="bad.json: not a PyTorch-profiler trace"):
-        run([mi300, bad], [])
+        run([bad], [])  # nothing else to replay: refused, as before
 
 
 @needs_data

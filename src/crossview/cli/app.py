@@ -63,9 +63,9 @@ def warning_line(msg: str) -> None:
 def _printable(msg: str) -> str:
     """One line, whatever a file name holds: newlines, ANSI escapes and unpaired surrogates
     (non-UTF-8 names) are escaped, so a name cannot forge a line or break the encoder."""
-    if msg.isprintable():
-        return msg
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
+    from crossview.core import inert
+
+    return inert.name(msg)
 
 
 def parse_window(text: str | None) -> tuple[int, int] | None:
@@ -105,16 +105,27 @@ def emit(text: str, output: Path | None, result: Analysis) -> None:
     if output:
         write_output(output, text, [Path(a.path) for a in result.artifacts])
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     if result.rejected:
         raise typer.Exit(2)
+
+
+def write_stdout(text: str) -> None:
+    """What a command prints: no control character, ANSI sequence or bidi override from a
+    name reaches the terminal (core/inert.py; JSON stays valid, the same values)."""
+    from crossview.core import inert
+
+    sys.stdout.write(inert.text(text))
 
 
 def write_output(output: Path, data: str | bytes, inputs: list[Path]) -> None:
     """-o: never onto an input (one error line), says when it overwrites, and is marked so a
     later folder walk does not read it back as a capture (sources/outputs.py)."""
+    from crossview.core import inert
     from crossview.sources import outputs
 
+    if isinstance(data, str):  # a recap, JSON, HTML, folded stacks: as on the terminal
+        data = inert.text(data)
     try:
         outputs.write(output, data, inputs, quiet=OPTIONS.quiet)
     except UsageError as e:

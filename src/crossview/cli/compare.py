@@ -18,6 +18,7 @@ from crossview.cli.app import (
     run_analysis,
     warning_line,
     write_output,
+    write_stdout,
 )
 from crossview.cli.lake import lake_side
 from crossview.cli.multi_value import multi_value
@@ -102,7 +103,7 @@ def diff(
     if output:
         write_output(output, text, [Path(x.path) for sd in sides for x in sd.artifacts])
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     if any(s.rejected for s in sides):
         raise typer.Exit(2)
     if d.gate is not None and d.gate.verdict == "undecided":
@@ -196,7 +197,7 @@ def ab(
     if output:
         write_output(output, text, [*baseline, *variant])
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     verdicts = {m.verdict for m in res.metrics}
     if fail_on is FailOn.loss and "loss" in verdicts:
         raise typer.Exit(1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -11,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, check_memory, error_line
+from crossview.cli.app import Fmt, app, check_memory, error_line, write_stdout
+from crossview.core.inert import name as show
 from crossview.errors import CrossviewError, UsageError
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def ingest(
         error_line(f"{r.path}: {'; '.join(r.problems)}")
     workers_rss = {str(r.pid): r.peak_rss_kib for r in s.results}
     if fmt is Fmt.json:
-        sys.stdout.write(json.dumps({
+        write_stdout(json.dumps({
             "lake": s.lake, "wall_s": round(wall, 3),
             "added": [asdict(e) for e in s.added],
             "skipped": [asdict(k) for k in s.skipped],
@@ -101,15 +101,18 @@ def ingest(
             "worker_peak_rss_kib": workers_rss,
         }, indent=2) + "\n")
     else:
+        lines = []
         for a in s.added:
             rows = ", ".join(f"{t} {n:,}" for t, n in a.rows.items())
-            print(f"added {a.path} ({a.kind}, artifact {a.artifact_id}, "
-                  f"campaign={a.campaign} run={a.run}): rows {rows}")
+            lines.append(f"added {show(a.path)} ({a.kind}, artifact {a.artifact_id}, "
+                         f"campaign={a.campaign} run={a.run}): rows {rows}")
         for k in s.skipped:
-            print(f"skipped {k.path}: {k.reason} (sha256 {k.sha256[:12]}…)")
+            lines.append(f"skipped {show(k.path)}: {k.reason} (sha256 {k.sha256[:12]}…)")
         peak = max(workers_rss.values(), default=0) / 1024
-        print(f"{len(s.added)} added, {len(s.skipped)} skipped (already there), "
-              f"{len(s.rejected)} rejected into {s.lake} in {wall:.2f} s wall "
-              f"({len(workers_rss)} worker process(es), peak RSS {peak:.0f} MiB per worker)")
+        lines.append(f"{len(s.added)} added, {len(s.skipped)} skipped (already there), "
+                     f"{len(s.rejected)} rejected into {show(s.lake)} in {wall:.2f} s wall "
+                     f"({len(workers_rss)} worker process(es), peak RSS {peak:.0f} MiB per "
+                     "worker)")
+        write_stdout("\n".join(lines) + "\n")
     if s.rejected:
         raise typer.Exit(2)

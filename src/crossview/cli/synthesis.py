@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line
+from crossview.cli.app import Fmt, app, error_line, write_stdout
 from crossview.errors import CrossviewError
 from crossview.schema import versioned
 
@@ -28,7 +28,7 @@ def inventory(
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    sys.stdout.write(json.dumps(versioned(inv.to_dict()), indent=2) + "\n" if fmt == Fmt.json
+    write_stdout(json.dumps(versioned(inv.to_dict()), indent=2) + "\n" if fmt == Fmt.json
                      else inventory_md.render(inv))
     for entry in inv.entries:
         for p in entry.problems:
@@ -54,7 +54,7 @@ def synthesize(
         raise typer.Exit(2) from None
     md = synthesis_md.render(syn)
     md_path, js_path = syn.save(md)
-    sys.stdout.write(json.dumps(versioned(syn.to_dict()), indent=2) + "\n"
+    write_stdout(json.dumps(versioned(syn.to_dict()), indent=2) + "\n"
                      if fmt == Fmt.json else md)
     print(f"crossview: wrote {md_path} and {js_path}", file=sys.stderr)
     for entry in syn.inv.entries:

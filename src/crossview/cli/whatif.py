@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, capture_cache, error_line
+from crossview.cli.app import Fmt, app, capture_cache, error_line, write_stdout
 from crossview.errors import CrossviewError
 
 
@@ -33,4 +32,8 @@ def whatif(
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    sys.stdout.write(out.render_json(result) if fmt is Fmt.json else out.render(result))
+    for path, why in result.rejected:  # read beside the replayed capture: said, as analyze
+        error_line(f"{path}: {'; '.join(why)}")
+    write_stdout(out.render_json(result) if fmt is Fmt.json else out.render(result))
+    if result.rejected:
+        raise typer.Exit(2)

@@ -71,16 +71,19 @@ class LeverCheck:
             "notes": self.notes}
 
 
-def check(before: Path, after: Path, specs: list[str]) -> LeverCheck:
-    """Replay BEFORE with the levers (and their bounds) and AFTER unchanged."""
-    pred = whatif.run([before], specs, ranges=True)
-    meas = whatif.run([after], [])
+def check(before: Path | list[Path], after: Path | list[Path], specs: list[str]
+          ) -> LeverCheck:
+    """Replay BEFORE with the levers (and their bounds) and AFTER unchanged (a side: one
+    capture, or the paths that hold it)."""
+    before, after = ([p] if isinstance(p, Path) else list(p) for p in (before, after))
+    pred = whatif.run(before, specs, ranges=True)
+    meas = whatif.run(after, [])
     m = meas.medians()
     rng = pred.range_ns() if pred.selfcheck_ok else None
     steps = [s.measured_ns for s in meas.baseline]
     held = meas.bound_by() if meas.selfcheck_ok else []
     out = LeverCheck(
-        pred.levers, str(before), str(after), pred.changes,
+        pred.levers, ", ".join(map(str, before)), ", ".join(map(str, after)), pred.changes,
         pred.medians()["predicted_step_ns"] if pred.selfcheck_ok else None,
         rng[0] if rng else None, rng[1] if rng else None, pred.unknowns,
         pred.medians()["measured_step_ns"], m["measured_step_ns"],

@@ -643,6 +643,10 @@ class InputLimits(Rec):
     error_quote_chars: int
     mcp_max_message_bytes: int
     mcp_max_error_chars: int
+    mcp_store_threads: int
+    mcp_store_async_threads: int
+    mcp_malloc_arenas: int
+    mcp_store_memory_share: Num
     python_recursion_limit: int
     max_yaml_nodes: int
     max_compression_ratio: Num

@@ -23,8 +23,11 @@ class OtherTools:
     def __init__(self, cache: AnalysisCache) -> None:
         self.cache = cache
 
-    def diff(self, a: Annotated[str, Field(description="Capture A (baseline): Kineto/nsys.")],
-             b: Annotated[str, Field(description="Capture B, compared against A.")],
+    def diff(self, a: Annotated[str | list[str], Field(
+                 description="Capture A (baseline): a Kineto/nsys file or folder, or several "
+                 "paths read together.")],
+             b: Annotated[str | list[str], Field(
+                 description="Capture B, compared against A.")],
              lever: Annotated[list[str] | None, Field(
                  description="Check the replay's prediction: levers NAME[=PARAM] applied to A "
                  "(as whatif) beside B's measured median step, with the error and range.")]
@@ -39,17 +42,24 @@ class OtherTools:
         factor on the same kernels), step-to-step noise (unknown with < 2 steady steps),
         per-step causes, host ops matched by stack/name/shapes, kernel family and kernel
         deltas (ns); `lever` adds the prediction checked against B, `fail_on_regression` the
-        gate's verdict and why."""
+        gate's verdict and why. Per path, as the other tools: a path or file of a side that
+        is refused is listed under `rejected` (per side) and the rest of that side compared."""
         from crossview.experiments import lever_check, regression
         from crossview.experiments.diff import attach, compare
 
-        sides = [self.cache.get([p], None) for p in (a, b)]
-        for p, s in zip((a, b), sides, strict=True):
-            with s.lock:  # views are computed on first use, on the entry's connection
-                kernels = bool(s.analysis.views and s.analysis.views.metrics.kernel_count)
+        sides = []
+        for label, given in (("a", a), ("b", b)):
+            paths = [given] if isinstance(given, str) else list(given)
+            try:
+                side = self.cache.get(paths, None)
+            except Refused as e:  # nothing of this side could be read: no diff to make
+                raise Refused(f"{label}: {e}") from None
+            with side.lock:  # views are computed on first use, on the entry's connection
+                kernels = bool(side.analysis.views and side.analysis.views.metrics.kernel_count)
             if not kernels:
-                raise Refused(f"{p}: no GPU kernels in this capture: diff needs a Kineto or "
-                              "nsys timeline")
+                raise Refused(f"{label}: {', '.join(paths)}: no GPU kernels in this capture: "
+                              "diff needs a Kineto or nsys timeline")
+            sides.append(side)
         first, second = sorted(sides, key=id)  # one lock order: no deadlock with `diff B A`
         try:
             with first.lock, second.lock:
@@ -59,12 +69,16 @@ class OtherTools:
                         if fail_on_regression is not None else None)
             check = None
             if lever:
-                paths = [self.cache.roots.check(p) for p in (a, b)]
-                check = lever_check.check(paths[0], paths[1], list(lever))
+                check = lever_check.check(list(sides[0].paths), list(sides[1].paths),
+                                          list(lever))
             attach(d, check, gate)
+            body = d.to_dict()
         except CrossviewError as e:
             raise Refused(str(e)) from None
-        return dumps({"units": "ns", **d.to_dict()})  # body names the sides (`a`, `b`)
+        rejected = {k: s.scope()["rejected"] for k, s in zip("ab", sides, strict=True)}
+        if any(rejected.values()):
+            body["rejected"] = rejected
+        return dumps({"units": "ns", **body})  # body names the sides (`a`, `b`)
 
     def ab_compare(
         self,

@@ -34,12 +34,17 @@ class WhatIfTools:
         (unchanged replay vs measured steps; no prediction when it fails), the prediction's
         range (the levers replayed at the bounds of what they cannot know) and what bounds
         the predicted step (critical path by cause). Refused with one line on a capture with no
-        timeline or no host side."""
+        timeline or no host side; a path refused, or a file rejected, beside the capture is
+        listed under `rejected` and the capture still replayed."""
         from crossview.replay.whatif import run
 
-        paths = self.cache.roots.check_all(capture)
+        # per path, as the other tools: one refused path is reported beside the replay of the
+        # rest (issue 43); every path refused refuses the call, naming each
+        _, paths, refused = self.cache.roots.check_each(capture)
         try:
-            return dumps(run(paths, lever or [], cache=self.cache.persistent,
-                             ranges=True).to_dict())
+            w = run(paths, lever or [], cache=self.cache.persistent, ranges=True)
         except CrossviewError as e:
-            raise Refused(str(e)) from None
+            raise Refused("; ".join([str(e), *(f"{p}: {why}" for p, why in refused)])
+                          ) from None
+        w.rejected = [*((p, [why]) for p, why in refused), *w.rejected]
+        return dumps(w.to_dict())

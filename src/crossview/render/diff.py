@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import msgspec
 
+from crossview.core import inert
 from crossview.experiments.account_diff import AccountDiff
 from crossview.experiments.diff import OPS_SHOWN, Change, Diff, Row
 from crossview.render import diff_lead
+from crossview.render.md_text import code
 from crossview.schema import versioned
 from crossview.units import duration
 
@@ -42,7 +44,7 @@ def _delta(c: Change) -> str:
 
 
 def _cell(text: str) -> str:
-    text = text.replace("|", "\\|")
+    text = inert.name(text).replace("|", "\\|")  # a name is data: one line
     return text if len(text) <= 70 else text[:67] + "…"
 
 
@@ -115,8 +117,8 @@ def _account(a: AccountDiff) -> list[str]:
 
 def render(d: Diff) -> str:
     out = ["# crossview diff", "",
-           "A: " + ", ".join(f"`{p}`" for p in d.a_paths),
-           "B: " + ", ".join(f"`{p}`" for p in d.b_paths), "",
+           "A: " + ", ".join(code(p) for p in d.a_paths),
+           "B: " + ", ".join(code(p) for p in d.b_paths), "",
            "Evidence: each side's `gpu_ops` kernel rows and its whole-capture metrics "
            "(busy = union of kernel intervals, idle = its gaps by HTA's rule). Δ = B − A; "
            "share of Δ = a row's Δ over the net change of kernel time "

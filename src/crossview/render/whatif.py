@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from crossview.core import inert
 from crossview.replay.whatif import WhatIf
 
 PATH_LINES = 4  # causes shown under "now bounded by"
@@ -16,8 +17,9 @@ def _ms(ns: float) -> str:
 def render(w: WhatIf) -> str:
     m = w.medians()
     n = len(w.baseline)
-    lines = [f"whatif {w.capture} — levers: {', '.join(w.levers) or 'none (baseline)'}"]
+    lines = [f"whatif {inert.name(w.capture)} — levers: {', '.join(w.levers) or 'none (baseline)'}"]
     lines += [f"  {c}" for c in w.changes]
+    lines += [f"rejected {inert.name(p)}: {inert.name('; '.join(why))}" for p, why in w.rejected]
     lines.append(f"self-check: the unchanged replay reproduces the {n} measured steps "
                  f"({w.steps_from}) within {w.selfcheck_max_error:.2%} "
                  f"(limit {w.selfcheck_limit:.0%}); {w.nodes_moved:,} of {w.nodes:,} graph "

@@ -20,6 +20,7 @@ from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure, pinned
 from crossview.replay.replay import Timing, replay
 from crossview.replay.steps import Step, marks, windows
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
@@ -44,6 +45,9 @@ class WhatIf:
     # per bound its predicted steps; None when not computed
     bounds: dict[str, list[StepResult]] | None = None
     unknowns: list[str] = field(default_factory=list)  # what those bounds stand for
+    # inputs read beside the replayed capture that were rejected (path, problems): said, as
+    # analyze says them, while the timeline is still replayed (issue 43)
+    rejected: list[tuple[str, list[str]]] = field(default_factory=list)
 
     def _steady(self, steps: list[StepResult]) -> list[StepResult]:
         """The steady-state steps (all when every step is flagged)."""
@@ -105,6 +109,8 @@ class WhatIf:
                       for b, p in zip(self.baseline, self.predicted, strict=True)],
             "notes": self.notes,
         }
+        if self.rejected:
+            body["rejected"] = [{"path": p, "problems": why} for p, why in self.rejected]
         if self.selfcheck_ok:
             body["median"] = m
             rng = self.range_ns()
@@ -120,10 +126,10 @@ class WhatIf:
         return body
 
 
-def load(paths: list[Path], store: Store | None = None,
-         cache: CacheSettings | None = None) -> tuple[Store, int]:
+def load(paths: list[Path], store: Store | None = None, cache: CacheSettings | None = None
+         ) -> tuple[Store, int, list[ArtifactReport]]:
     """Read the capture(s) (through the capture cache when given); the artifact with a host
-    side and GPU ops; one-line refusals."""
+    side and GPU ops, and the inputs beside it that were rejected; one-line refusals."""
     store = store or Store()
     if cache is None:
         reports = read_all(paths, store)
@@ -132,10 +138,9 @@ def load(paths: list[Path], store: Store | None = None,
 
         reports = read_inputs(paths, store, cache).reports
     # files that are not captures (a bundle's *_cmd.txt) are skipped, as analyze skips them;
-    # a rejected or partial capture is refused: a replay of half a timeline predicts nothing
+    # a rejected or partial file beside a whole timeline is reported and the timeline
+    # replayed; a partial timeline alone is refused: a replay of half of one predicts nothing
     bad = [r for r in reports if r.status not in ("ok", "skipped")]
-    if bad:
-        raise InputError(bad[0].path, "; ".join(bad[0].problems))
     rows = store.sql(
         "SELECT a.artifact_id, a.path, a.kind, "
         "(SELECT count(*) FROM host_ops h WHERE h.artifact_id = a.artifact_id "
@@ -148,7 +153,9 @@ def load(paths: list[Path], store: Store | None = None,
         raise InputError(timelines[1][1], f"whatif replays one timeline at a time; "
                          f"{len(timelines)} given ({', '.join(p for _, p in timelines)})")
     if timelines:
-        return store, timelines[0][0]
+        return store, timelines[0][0], bad
+    if bad:
+        raise InputError(bad[0].path, "; ".join(bad[0].problems))
     what = ", ".join(str(p) for p in paths)
     if any(summ and not gpu for *_, gpu, summ in rows):
         raise InputError(what, "summary-only input (nsys stats CSV): no timeline to "
@@ -164,7 +171,7 @@ def load(paths: list[Path], store: Store | None = None,
 def run(paths: list[Path], specs: list[str], store: Store | None = None,
         cache: CacheSettings | None = None, ranges: bool = False) -> WhatIf:
     """ranges: also replay the levers at the bounds of what they cannot know (WhatIf.bounds)."""
-    store, aid = load(paths, store, cache)
+    store, aid, bad = load(paths, store, cache)
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
@@ -178,6 +185,7 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None,
         if ranges and parsed and w.selfcheck_ok:
             w.bounds, w.unknowns = bounds_mod.replay_bounds(cap.graph, cap.steps, parsed, roof)
         pin = cap.pinned()
+    w.rejected = [(r.path, list(r.problems)) for r in bad]
     if pin is not None and pin.binds and w.selfcheck_ok:
         w.notes.append(pin.text())
     return w

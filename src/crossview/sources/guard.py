@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from crossview.core import inert
 from crossview.errors import InputError
 from crossview.knowledge.loader import load_yaml
 
@@ -117,10 +118,7 @@ def too_deep(path: Path | str, what: str = "JSON") -> InputError:
 
 def show(path: Path | str) -> str:
     """A path as it may appear in one error line: control characters escaped."""
-    s = str(path)
-    if s.isprintable():
-        return s
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    return inert.name(path)
 
 
 def quote(value: object, n: int | None = None) -> str:

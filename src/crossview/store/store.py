@@ -43,7 +43,14 @@ class Store:
         GROUP BY name scans dictionary vectors: the MCP server's stores, queried many times
         after one read, and any large nsys export (5 M kernels: peak 5.0 → 3.9 GB, same
         JSON). Default on; CROSSVIEW_STORE_COMPRESS=0 turns it off."""
-        self.con = duckdb.connect(str(path) if path else ":memory:")
+        # threads at connect: a database started with DuckDB's defaults starts a worker per
+        # core and 8 async I/O threads at once, before a SET could lower them (issue 43)
+        threads = threads or default_threads()
+        config: dict[str, Any] = {"threads": int(threads)} if threads else {}
+        io_threads = default_async_threads()
+        if io_threads is not None:
+            config["async_threads"] = io_threads
+        self.con = duckdb.connect(str(path) if path else ":memory:", config=config)
         if compress is None:
             compress = os.environ.get("CROSSVIEW_STORE_COMPRESS", "1") != "0"
         self._compressed = bool(compress and not path)
@@ -64,9 +71,6 @@ class Store:
             except duckdb.Error as e:
                 origin = "memory_limit" if memory_limit else "CROSSVIEW_MEMORY_LIMIT"
                 raise UsageError(f"{origin}={limit!r}: {e}") from None
-        threads = threads or default_threads()
-        if threads:
-            self.con.execute(f"SET threads={int(threads)}")
         for name, cols in TABLES.items():
             self.con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({cols})")
         identity.register(self.con)  # frame_key(name) in SQL: frames matched across runs
@@ -222,6 +226,20 @@ def default_threads() -> int | None:
     except (AttributeError, OSError):  # not Linux
         return None
     return allowed if allowed < (os.cpu_count() or allowed) else None
+
+
+def default_async_threads() -> int | None:
+    """DuckDB's async I/O threads (Parquet, CSV reads) per store: CROSSVIEW_ASYNC_THREADS
+    (the MCP server sets it: mcp/pressure.py); None = DuckDB's own default (8)."""
+    env = os.environ.get("CROSSVIEW_ASYNC_THREADS")
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        raise UsageError(f"CROSSVIEW_ASYNC_THREADS={env!r}: give a whole number of threads"
+                         ) from None
+    return max(n, 0)
 
 
 def _quote(text: str) -> str:
