@@ -98,7 +98,12 @@ def analyze_store(
 
     # re-ranked: a replay that refutes a finding's share demotes it (replay/findings.py);
     # then each finding whose time lies inside another's says so (detectors/related.py)
-    found = rank(annotate(store, run_all(views)), views.limits)
+    found = annotate(store, run_all(views))
+    if views.ranks is not None:  # the ranks of one job replayed together (replay/rank_findings)
+        from crossview.replay.rank_findings import annotate as annotate_ranks
+
+        found = annotate_ranks(views, found)
+    found = rank(found, views.limits)
     return Analysis(reports, views, related.apply(found))
 
 

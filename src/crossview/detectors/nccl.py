@@ -70,7 +70,8 @@ def detect(v: Views) -> list[Finding]:
         observation=obs + (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}; time account): "
                            + "; ".join(f"{r.label} {ms(r.ns)}" for r in sl.rows if r.ns) + "."
                            if sl is not None else ""),
-        fix=fix_for(PATTERN, v.engine, fix_where(v)),
+        # the parallelism the capture shows picks the fix (tensor parallel: no DDP buckets)
+        fix=fix_for(PATTERN, v.engine or v.parallelism.kind, fix_where(v)),
         share=sl.share if sl is not None else (
             exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0),
         evidence=evidence(v, "comm-family kernels vs the union of compute kernels per device"),
@@ -94,6 +95,10 @@ def _peer_wait(v: Views) -> str:
     row = v.account.slice(PEER_WAIT) if v.account is not None else None
     if row is None:
         return ""
+    if v.ranks is not None and v.ranks.late is not None and v.ranks.late.named:
+        return (f" Not counted: {ms(row.ns)} per step of the collectives waiting for a late "
+                "rank (measured across the ranks: the late-ranks finding) — the fix there is "
+                "the late rank's, not the communication's.")
     return (f" Not counted: {ms(row.ns)} per step of the collectives waiting for a peer rank "
             "(the peer arrived late; the peer-wait note) — no change on this rank removes it.")
 

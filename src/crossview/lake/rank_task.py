@@ -19,7 +19,8 @@ from crossview.errors import UsageError
 from crossview.scope.filter import Filter
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.store import Store
-from crossview.views.distributed import ranks, straggler_cause
+from crossview.views.distributed import late_cause, rank_comm, ranks, straggler_cause
+from crossview.views.distributed.late_ranks import Segment
 
 # readers whose files carry one rank's timeline (as views/distributed/rank_job.py)
 TRACE_KINDS = ("kineto", "nsys")
@@ -52,6 +53,26 @@ class ExplainTask:
 @dataclass
 class ExplainResult:
     cause: straggler_cause.Cause | None
+    problem: str | None = None
+    peak_rss_kib: int = 0
+    pid: int = 0
+
+
+@dataclass(frozen=True)
+class SegmentTask:
+    """Round 2 for late ranks: one rank's time account over its segments (every rank, so a
+    late rank's can be set against the others')."""
+
+    rank_task: RankTask
+    rank: int
+    segments: tuple[Segment, ...]
+    comm: rank_comm.RankComm  # its collectives' waits (the account's peer-wait row)
+    with_stalls: bool  # a named late rank: its stalled host ops too
+
+
+@dataclass
+class SegmentResult:
+    segments: late_cause.RankSegments | None
     problem: str | None = None
     peak_rss_kib: int = 0
     pid: int = 0
@@ -105,6 +126,26 @@ def explain_file(task: ExplainTask) -> ExplainResult:
             res.cause = straggler_cause.explain(store, int(aid), list(task.windows),
                                                 task.busy_share)
     except Exception as e:  # noqa: BLE001 — reported as the cause, the job still renders
+        res.problem = f"internal error: {type(e).__name__}: {e}"
+    finally:
+        if store is not None:
+            store.close()
+        res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return res
+
+
+def segments_file(task: SegmentTask) -> SegmentResult:
+    res = SegmentResult(None, pid=os.getpid())
+    store: Store | None = None
+    try:
+        store, rep, aid = _open(task.rank_task)
+        if aid is None:
+            res.problem = "; ".join(rep.problems) or "not readable on the second read"
+        else:
+            res.segments = late_cause.rank_segments(
+                store, int(aid), task.rank, task.comm.path, list(task.segments),
+                rank_comm.rank_peer_waits(task.comm, int(aid)), task.with_stalls, scoped=True)
+    except Exception as e:  # noqa: BLE001 — reported, the job still renders
         res.problem = f"internal error: {type(e).__name__}: {e}"
     finally:
         if store is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crossview.errors import InputError
 from crossview.replay import graph as graph_mod
@@ -20,6 +20,10 @@ from crossview.replay.replay import Timing, replay
 from crossview.replay.steps import Step, marks, windows
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
+
+if TYPE_CHECKING:
+    from crossview.replay.rank_whatif import RankWhatIf
+    from crossview.views.host.host_stalls import HostStall
 
 
 @dataclass
@@ -102,6 +106,17 @@ class WhatIf:
 
 def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
     """Read the capture(s); the artifact with a host side and GPU ops; one-line refusals."""
+    store, ids = timelines(paths, store)
+    if len(ids) > 1:
+        path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [ids[1]]
+                         ).fetchall()[0][0]
+        raise InputError(path, f"whatif replays one timeline at a time; {len(ids)} given")
+    return store, ids[0]
+
+
+def timelines(paths: list[Path], store: Store | None = None) -> tuple[Store, list[int]]:
+    """Read the capture(s): the artifacts with a host side and GPU ops (several: the ranks
+    of a job, replay/rank_whatif.py); one-line refusals."""
     store = store or Store()
     reports = read_all(paths, store)
     # files that are not captures (a bundle's *_cmd.txt) are skipped, as analyze skips them;
@@ -116,12 +131,9 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
         "(SELECT count(*) FROM gpu_ops g WHERE g.artifact_id = a.artifact_id), "
         "(SELECT count(*) FROM summary_stats s WHERE s.artifact_id = a.artifact_id) "
         "FROM artifacts a WHERE a.status = 'ok' ORDER BY a.artifact_id").fetchall()
-    timelines = [(aid, path) for aid, path, _kind, host, gpu, _summ in rows if host and gpu]
-    if len(timelines) > 1:
-        raise InputError(timelines[1][1], f"whatif replays one timeline at a time; "
-                         f"{len(timelines)} given ({', '.join(p for _, p in timelines)})")
-    if timelines:
-        return store, timelines[0][0]
+    found = [aid for aid, _path, _kind, host, gpu, _summ in rows if host and gpu]
+    if found:
+        return store, found
     what = ", ".join(str(p) for p in paths)
     if any(summ and not gpu for *_, gpu, summ in rows):
         raise InputError(what, "summary-only input (nsys stats CSV): no timeline to "
@@ -134,8 +146,16 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
                      "nothing to replay")
 
 
-def run(paths: list[Path], specs: list[str], store: Store | None = None) -> WhatIf:
-    store, aid = load(paths, store)
+def run(paths: list[Path], specs: list[str], store: Store | None = None
+        ) -> WhatIf | RankWhatIf:
+    """One timeline: its replay; several: the ranks of one job replayed together
+    (replay/rank_whatif.py), else a refusal."""
+    store, ids = timelines(paths, store)
+    if len(ids) > 1:
+        from crossview.replay.rank_whatif import run as run_ranks
+
+        return run_ranks(store, ids, specs, ", ".join(str(p) for p in paths))
+    aid = ids[0]
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
@@ -145,8 +165,10 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None) -> What
         steps_from, steps, flagged = windows(store, aid)
         g = graph_mod.build(store, aid, marks(steps))
         base = baseline(g, steps)
-        w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
-                    _roofline(store), base=base)
+        parsed = [lever_mod.parse(s) for s in specs]
+        w = predict(g, steps, steps_from, parsed, str(path), _roofline(store), base=base,
+                    stalls=_stalls(store, aid) if any(s.name == "host-stalls" for s in parsed)
+                    else None)
     w.unsteady = flagged
     pin = pinned_of(g, base, steps, w.unsteady)
     if pin is not None and pin.binds and w.selfcheck_ok:
@@ -221,13 +243,15 @@ def pinned_of(g: Graph, base: Baseline, steps: list[Step], unsteady_steps: dict[
 
 def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
             capture: str = "", roofline: dict[str, tuple[float, str]] | None = None,
-            base: Baseline | None = None, paths: bool = True) -> WhatIf:
+            base: Baseline | None = None, paths: bool = True,
+            stalls: list[HostStall] | None = None) -> WhatIf:
     """base: the graph's unchanged replay over these steps, when already computed; paths:
-    walk the critical paths (False: the WhatIf's `bound_by` is empty)."""
+    walk the critical paths (False: the WhatIf's `bound_by` is empty); stalls: the capture's
+    host stalls (the host-stalls lever)."""
     base = base or baseline(g, steps, paths)
     limit = graph_mod.params()["selfcheck"]["max_step_error"]
     changed = g.copy()
-    ctx = LeverContext(roofline or {})
+    ctx = LeverContext(roofline or {}, stalls)
     changes = [f"{s}: " + lever_mod.MODULES[s.name].apply(changed, s.param, ctx)
                for s in specs]
     pred = measure(changed, replay(changed), steps, paths) if specs else base.steps
@@ -236,6 +260,12 @@ def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.
         notes.append("no step could be placed on the graph")
     return WhatIf(capture, steps_from, base.steps, pred, [str(s) for s in specs], changes,
                   base.max_error, limit, notes, len(g), base.moved)
+
+
+def _stalls(store: Store, aid: int) -> list[HostStall]:
+    from crossview.replay.rank_graph import stalls_of
+
+    return stalls_of(store, aid)
 
 
 def _roofline(store: Store) -> dict[str, tuple[float, str]]:

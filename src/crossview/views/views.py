@@ -28,7 +28,7 @@ from crossview.views.host import calltree, sampled
 # computed, not at start-up (docs/decisions/0760)
 if TYPE_CHECKING:
     from crossview.views.device import busy_lanes, fusion_runs
-    from crossview.views.distributed import crossrank, grad_sync, peer_wait
+    from crossview.views.distributed import crossrank, grad_sync, parallelism, peer_wait
     from crossview.views.host import first_calls, op_cost, sampled_runtime
 
 
@@ -246,8 +246,16 @@ class Views:
         (views/distributed/peer_wait.py)."""
         from crossview.views.distributed import peer_wait
 
-        return peer_wait.compute(self.store, self.steps.steps, self.limits.peer_wait_min_steps,
-                                 self.limits.peer_wait_min_excess_ns)
+        found = peer_wait.compute(self.store, self.steps.steps,
+                                  self.limits.peer_wait_min_steps,
+                                  self.limits.peer_wait_min_excess_ns)
+        if self.ranks is None or not self.ranks.comm:
+            return found
+        # ranks analyzed together: each collective's wait for its last member, measured
+        # across ranks (views/distributed/rank_comm.py), replaces the one-rank estimate
+        job = rank_job.peer_waits(self.store, self.ranks)
+        have = {(w.artifact_id, w.device) for w in job}
+        return job + [w for w in found if (w.artifact_id, w.device) not in have]
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:
@@ -266,6 +274,14 @@ class Views:
         (views/distributed/rank_job.py)."""
         return rank_job.analyze_ranks(self.store, list(self.filter.artifacts), self.rejected,
                                       self.limits)
+
+    @cached_property
+    def parallelism(self) -> parallelism.Parallelism:
+        """Tensor parallel, FSDP, pipeline or data parallel, from the capture's frames and
+        collectives (views/distributed/parallelism.py): which communication fix fits."""
+        from crossview.views.distributed import parallelism
+
+        return parallelism.detect(self.store)
 
     @cached_property
     def comm(self) -> list[timeline.CommExposure]:
@@ -385,5 +401,7 @@ class Views:
     @cached_property
     def comm_bandwidth(self) -> comm_bandwidth.CommBandwidth:
         """Collective algbw/busbw and copy bytes/s (views/distributed/comm_bandwidth.py)."""
-        return comm_bandwidth.compute(self.store)
+        job = self.ranks
+        return comm_bandwidth.compute(self.store, rank_job.transfers(self.store, job)
+                                      if job is not None and job.comm else None)
 
