@@ -71,7 +71,7 @@ def detect(v: Views) -> list[Finding]:
               "collectives spinning for a late peer with no other kernel beside them."
               if sl is not None and sl.ns else "")
            + f" Clock: {job.clock_note}."
-           + (f" Partial: {job.partial_note()}." if job.partial else ""))
+           + (f" This analysis is {job.partial_note()}." if job.partial else ""))
     return [Finding(
         pattern=PATTERN, severity=sev, title=title, observation=obs,
         fix=_fix(v, named), share=share,

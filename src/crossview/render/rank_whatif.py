@@ -54,11 +54,11 @@ def render(w: RankWhatIf) -> str:
     b = w.baseline[len(w.baseline) // 2] if w.baseline else None
     p = sorted(w.predicted, key=lambda s: s.ns)[len(w.predicted) // 2] if w.predicted else None
     name = b.name if b else "?"
-    ends = (f"; it now ends on rank {p.ends_on} (measured: rank {b.ends_on})"
+    ends = (f"; the slowest rank is now rank {p.ends_on} (measured: rank {b.ends_on})"
             if p and b and p.ends_on != b.ends_on else
-            f"; it ends on rank {b.ends_on}" if b else "")
-    lines.append(f"job step ({name} on every rank: the earliest rank's start to the latest "
-                 f"rank's end; median of {int(m['steps'])}): measured {duration(meas)} → "
+            f"; the slowest rank is rank {b.ends_on}" if b else "")
+    lines.append(f"job step ({name}: the slowest rank's step, which every rank waits for; "
+                 f"median of {int(m['steps'])}): measured {duration(meas)} → "
                  f"predicted {duration(pred)} ({_delta(meas, pred)}){ends}")
     base, after = w.per_rank(w.baseline), w.per_rank(w.predicted)
     lines.append("per rank (its step; its collectives' wait for the last rank / transfer):")

@@ -128,9 +128,9 @@ def _path(job: RankAnalysis) -> list[str]:
         return [f"Cross-rank critical path: {job.critical_path_note}."] \
             if job.critical_path_note else []
     return [f"**Cross-rank critical path** of {p.step} ({duration(p.end_ns - p.start_ns)}: the "
-            f"earliest rank's start to the latest rank's end, rank {p.ends_on} ending last; "
-            f"the ranks' replay graphs joined at their collectives, `crossview whatif` on the "
-            f"folder): {path_line(p)}."]
+            f"slowest rank's step, rank {p.ends_on}'s; walked back through the ranks' replay "
+            f"graphs joined at their collectives, as `crossview whatif` on the folder): "
+            f"{path_line(p)}."]
 
 
 def key_findings(v: Views, pattern_share: float) -> str:

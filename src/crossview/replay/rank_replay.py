@@ -47,12 +47,13 @@ class RankStep:
 
 @dataclass
 class JobStep:
-    """Step k of every rank together: from the earliest rank's start to the latest's end."""
+    """Step k of every rank together: the job moves at its slowest rank's pace, so its step
+    is the longest of the ranks' k-th steps (a rank's own start to its own end)."""
 
     name: str
-    start_ns: int
+    start_ns: int  # the slowest rank's step, as replayed (common clock)
     end_ns: int
-    ends_on: int  # the rank whose step ends last
+    ends_on: int  # the slowest rank: where the critical path starts
     last: int  # its last node
     ranks: list[RankStep] = field(default_factory=list)
 
@@ -117,17 +118,16 @@ def job_steps(j: Joined, per_rank: dict[int, list[RankStep | None]]) -> list[Job
         if any(x is None for x in row):
             continue
         steps = [x for x in row if x is not None]
-        end = max(steps, key=lambda x: (x.end_ns, -x.rank))
-        out.append(JobStep(end.name, min(x.start_ns for x in steps), end.end_ns, end.rank,
-                           end.last, steps))
+        slow = max(steps, key=lambda x: (x.predicted_ns, -x.rank))
+        out.append(JobStep(slow.name, slow.start_ns, slow.end_ns, slow.rank, slow.last, steps))
     return out
 
 
 def measured_job_steps(j: Joined) -> list[tuple[str, int]]:
-    """(name, measured ns) of step k over the ranks: earliest measured start to latest end."""
+    """(name, measured ns) of step k over the ranks: the longest rank's measured step."""
     n = min((len(p.steps) for p in j.parts), default=0)
-    return [(j.parts[0].steps[k].name, max(p.steps[k].end_ns for p in j.parts)
-             - min(p.steps[k].start_ns for p in j.parts)) for k in range(n)]
+    return [(j.parts[0].steps[k].name, max(p.steps[k].dur_ns for p in j.parts))
+            for k in range(n)]
 
 
 def _label(g: Graph, i: int) -> str:

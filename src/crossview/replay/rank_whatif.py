@@ -88,8 +88,8 @@ class RankWhatIf:
                           "nodes": self.nodes, "nodes_moved": self.nodes_moved},
             "job_steps": [{"name": n, "measured_ns": meas, "replayed_ns": b.ns,
                            "predicted_ns": p.ns if ok else None,
-                           "ends_on_rank": b.ends_on,
-                           "predicted_ends_on_rank": p.ends_on if ok else None}
+                           "slowest_rank": b.ends_on,
+                           "predicted_slowest_rank": p.ends_on if ok else None}
                           for (n, meas), b, p in zip(self.measured, self.baseline,
                                                       self.predicted, strict=False)],
             "per_rank": [{"rank": r, "steps": [

@@ -48,9 +48,9 @@ class PathRun:
 @dataclass
 class CriticalPath:
     step: str  # the job step: its name on the ranks (ProfilerStep#3)
-    start_ns: int  # the earliest rank's step start (common clock)
-    end_ns: int  # the latest rank's step end
-    ends_on: int  # the rank whose step ends last: where the walk starts
+    start_ns: int  # the slowest rank's step start (common clock)
+    end_ns: int  # its end
+    ends_on: int  # the slowest rank: where the walk starts
     pieces: list[PathPiece] = field(default_factory=list)  # time order
     top_ops: int = 3  # per run (knowledge/ranks.yaml replay.top_ops)
 
@@ -94,7 +94,7 @@ class CriticalPath:
         return {
             "step": self.step, "start_ns": self.start_ns, "end_ns": self.end_ns,
             "step_ns": self.end_ns - self.start_ns, "path_ns": self.ns,
-            "ends_on_rank": self.ends_on,
+            "slowest_rank": self.ends_on,
             "by_rank": [{"rank": r, "ns": n, "share": n / total} for r, n in self.by_rank()],
             "by_rank_cause": [{"rank": r, "by_cause": [{"cause": c, "ns": n}
                                                        for c, n in self.by_cause(r)]}
