@@ -165,3 +165,22 @@ def test_json_rank_keys_only_for_jobs(job4_doc: dict) -> None:
     assert {"wait_ns", "transfer_ns"} <= set(job4_doc["ranks"][0])
     one = cli_json(str(need(A100_DDP)))
     assert one["rank_analysis"] is None and "late_ranks" not in json.dumps(one["findings"])
+
+
+def test_html_draws_one_lane_per_rank_with_the_critical_path(job4: Path) -> None:
+    from crossview.analysis import analyze
+    from crossview.render.html import render
+    from crossview.render.html.ranks_panel import PATH_STROKE, WAIT_FILL, XFER_FILL
+
+    a = analyze(sorted(job4.iterdir()))
+    page = render(a)
+    assert '<section id="ranks"' in page and 'href="#ranks"' in page
+    svg = page[page.index('<svg class="ranks-lanes"'):]
+    svg = svg[:svg.index("</svg>")]
+    assert all(f">rank {r}</text>" in svg for r in range(4))
+    # the lanes span the job step of the critical path: each planted collective inside it is
+    # waited for by the three other ranks; every drawn collective has its transfer
+    waits = svg.count(f'fill="{WAIT_FILL}"')
+    assert waits >= 3 and waits % 3 == 0
+    assert svg.count(f'fill="{XFER_FILL}"') >= 4 * 5
+    assert f'stroke="{PATH_STROKE}"' in svg and "critical path on rank" in svg

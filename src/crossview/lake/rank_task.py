@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import resource
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,40 +116,42 @@ def summarize_file(task: RankTask) -> RankResult:
     return res
 
 
-def explain_file(task: ExplainTask) -> ExplainResult:
-    res = ExplainResult(None, pid=os.getpid())
+def _second_read(task: RankTask, res: ExplainResult | SegmentResult,
+                 body: Callable[[Store, int], None]) -> None:
+    """Round 2: re-read one rank file and run `body(store, artifact id)` on it; a file that
+    no longer reads, or an error inside, becomes `res.problem` (the job still renders)."""
     store: Store | None = None
     try:
-        store, rep, aid = _open(task.rank_task)
+        store, rep, aid = _open(task)
         if aid is None:
             res.problem = "; ".join(rep.problems) or "not readable on the second read"
         else:
-            res.cause = straggler_cause.explain(store, int(aid), list(task.windows),
-                                                task.busy_share)
+            body(store, int(aid))
     except Exception as e:  # noqa: BLE001 — reported as the cause, the job still renders
         res.problem = f"internal error: {type(e).__name__}: {e}"
     finally:
         if store is not None:
             store.close()
         res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def explain_file(task: ExplainTask) -> ExplainResult:
+    res = ExplainResult(None, pid=os.getpid())
+
+    def body(store: Store, aid: int) -> None:
+        res.cause = straggler_cause.explain(store, aid, list(task.windows), task.busy_share)
+
+    _second_read(task.rank_task, res, body)
     return res
 
 
 def segments_file(task: SegmentTask) -> SegmentResult:
     res = SegmentResult(None, pid=os.getpid())
-    store: Store | None = None
-    try:
-        store, rep, aid = _open(task.rank_task)
-        if aid is None:
-            res.problem = "; ".join(rep.problems) or "not readable on the second read"
-        else:
-            res.segments = late_cause.rank_segments(
-                store, int(aid), task.rank, task.comm.path, list(task.segments),
-                rank_comm.rank_peer_waits(task.comm, int(aid)), task.with_stalls, scoped=True)
-    except Exception as e:  # noqa: BLE001 — reported, the job still renders
-        res.problem = f"internal error: {type(e).__name__}: {e}"
-    finally:
-        if store is not None:
-            store.close()
-        res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    def body(store: Store, aid: int) -> None:
+        res.segments = late_cause.rank_segments(
+            store, aid, task.rank, task.comm.path, list(task.segments),
+            rank_comm.rank_peer_waits(task.comm, aid), task.with_stalls, scoped=True)
+
+    _second_read(task.rank_task, res, body)
     return res
