@@ -24,6 +24,7 @@ from crossview.views.views import Views
 if TYPE_CHECKING:
     from crossview.cache.settings import CacheSettings
     from crossview.lake.fanout_info import FanoutInfo
+    from crossview.views.distributed.crossrank import RankAnalysis
     from crossview.views.workload.bench import BenchArm
 
 
@@ -112,7 +113,14 @@ def analyze_store(
     views = Views(store, resolved, limits or defaults())
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
                       for r in reports if r.status not in NOT_REJECTED]
+    views.rank_replayer = _replay_job
     return Analysis(reports, views, lambda: _findings(store, views))
+
+
+def _replay_job(views: Views, job: RankAnalysis) -> object:
+    from crossview.replay.rank_findings import replay_job
+
+    return replay_job(views, job)
 
 
 def _findings(store: Store, views: Views) -> list[Finding]:
@@ -121,7 +129,12 @@ def _findings(store: Store, views: Views) -> list[Finding]:
 
     # re-ranked: a replay that refutes a finding's share demotes it (replay/findings.py);
     # then each finding whose time lies inside another's says so (detectors/related.py)
-    found = rank(annotate(store, run_all(views)), views.limits)
+    found = annotate(store, run_all(views))
+    if views.ranks is not None:  # the ranks of one job replayed together (replay/rank_findings)
+        from crossview.replay.rank_findings import annotate as annotate_ranks
+
+        found = annotate_ranks(views, found)
+    found = rank(found, views.limits)
     return related.apply(found)
 
 

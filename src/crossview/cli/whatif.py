@@ -15,12 +15,13 @@ from crossview.errors import CrossviewError
 def whatif(
     capture: Annotated[list[Path], typer.Argument(
         help="Kineto trace or nsys report/SQLite (plus ncu exports for kernel-speedup=…:"
-        "roofline).")],
+        "roofline); or the ranks of one job (a folder of rank traces), replayed together.")],
     lever: Annotated[list[str] | None, typer.Option(
         "--lever", "-l", help="NAME[=PARAM]; repeat to compose. Levers: dataloader-workers, "
         "cuda-graphs, remove-sync, pinned-copies, kernel-speedup, exclude-startup, "
-        "overlap-comm, bucket-grads, fuse-elementwise, ddp-bookkeeping, graph-region "
-        "(docs/whatif.md).")] = None,
+        "overlap-comm, bucket-grads, fuse-elementwise, ddp-bookkeeping, graph-region, "
+        "host-stalls; on the ranks of a job also rank-on-time=R, all-ranks-on-time, and "
+        "NAME@R for one rank (docs/whatif.md).")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """Baseline vs predicted step time, GPU busy and what now bounds the step."""

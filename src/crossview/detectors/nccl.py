@@ -66,11 +66,14 @@ def detect(v: Views) -> list[Finding]:
         pattern=PATTERN, severity=sev,
         title=(f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time"
                if sl is None else f"NCCL-bound: communication holds {pct(sl.share)} of the "
-               f"step ({pct(share_busy)} of GPU busy time exposed)"),
+               f"step ({pct(share_busy)} of GPU busy time exposed"
+               # ranks together: the kernel time counts the waits for late ranks
+               + ("; kernel time, waits for late ranks included)" if _late(v) else ")")),
         observation=obs + (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}; time account): "
                            + "; ".join(f"{r.label} {ms(r.ns)}" for r in sl.rows if r.ns) + "."
                            if sl is not None else ""),
-        fix=fix_for(PATTERN, v.engine, fix_where(v)),
+        # the parallelism the capture shows picks the fix (tensor parallel: no DDP buckets)
+        fix=fix_for(PATTERN, v.engine or v.parallelism.kind, fix_where(v)),
         share=sl.share if sl is not None else (
             exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0),
         evidence=evidence(v, "comm-family kernels vs the union of compute kernels per device"),
@@ -88,12 +91,21 @@ def detect(v: Views) -> list[Finding]:
     return [_as_big_bucket(v, f, big) if big is not None else f]
 
 
+def _late(v: Views) -> bool:
+    """Ranks analyzed together with late ranks named (detectors/late_ranks.py owns the wait)."""
+    return v.ranks is not None and v.ranks.late is not None and bool(v.ranks.late.named)
+
+
 def _peer_wait(v: Views) -> str:
     """The account's peer-wait row is not in the finding's share: say so, since the kernel
     time above includes it (views/distributed/peer_wait.py)."""
     row = v.account.slice(PEER_WAIT) if v.account is not None else None
     if row is None:
         return ""
+    if _late(v):
+        return (f" Not counted: {ms(row.ns)} per step of the collectives waiting for a late "
+                "rank (measured across the ranks: the late-ranks finding) — the fix there is "
+                "the late rank's, not the communication's.")
     return (f" Not counted: {ms(row.ns)} per step of the collectives waiting for a peer rank "
             "(the peer arrived late; the peer-wait note) — no change on this rank removes it.")
 

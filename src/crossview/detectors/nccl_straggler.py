@@ -18,7 +18,8 @@ PATTERN = "nccl-collective-bound"
 
 def detect(v: Views) -> list[Finding]:
     job = v.ranks
-    if job is None:
+    # late ranks named by their share of the waiting (detectors/late_ranks.py) own that time
+    if job is None or (job.late is not None and job.late.named):
         return []
     out: list[Finding] = []
     # the time the other ranks lost waiting, against one rank's kernel span (ranks run

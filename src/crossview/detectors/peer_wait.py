@@ -24,7 +24,8 @@ PATTERN = "peer-wait"
 
 
 def detect(v: Views) -> list[Finding]:
-    if v.metrics.cpu_only or (v.ranks is not None and v.ranks.stragglers):
+    if v.metrics.cpu_only or (v.ranks is not None and (
+            v.ranks.stragglers or (v.ranks.late is not None and v.ranks.late.named))):
         return []
     lim = v.limits
     hits = [(w, x) for w in v.peer_wait for x in w.steps

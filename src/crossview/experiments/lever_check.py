@@ -12,6 +12,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from crossview.errors import UsageError
 from crossview.replay import whatif
 
 
@@ -78,6 +79,9 @@ def check(before: Path | list[Path], after: Path | list[Path], specs: list[str]
     before, after = ([p] if isinstance(p, Path) else list(p) for p in (before, after))
     pred = whatif.run(before, specs, ranges=True)
     meas = whatif.run(after, [])
+    if not isinstance(pred, whatif.WhatIf) or not isinstance(meas, whatif.WhatIf):
+        raise UsageError("diff --lever checks one timeline per side; the ranks of a job are "
+                         "predicted together by `crossview whatif FOLDER --lever …`")
     m = meas.medians()
     rng = pred.range_ns() if pred.selfcheck_ok else None
     steps = [s.measured_ns for s in meas.baseline]

@@ -661,6 +661,41 @@ class CaptureCacheLimits(Rec):
     max_age_days: Num
 
 
+# --- ranks.yaml ---------------------------------------------------------------------------
+class RankClock(Rec):
+    shared_tolerance_ns: int
+    min_shared_to_shift: int
+
+
+class LateRanks(Rec):
+    min_share: Num
+    min_last: int
+    red_share: Num
+    yellow_share: Num
+    cause_min_share: Num
+    causes: int
+    stall_min_ns: int
+    stall_ratio: Num
+    kinds: dict[str, list[str]]
+
+
+class RankReplay(Rec):
+    recap_max_rows: int
+    top_ops: int
+
+
+class ParallelismKind(Rec):
+    frames: list[str]
+
+
+class Ranks(Rec):
+    """Many ranks, one step: clock alignment, late ranks, the joined replay, parallelism."""
+    clock: RankClock
+    late: LateRanks
+    replay: RankReplay
+    parallelism: dict[str, ParallelismKind]
+
+
 # file name → the type its top level decodes as
 # --- fix_where.yaml -----------------------------------------------------------------------
 class FixWhere(Rec, rename="kebab"):
@@ -708,6 +743,7 @@ SCHEMAS: dict[str, type] = {
     "ncu_metrics.yaml": NcuMetrics,
     "op_models.yaml": OpModels,
     "op_roofline.yaml": OpRoofline,
+    "ranks.yaml": Ranks,
     "replay.yaml": Replay,
     "serving_metrics.yaml": ServingMetrics,
     "sol_ceilings.yaml": dict[str, Ceilings],

@@ -14,13 +14,17 @@ from crossview.mcp.safety import Refused
 
 CaptureArg = Annotated[list[str], Field(description="Kineto trace or nsys report/SQLite under "
                                         "a root (plus ncu exports for kernel-speedup "
-                                        "MATCH:roofline).", min_length=1)]
+                                        "MATCH:roofline), or the ranks of one job (a folder "
+                                        "of rank traces: replayed joined at their "
+                                        "collectives).", min_length=1)]
 LeverArg = Annotated[list[str] | None, Field(description="Levers NAME[=PARAM], composed in "
                                              "order: dataloader-workers, cuda-graphs, "
                                              "remove-sync, pinned-copies, kernel-speedup="
                                              "MATCH:FACTOR|MATCH:roofline, exclude-startup, "
                                              "overlap-comm, bucket-grads, fuse-elementwise, "
-                                             "ddp-bookkeeping, graph-region. "
+                                             "ddp-bookkeeping, graph-region, host-stalls; "
+                                             "on the ranks of a job also rank-on-time=R, "
+                                             "all-ranks-on-time and NAME@R (one rank). "
                                              "None: the baseline self-check.")]
 
 

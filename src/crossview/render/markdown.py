@@ -259,6 +259,8 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
         return (f"A {who}capture of start-up only (GPU busy {m.kernel_busy_pct:.1f}% of its "
                 "kernel span): **capture-window** — no step in it is steady state, so its "
                 "launch and idle numbers describe warm-up, not the workload.")
+    if reds and reds[0].pattern == "late-ranks":  # ranks of one job (render/ranks_md.py)
+        return ranks_md.key_findings(v, reds[0].share)
     if reds:
         top = reds[0].details.get("path_top")  # replay/findings.py _on_path: off the path
         on = reds[0].details.get("kernel_path_share")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from crossview.core import inert
 from crossview.replay.whatif import WhatIf
+
+if TYPE_CHECKING:
+    from crossview.replay.rank_whatif import RankWhatIf
 
 PATH_LINES = 4  # causes shown under "now bounded by"
 
@@ -14,7 +18,11 @@ def _ms(ns: float) -> str:
     return f"{ns / 1e6:.2f} ms"
 
 
-def render(w: WhatIf) -> str:
+def render(w: WhatIf | RankWhatIf) -> str:
+    if not isinstance(w, WhatIf):  # the ranks of one job (render/rank_whatif.py)
+        from crossview.render import rank_whatif
+
+        return rank_whatif.render(w)
     m = w.medians()
     n = len(w.baseline)
     lines = [f"whatif {inert.name(w.capture)} — levers: {', '.join(w.levers) or 'none (baseline)'}"]
@@ -58,5 +66,5 @@ def render(w: WhatIf) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_json(w: WhatIf) -> str:
+def render_json(w: WhatIf | RankWhatIf) -> str:
     return json.dumps(w.to_dict(), indent=2) + "\n"

@@ -6,12 +6,17 @@ with no declared unknown adds none: its range is the replay's own model (the gra
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from crossview.replay import levers as lever_mod
 from crossview.replay.graph import Graph
 from crossview.replay.levers.common import LeverContext, LeverUnavailable, unknown
 from crossview.replay.measure import StepResult, measure
 from crossview.replay.replay import replay
 from crossview.replay.steps import Step
+
+if TYPE_CHECKING:
+    from crossview.views.host.host_stalls import HostStall
 
 
 def declared(specs: list[lever_mod.LeverSpec]) -> list[str]:
@@ -32,7 +37,7 @@ def declared(specs: list[lever_mod.LeverSpec]) -> list[str]:
 
 
 def replay_bounds(g: Graph, steps: list[Step], specs: list[lever_mod.LeverSpec],
-                  roofline: dict[str, tuple[float, str]]
+                  roofline: dict[str, tuple[float, str]], stalls: list[HostStall] | None = None
                   ) -> tuple[dict[str, list[StepResult]] | None, list[str]]:
     """({bound: predicted steps}, the unknowns' lines); ({}, []) when no lever declares an
     unknown (the range is then the point)."""
@@ -42,7 +47,7 @@ def replay_bounds(g: Graph, steps: list[Step], specs: list[lever_mod.LeverSpec],
     out: dict[str, list[StepResult]] = {}
     for bound in ("low", "high"):
         changed = g.copy()
-        ctx = LeverContext(roofline, bound)
+        ctx = LeverContext(roofline, bound, stalls=stalls)
         try:
             for s in specs:
                 lever_mod.MODULES[s.name].apply(changed, s.param, ctx)

@@ -26,6 +26,9 @@ from crossview.store.store import Store
 
 if TYPE_CHECKING:
     from crossview.cache.settings import CacheSettings
+    from crossview.replay.rank_whatif import RankWhatIf
+    from crossview.views.host.host_stalls import HostStall
+
 
 @dataclass
 class WhatIf:
@@ -130,6 +133,20 @@ def load(paths: list[Path], store: Store | None = None, cache: CacheSettings | N
          ) -> tuple[Store, int, list[ArtifactReport]]:
     """Read the capture(s) (through the capture cache when given); the artifact with a host
     side and GPU ops, and the inputs beside it that were rejected; one-line refusals."""
+    store, ids, bad = timelines(paths, store, cache)
+    if len(ids) > 1:
+        path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [ids[1]]
+                         ).fetchall()[0][0]
+        raise InputError(path, f"whatif replays one timeline at a time; {len(ids)} given")
+    return store, ids[0], bad
+
+
+def timelines(paths: list[Path], store: Store | None = None,
+              cache: CacheSettings | None = None
+              ) -> tuple[Store, list[int], list[ArtifactReport]]:
+    """Read the capture(s): the artifacts with a host side and GPU ops (several: the ranks
+    of a job, replay/rank_whatif.py), and the inputs beside them that were rejected;
+    one-line refusals."""
     store = store or Store()
     if cache is None:
         reports = read_all(paths, store)
@@ -148,12 +165,9 @@ def load(paths: list[Path], store: Store | None = None, cache: CacheSettings | N
         "(SELECT count(*) FROM gpu_ops g WHERE g.artifact_id = a.artifact_id), "
         "(SELECT count(*) FROM summary_stats s WHERE s.artifact_id = a.artifact_id) "
         "FROM artifacts a WHERE a.status = 'ok' ORDER BY a.artifact_id").fetchall()
-    timelines = [(aid, path) for aid, path, _kind, host, gpu, _summ in rows if host and gpu]
-    if len(timelines) > 1:
-        raise InputError(timelines[1][1], f"whatif replays one timeline at a time; "
-                         f"{len(timelines)} given ({', '.join(p for _, p in timelines)})")
-    if timelines:
-        return store, timelines[0][0], bad
+    found = [aid for aid, _path, _kind, host, gpu, _summ in rows if host and gpu]
+    if found:
+        return store, found, bad
     if bad:
         raise InputError(bad[0].path, "; ".join(bad[0].problems))
     what = ", ".join(str(p) for p in paths)
@@ -169,9 +183,18 @@ def load(paths: list[Path], store: Store | None = None, cache: CacheSettings | N
 
 
 def run(paths: list[Path], specs: list[str], store: Store | None = None,
-        cache: CacheSettings | None = None, ranges: bool = False) -> WhatIf:
-    """ranges: also replay the levers at the bounds of what they cannot know (WhatIf.bounds)."""
-    store, aid, bad = load(paths, store, cache)
+        cache: CacheSettings | None = None, ranges: bool = False) -> WhatIf | RankWhatIf:
+    """One timeline: its replay; several: the ranks of one job replayed together
+    (replay/rank_whatif.py), else a refusal. ranges: also replay the levers at the bounds of
+    what they cannot know (WhatIf.bounds)."""
+    store, ids, bad = timelines(paths, store, cache)
+    if len(ids) > 1:
+        from crossview.replay.rank_whatif import run as run_ranks
+
+        job = run_ranks(store, ids, specs, ", ".join(str(p) for p in paths))
+        job.rejected = [(r.path, list(r.problems)) for r in bad]
+        return job
+    aid = ids[0]
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
@@ -181,9 +204,12 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None,
     with paused():
         parsed = [lever_mod.parse(s) for s in specs]
         roof = _roofline(store)
-        w = cap.predict(parsed, str(path), roof)
+        stalls = (_stalls(store, aid) if any(s.name == "host-stalls" for s in parsed)
+                  else None)
+        w = cap.predict(parsed, str(path), roof, stalls=stalls)
         if ranges and parsed and w.selfcheck_ok:
-            w.bounds, w.unknowns = bounds_mod.replay_bounds(cap.graph, cap.steps, parsed, roof)
+            w.bounds, w.unknowns = bounds_mod.replay_bounds(cap.graph, cap.steps, parsed, roof,
+                                                            stalls)
         pin = cap.pinned()
     w.rejected = [(r.path, list(r.problems)) for r in bad]
     if pin is not None and pin.binds and w.selfcheck_ok:
@@ -258,13 +284,15 @@ def pinned_of(g: Graph, base: Baseline, steps: list[Step], unsteady_steps: dict[
 
 def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
             capture: str = "", roofline: dict[str, tuple[float, str]] | None = None,
-            base: Baseline | None = None, paths: bool = True) -> WhatIf:
+            base: Baseline | None = None, paths: bool = True,
+            stalls: list[HostStall] | None = None) -> WhatIf:
     """base: the graph's unchanged replay over these steps, when already computed; paths:
-    walk the critical paths (False: the WhatIf's `bound_by` is empty)."""
+    walk the critical paths (False: the WhatIf's `bound_by` is empty); stalls: the capture's
+    host stalls (the host-stalls lever)."""
     base = base or baseline(g, steps, paths)
     limit = graph_mod.params()["selfcheck"]["max_step_error"]
     changed = g.copy()
-    ctx = LeverContext(roofline or {})
+    ctx = LeverContext(roofline or {}, stalls=stalls)
     changes = [f"{s}: " + lever_mod.MODULES[s.name].apply(changed, s.param, ctx)
                for s in specs]
     pred = measure(changed, replay(changed), steps, paths) if specs else base.steps
@@ -273,6 +301,12 @@ def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.
         notes.append("no step could be placed on the graph")
     return WhatIf(capture, steps_from, base.steps, pred, [str(s) for s in specs], changes,
                   base.max_error, limit, notes, len(g), base.moved)
+
+
+def _stalls(store: Store, aid: int) -> list[HostStall]:
+    from crossview.replay.rank_graph import stalls_of
+
+    return stalls_of(store, aid)
 
 
 def _roofline(store: Store) -> dict[str, tuple[float, str]]:
@@ -353,10 +387,11 @@ class CaptureReplay:
 
     def predict(self, specs: list[lever_mod.LeverSpec], capture: str = "",
                 roofline: dict[str, tuple[float, str]] | None = None,
-                paths: bool = True, base_paths: bool = True) -> WhatIf:
+                paths: bool = True, base_paths: bool = True,
+                stalls: list[HostStall] | None = None) -> WhatIf:
         """The levers applied to a copy of the graph, replayed against the baseline (walked
         with critical paths when `base_paths`); `unsteady` set from the steps."""
         w = predict(self.graph, self.steps, self.steps_from, specs, capture, roofline,
-                    base=self.baseline(base_paths), paths=paths)
+                    base=self.baseline(base_paths), paths=paths, stalls=stalls)
         w.unsteady = self.unsteady
         return w

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -28,7 +30,7 @@ from crossview.views.host import calltree, sampled
 if TYPE_CHECKING:
     from crossview.sol import workload
     from crossview.views.device import busy_lanes, fusion_runs
-    from crossview.views.distributed import crossrank, grad_sync, peer_wait
+    from crossview.views.distributed import crossrank, grad_sync, parallelism, peer_wait
     from crossview.views.host import first_calls, op_cost, sampled_runtime
 
 
@@ -103,6 +105,9 @@ class Views:
         # inputs no reader could take (set by analysis.analyze): a rejected rank file is a
         # missing rank in the cross-rank analysis
         self.rejected: list[rank_job.Rejected] = []
+        # the joined replay of a multi-rank job, run when its critical path is first read
+        # (analysis.py sets replay/rank_findings.replay_job: views sit below replay/)
+        self.rank_replayer: Callable[[Views, crossrank.RankAnalysis], object] | None = None
 
     @cached_property
     def _kernel_read(self) -> _KernelRead:
@@ -322,9 +327,16 @@ class Views:
         repeats (views/distributed/peer_wait.py; an input of the account)."""
         from crossview.views.distributed import peer_wait
 
-        return peer_wait.compute(self.store, self._detected.steps,
-                                 self.limits.peer_wait_min_steps,
-                                 self.limits.peer_wait_min_excess_ns)
+        found = peer_wait.compute(self.store, self._detected.steps,
+                                  self.limits.peer_wait_min_steps,
+                                  self.limits.peer_wait_min_excess_ns)
+        if self.ranks is None or not self.ranks.comm:
+            return found
+        # ranks analyzed together: each collective's wait for its last member, measured
+        # across ranks (views/distributed/rank_comm.py), replaces the one-rank estimate
+        job = rank_job.peer_waits(self.store, self.ranks)
+        have = {(w.artifact_id, w.device) for w in job}
+        return job + [w for w in found if (w.artifact_id, w.device) not in have]
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:
@@ -342,8 +354,19 @@ class Views:
     def ranks(self) -> crossrank.RankAnalysis | None:
         """Cross-rank analysis when the input holds more than one rank
         (views/distributed/rank_job.py)."""
-        return rank_job.analyze_ranks(self.store, list(self.filter.artifacts), self.rejected,
-                                      self.limits)
+        job = rank_job.analyze_ranks(self.store, list(self.filter.artifacts), self.rejected,
+                                     self.limits)
+        if job is not None and self.rank_replayer is not None:
+            job.replayer = functools.partial(self.rank_replayer, self, job)
+        return job
+
+    @cached_property
+    def parallelism(self) -> parallelism.Parallelism:
+        """Tensor parallel, FSDP, pipeline or data parallel, from the capture's frames and
+        collectives (views/distributed/parallelism.py): which communication fix fits."""
+        from crossview.views.distributed import parallelism
+
+        return parallelism.detect(self.store)
 
     @cached_property
     def comm(self) -> list[timeline.CommExposure]:
@@ -463,5 +486,7 @@ class Views:
     @cached_property
     def comm_bandwidth(self) -> comm_bandwidth.CommBandwidth:
         """Collective algbw/busbw and copy bytes/s (views/distributed/comm_bandwidth.py)."""
-        return comm_bandwidth.compute(self.store)
+        job = self.ranks
+        return comm_bandwidth.compute(self.store, rank_job.transfers(self.store, job)
+                                      if job is not None and job.comm else None)
 

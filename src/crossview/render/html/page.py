@@ -59,6 +59,11 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
         out.append(("account", "Time account", account_panel(v)))
     if v.metrics.kernel_count:
         out.append(("timeline", "Timeline", panels.timeline_panel(v)))
+    if v.ranks is not None and v.ranks.comm:  # a multi-rank job: one lane per rank
+        from crossview.render.html.ranks_panel import ranks_panel
+
+        if lanes := ranks_panel(v.ranks):
+            out.append(("ranks", "Ranks", lanes))
     if v.kernels:
         out.append(("roofline", "Roofline", panels.roofline_panel(v)))
     if trace and (ops := op_roofline_panel.panel(v)):

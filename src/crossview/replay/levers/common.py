@@ -6,10 +6,13 @@ bound (`LeverContext.bound`). A value the user gives (`--lever NAME=VALUE`) fixe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crossview.errors import CrossviewError, UsageError
 from crossview.knowledge.loader import load_yaml
+
+if TYPE_CHECKING:
+    from crossview.views.host.host_stalls import HostStall
 
 
 class LeverUnavailable(CrossviewError):
@@ -53,3 +56,6 @@ class LeverContext:
     # kernel name → (achieved fraction of the nearer ceiling, "memory" | "compute")
     roofline: dict[str, tuple[float, str]] = field(default_factory=dict)
     bound: str = "mid"
+    # the capture's host stalls (views/host/host_stalls.py), for the host-stalls lever; None:
+    # not read (the lever then reads nothing it could remove)
+    stalls: list[HostStall] | None = None
