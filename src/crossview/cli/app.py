@@ -54,6 +54,23 @@ def _printable(msg: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
 
 
+SAME_PROBLEM_LINES = 3  # lines per identical problem before the rest are counted
+
+
+def per_file_lines(line: Callable[[str], None], items: list[tuple[str, str]]) -> None:
+    """One line per (file, problem); past SAME_PROBLEM_LINES files with the same problem, one
+    line counts the rest (20,000 junk files: 4 lines, not 20,000)."""
+    seen: dict[str, int] = {}
+    for path, problem in items:
+        seen[problem] = seen.get(problem, 0) + 1
+        if seen[problem] <= SAME_PROBLEM_LINES:
+            line(f"{path}: {problem}")
+    for problem, n in seen.items():
+        if n > SAME_PROBLEM_LINES:
+            line(f"… and {n - SAME_PROBLEM_LINES:,} more file(s) with the same problem: "
+                 f"{problem}")
+
+
 def parse_window(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
@@ -75,10 +92,13 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    for r in result.rejected:
-        error_line(f"{r.path}: {'; '.join(r.problems)}")
+    per_file_lines(error_line, [(r.path, "; ".join(r.problems)) for r in result.rejected])
+    warned = []
     for r in result.warned:  # read in part, or skipped by a folder walk: said, not silent
-        warning_line(f"{r.path}: {r.status}: {'; '.join(r.problems)}")
+        said = "; ".join(r.problems)
+        state = "" if r.status == "ok" or said.startswith(f"{r.status}:") else f"{r.status}: "
+        warned.append((r.path, state + said))
+    per_file_lines(warning_line, warned)
     if result.views is None:
         if not result.rejected:
             error_line("no input files found in " + ", ".join(map(str, paths)))
@@ -210,13 +230,16 @@ def _numpy_with_one_blas_thread() -> None:
 
 def _exit_now(code: int) -> None:
     """Flush what was printed, remove the store's spill folder (DuckDB removes it only when
-    the store is closed) and end the process without the interpreter's teardown."""
+    the store is closed) and this process's temp folders, and end the process without the
+    interpreter's teardown."""
     import shutil
 
+    from crossview.sources import tempdirs
     from crossview.store.store import spill_dir
 
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     shutil.rmtree(spill_dir(), ignore_errors=True)
+    tempdirs.remove_all()  # an archive's extracted copy: os._exit skips the atexit hooks
     os._exit(code)

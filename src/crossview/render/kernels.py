@@ -181,6 +181,8 @@ def render(a: Analysis) -> str:
         out.append("Sources: " + ", ".join(f"`{p}`" for p in v.filter.artifacts) + ".")
     for r in a.rejected:
         out.append(f"❌ Rejected `{r.path}` ({r.status}): {'; '.join(r.problems)}")
+    for r in a.warned:
+        out.append(f"⚠️ Read with a warning `{r.path}` ({r.status}): {'; '.join(r.problems)}")
     out.append("")
     if rows:
         out += table(rows) + [""] + notes(rows)

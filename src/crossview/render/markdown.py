@@ -314,6 +314,8 @@ def render(a: Analysis) -> str:
     out.extend(capture_md.notes_lines(v))  # what each capture did not collect
     for r in a.rejected:
         out.append(f"\n❌ Rejected `{r.path}` ({r.status}): {'; '.join(r.problems)}")
+    for r in a.warned:  # read in part or doubted: the stderr warning, also in the recap
+        out.append(f"\n⚠️ Read with a warning `{r.path}` ({r.status}): {'; '.join(r.problems)}")
     out.append("")
     out.extend(metrics_md.block(v))  # workload metrics first (conventions §1 step 2)
     metrics_only = (not v.has_trace and v.gpu_metrics.present

@@ -2,13 +2,13 @@
 
 Extraction is defensive: only regular files, no absolute paths, no `..`, no links or
 devices; the bytes actually written are counted against a limit (an archive's declared sizes
-are not trusted: a zip bomb lies about them). The folder lives until the process exits, so
-the extracted files are what the analysis and its error lines name (`crossview-<archive>-…`).
+are not trusted: a zip bomb lies about them). The folder lives until the process exits (removed on
+every exit path: sources/tempdirs.py), so the extracted files are what the analysis and its
+error lines name (`crossview-<archive>-…`).
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import tarfile
@@ -23,7 +23,10 @@ from crossview.sources import guard, tempdirs
 SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 # uncompressed bytes one archive may expand to; CROSSVIEW_ARCHIVE_MAX_BYTES overrides it
 MAX_BYTES = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_BYTES", 64 << 30))
-MAX_MEMBERS = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_MEMBERS", 100_000))
+# members one archive may hold (input_limits.yaml max_archive_members: no more than one run
+# reads files), counted from the headers before anything is extracted
+MAX_MEMBERS = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_MEMBERS", 0)) or int(
+    guard.limit("max_archive_members"))
 _CHUNK = 1 << 20
 
 
@@ -100,8 +103,7 @@ def extract(path: Path, skipped: list[str] | None = None) -> Path:
     """Extract into a fresh temporary folder; the folder is removed at exit (and, if this
     process is killed, by the next run: sources/tempdirs.py)."""
     guard.check_open(path)
-    dest = Path(tempdirs.make(path.name))
-    atexit.register(shutil.rmtree, dest, True)
+    dest = Path(tempdirs.make(path.name))  # removed on every exit path (tempdirs)
     guard.allow_own(dest)
     cap = _budget(dest, path)
     budget = [cap, cap]  # [left, total]
@@ -113,10 +115,10 @@ def extract(path: Path, skipped: list[str] | None = None) -> Path:
         if n == 0:
             raise InputError(path, "empty archive: it holds no regular file", "empty")
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-        shutil.rmtree(dest, True)
+        tempdirs.remove(dest)
         raise InputError(path, f"corrupt or unreadable archive: {e}") from None
-    except InputError:
-        shutil.rmtree(dest, True)
+    except BaseException:
+        tempdirs.remove(dest)
         raise
     return dest
 
