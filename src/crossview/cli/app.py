@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -181,7 +181,7 @@ def main() -> None:
     gc.set_threshold(*_GC_THRESHOLDS)
     _numpy_with_one_blas_thread()
     try:
-        app()
+        _command()()
     except SystemExit as e:
         if OPTIONS.exit_at_once and (e.code is None or isinstance(e.code, int)):
             _exit_now(e.code or 0)
@@ -203,6 +203,24 @@ def main() -> None:
         print(f"crossview: internal error: {type(e).__name__}: {e} "
               "(set CROSSVIEW_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(3)
+
+
+def _command() -> Any:
+    """The app's command, as `app()` runs it, with Typer's readability check taken off every
+    path parameter: an unreadable input (mode 000, another user's) is the reader's to refuse
+    in one line naming it ("cannot read: Permission denied"), not a usage box that hides the
+    other inputs' answers (issue 43)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app)
+    groups = [cmd]
+    while groups:
+        g = groups.pop()
+        for p in g.params:
+            if hasattr(p.type, "readable"):
+                p.type.readable = False
+        groups.extend(getattr(g, "commands", {}).values())
+    return cmd
 
 
 _GC_THRESHOLDS = (50_000, 20, 20)

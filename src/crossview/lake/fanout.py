@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from crossview.errors import UsageError
+from crossview.lake import lifeline
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -73,7 +74,9 @@ def mapper(engine: Engine, n_tasks: int) -> Iterator[Mapper]:
     else:
         # forkserver: never fork a process that holds DuckDB's threads
         ctx = multiprocessing.get_context("forkserver")
-        with ProcessPoolExecutor(max_workers=engine.size(n_tasks), mp_context=ctx) as pool:
+        # each worker ends with this process, even when it is killed (lake/lifeline.py)
+        with ProcessPoolExecutor(max_workers=engine.size(n_tasks), mp_context=ctx,
+                                 initializer=lifeline.watch, initargs=(os.getpid(),)) as pool:
             yield lambda fn, tasks, on_error: _pool_map(pool, fn, tasks, on_error)
 
 

@@ -82,6 +82,9 @@ def check_open(path: Path | str) -> Path:
     except OSError as e:
         raise InputError(show(p), f"cannot read: {e.strerror or e}") from None
     what = _kind(st.st_mode)
+    if what == "a folder" and not os.access(p, os.R_OK | os.X_OK):
+        raise InputError(show(p), "cannot read: Permission denied (a folder: its files "
+                         "cannot be listed)")
     if what is not None:
         raise InputError(show(p), f"not a regular file ({what}): refused before reading",
                          "unsupported")
@@ -97,8 +100,11 @@ def is_regular(path: Path) -> bool:
 
 def walk(folder: Path) -> Iterator[Path]:
     """Every entry under `folder` that is not a folder (files, links, FIFOs…: the readers
-    refuse the wrong ones by name), sorted; folder symlinks are not followed (no loops)."""
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+    refuse the wrong ones by name), sorted; folder symlinks are not followed (no loops). A
+    folder that cannot be listed (mode 000) is yielded too: its open says so, never silence."""
+    unlisted: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False,
+                                                onerror=unlisted.append):
         dirnames.sort()
         base = Path(dirpath)
         for n in sorted(filenames):
@@ -106,6 +112,10 @@ def walk(folder: Path) -> Iterator[Path]:
         for n in dirnames:  # a link to a folder: listed, not entered
             if (base / n).is_symlink():
                 yield base / n
+        while unlisted:
+            yield Path(unlisted.pop(0).filename or folder)
+    while unlisted:
+        yield Path(unlisted.pop(0).filename or folder)
 
 
 def too_deep(path: Path | str, what: str = "JSON") -> InputError:

@@ -159,7 +159,8 @@ def discover_all(paths: Iterable[Path], budget: int | None = None
             name = f.name.lower()
             if _own_output(f) or outputs.is_own_output(f):
                 continue
-            if name.endswith(suffixes) or not guard.inside_roots(f):
+            if name.endswith(suffixes) or not guard.inside_roots(f) or (
+                    f.is_dir() and not f.is_symlink()):  # a folder walk could not list
                 # outside the MCP roots (a link out): kept so its open refuses it with that
                 # reason — never sniffed, so nothing of its bytes decides how it is reported
                 here.append((f, False))

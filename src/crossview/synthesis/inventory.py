@@ -161,7 +161,8 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
     elif r.status == "empty":
         problem("empty", "; ".join(r.problems) or "no data")
     elif r.status not in ("ok", "partial"):
-        problem("unreadable", "; ".join(r.problems) or r.status)
+        said = "; ".join(r.problems) or r.status
+        problem("no-access" if "Permission denied" in said else "unreadable", said)
     aid = r.artifact_id
     if e.problems or aid is None:
         e.valid, e.what = False, "nothing read"
