@@ -157,7 +157,8 @@ def _root(quiet: Annotated[bool, typer.Option(
               "--memory-limit", envvar="CROSSVIEW_MEMORY_LIMIT",
               help="DuckDB memory limit (e.g. 1GB): past it the store spills to the temp "
               "folder, so reading a trace of N GB stays near this limit (docs: bounded "
-              "memory).")] = None) -> None:
+              "memory). Default: half the memory this process may use (the least of RAM, "
+              "its cgroup limit and ulimit -v).")] = None) -> None:
     """crossview: why is my GPU workload slow, and what exactly do we change?"""
     OPTIONS.quiet = quiet
     try:
@@ -196,7 +197,10 @@ def main() -> None:
         if os.environ.get("CROSSVIEW_DEBUG"):
             raise
         if type(e).__name__ == "OutOfMemoryException":  # duckdb's: a resource limit, not a bug
-            cap = os.environ.get("CROSSVIEW_MEMORY_LIMIT") or "DuckDB's default, 80% of RAM"
+            from crossview.store import memory
+
+            cap = os.environ.get(memory.ENV) or (
+                f"the default {memory.limit_text()}, half the memory this process may use")
             error_line(f"out of memory under the memory limit ({cap}): raise --memory-limit "
                        "or read fewer files per run")
             sys.exit(2)

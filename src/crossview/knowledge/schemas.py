@@ -610,6 +610,7 @@ class InputLimits(Rec):
     clock_launch_queue_ns: int
     stream_overlap_share: Num
     stream_overlap_min_ns: int
+    default_memory_share: Num
 
 
 # file name → the type its top level decodes as

@@ -181,7 +181,7 @@ def render(a: Analysis) -> str:
         out.append("Sources: " + ", ".join(f"`{p}`" for p in v.filter.artifacts) + ".")
     for r in a.rejected:
         out.append(f"❌ Rejected `{r.path}` ({r.status}): {'; '.join(r.problems)}")
-    for r in a.warned:
+    for r in (r for r in a.warned if r.status != "skipped"):
         out.append(f"⚠️ Read with a warning `{r.path}` ({r.status}): {'; '.join(r.problems)}")
     out.append("")
     if rows:

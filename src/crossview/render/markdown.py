@@ -314,7 +314,9 @@ def render(a: Analysis) -> str:
     out.extend(capture_md.notes_lines(v))  # what each capture did not collect
     for r in a.rejected:
         out.append(f"\n❌ Rejected `{r.path}` ({r.status}): {'; '.join(r.problems)}")
-    for r in a.warned:  # read in part or doubted: the stderr warning, also in the recap
+    # read in part or doubted: the stderr warning, also in the recap (a file a folder walk
+    # skipped is not an input: said on stderr only)
+    for r in (r for r in a.warned if r.status != "skipped"):
         out.append(f"\n⚠️ Read with a warning `{r.path}` ({r.status}): {'; '.join(r.problems)}")
     out.append("")
     out.extend(metrics_md.block(v))  # workload metrics first (conventions §1 step 2)

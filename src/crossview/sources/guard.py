@@ -159,9 +159,6 @@ def resource_problem(e: BaseException) -> str:
             "--memory-limit, or read fewer / smaller files per run")
 
 
-_SIZE = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-         "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
 
 def ratio_budget(compressed: int) -> int:
     """Bytes `compressed` bytes may expand to before they are called a bomb
@@ -172,15 +169,12 @@ def ratio_budget(compressed: int) -> int:
 
 def gunzip_budget() -> int:
     """Decompressed bytes one gzip input may expand to in memory: input_limits.yaml
-    max_gunzip_bytes, and at most gzip_memory_multiple × --memory-limit when one is set."""
-    cap = int(limit("max_gunzip_bytes"))
-    text = os.environ.get("CROSSVIEW_MEMORY_LIMIT", "").strip().lower().replace(" ", "")
-    num = text.rstrip("kmgtib")
-    unit = text[len(num):]
-    if num and unit in _SIZE:
-        with contextlib.suppress(ValueError):
-            cap = min(cap, int(float(num) * _SIZE[unit] * float(limit("gzip_memory_multiple"))))
-    return cap
+    max_gunzip_bytes, and at most gzip_memory_multiple × the memory limit (--memory-limit, or
+    the default from the usable memory: store/memory.py)."""
+    from crossview.store import memory
+
+    return min(int(limit("max_gunzip_bytes")),
+               int(memory.limit_bytes() * float(limit("gzip_memory_multiple"))))
 
 
 def gunzip(path: Path | str, raw: bytes) -> bytes:

@@ -147,8 +147,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
     if bad_le:
         problems.append(f"partial: {bad_le:,} histogram bucket sample(s) whose `le` bound is "
                         "missing or not a number were skipped")
-    if parsed.scrapes > 1 and parsed.timed_scrapes == 0 and not any(
-            t is not None for t in rows.ts_ns):
+    if parsed.scrapes > 1 and parsed.timed_scrapes == 0 and not rows.has_timestamps():
         problems.append(f"{parsed.scrapes} scrapes without timestamps: counters cannot be "
                         "turned into rates (add `# scrape_time <epoch s>` lines)")
     kind = KIND + ":" + ",".join(sorted(sources)) if sources else KIND
