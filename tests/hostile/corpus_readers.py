@@ -16,6 +16,7 @@ import json
 import shutil
 import sqlite3
 import tarfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -117,6 +118,17 @@ def _tgz_many(n: int) -> Callable[[Path], Path]:
     return make
 
 
+def _zip_many(n: int) -> Callable[[Path], Path]:
+    """A .zip of `n` empty members (its central directory alone is ~50 bytes a member)."""
+    def make(d: Path) -> Path:
+        p = d / f"many{n}.zip"
+        with zipfile.ZipFile(p, "w") as z:
+            for i in range(n):
+                z.writestr(f"m{i}.json", b"")
+        return p
+    return make
+
+
 def _many_files(n: int) -> Callable[[Path], Path]:
     """A bundle folder of `n` small files (a dataset dumped beside the captures)."""
     def make(d: Path) -> Path:
@@ -183,6 +195,7 @@ CASES: list[Case] = [
     Case("k_same_ts_20k", _same_ts(20_000, "same_ts.pt.trace.json"),
          budget_s=BUDGET_S, big=True),
     Case("tgz_20k", _tgz_many(20_000), budget_s=BUDGET_S, big=True),
+    Case("zip_200k", _zip_many(200_000), budget_s=BUDGET_S, big=True),
     Case("bundle_10k_files", _many_files(10_000), budget_s=BUDGET_S, big=True),
     Case("nsys_recursive_strings", _recursive_strings, budget_s=BUDGET_S, big=True),
     Case("nsys_recursive_kernels", _recursive_kernels, budget_s=BUDGET_S, big=True),

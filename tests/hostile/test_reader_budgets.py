@@ -79,6 +79,17 @@ def test_archive_of_20000_members_refused_from_its_headers(tmp_path: Path) -> No
     assert list(tmp.iterdir()) == []
 
 
+def test_zip_of_200000_members_refused_from_its_end_record(tmp_path: Path) -> None:
+    """The count comes from the end-of-central-directory record: the 10 MB central
+    directory is never parsed into 200,000 ZipInfo objects."""
+    bad = by_name("zip_200k").make(tmp_path)
+    proc = _cli("analyze", "--format", "json", bad, _good(tmp_path))
+    assert proc.returncode == 2 and proc.stderr.splitlines() == [
+        f"crossview: error: {bad}: archive has more than 1,000 members "
+        "(CROSSVIEW_ARCHIVE_MAX_MEMBERS): refused before extracting"]
+    assert _kernels(proc) == 425
+
+
 def test_bundle_of_10000_files_reads_the_nearest_and_refuses_the_rest(tmp_path: Path) -> None:
     """10,000 small JSON files in a sub-folder beside the good trace: the trace (nearest the
     named folder) and 999 of them are read, the other 9,001 refused in one line; the 999

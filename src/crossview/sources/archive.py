@@ -57,6 +57,10 @@ def _members(path: Path, skipped: list[str] | None = None
              ) -> Iterator[tuple[str, IO[bytes]]]:
     """(name, stream) of each regular file; links, devices and folders are skipped."""
     if path.name.lower().endswith(".zip"):
+        if _zip_entries(path) > MAX_MEMBERS:  # from its end record: the central directory
+            # of a million entries is never parsed
+            raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members "
+                             "(CROSSVIEW_ARCHIVE_MAX_MEMBERS): refused before extracting")
         with zipfile.ZipFile(path) as z:
             infos = [i for i in z.infolist() if not i.is_dir()]
             if len(infos) > MAX_MEMBERS:
@@ -85,6 +89,18 @@ def _members(path: Path, skipped: list[str] | None = None
             member = t.extractfile(m)
             if member is not None:
                 yield m.name, member
+
+
+def _zip_entries(path: Path) -> int:
+    """Entries a zip says it holds (its end-of-central-directory record, zip64 included),
+    read before the central directory is parsed; 0 when there is no such record (ZipFile
+    then says what is wrong)."""
+    end_record = getattr(zipfile, "_EndRecData", None)
+    if end_record is None:
+        return 0
+    with open(path, "rb") as f:
+        rec = end_record(f)
+    return int(rec[getattr(zipfile, "_ECD_ENTRIES_TOTAL", 4)]) if rec else 0
 
 
 def _budget(dest: Path, archive: Path) -> int:
