@@ -54,8 +54,10 @@ class Analysis:
 
     @property
     def warned(self) -> list[ArtifactReport]:
-        """Read in part (partial) or skipped by a folder walk: a warning line each."""
-        return [a for a in self.artifacts if a.status in ("partial", "skipped")]
+        """Read in part (partial), skipped by a folder walk, or read with a problem the
+        reader doubts: a warning line each, on stderr and in the recap (never only in JSON)."""
+        return [a for a in self.artifacts if a.status in ("partial", "skipped")
+                or (a.status == "ok" and a.problems)]
 
 
 def analyze(

@@ -86,7 +86,7 @@ def key_of(paths: list[Path], hashes: Mapping[str, str] | None = None,
     hashes: sha256 by file (str) the caller already knows (the MCP server's)."""
     if any(archive.is_archive(p) for p in paths):
         return None  # read from a temporary extraction whose names change per run
-    files, skipped = discover_all(paths)
+    files, skipped, _over = discover_all(paths)
     if not files:
         return None
     h = hashlib.sha256(f"crossview capture cache {FORMAT} {code_fingerprint()}\n".encode())

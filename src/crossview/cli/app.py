@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -68,6 +68,23 @@ def _printable(msg: str) -> str:
     return inert.name(msg)
 
 
+SAME_PROBLEM_LINES = 3  # lines per identical problem before the rest are counted
+
+
+def per_file_lines(line: Callable[[str], None], items: list[tuple[str, str]]) -> None:
+    """One line per (file, problem); past SAME_PROBLEM_LINES files with the same problem, one
+    line counts the rest (20,000 junk files: 4 lines, not 20,000)."""
+    seen: dict[str, int] = {}
+    for path, problem in items:
+        seen[problem] = seen.get(problem, 0) + 1
+        if seen[problem] <= SAME_PROBLEM_LINES:
+            line(f"{path}: {problem}")
+    for problem, n in seen.items():
+        if n > SAME_PROBLEM_LINES:
+            line(f"… and {n - SAME_PROBLEM_LINES:,} more file(s) with the same problem: "
+                 f"{problem}")
+
+
 def parse_window(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
@@ -89,10 +106,13 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    for r in result.rejected:
-        error_line(f"{r.path}: {'; '.join(r.problems)}")
+    per_file_lines(error_line, [(r.path, "; ".join(r.problems)) for r in result.rejected])
+    warned = []
     for r in result.warned:  # read in part, or skipped by a folder walk: said, not silent
-        warning_line(f"{r.path}: {r.status}: {'; '.join(r.problems)}")
+        said = "; ".join(r.problems)
+        state = "" if r.status == "ok" or said.startswith(f"{r.status}:") else f"{r.status}: "
+        warned.append((r.path, state + said))
+    per_file_lines(warning_line, warned)
     if result.views is None:
         if not result.rejected:
             error_line("no input files found in " + ", ".join(map(str, paths)))
@@ -174,7 +194,8 @@ def _root(quiet: Annotated[bool, typer.Option(
               "--memory-limit", envvar="CROSSVIEW_MEMORY_LIMIT",
               help="DuckDB memory limit (e.g. 1GB): past it the store spills to the temp "
               "folder, so reading a trace of N GB stays near this limit (docs: bounded "
-              "memory).")] = None,
+              "memory). Default: half the memory this process may use (the least of RAM, "
+              "its cgroup limit and ulimit -v).")] = None,
           cache_dir: Annotated[Path | None, typer.Option(
               "--cache-dir", envvar="CROSSVIEW_CACHE_DIR",
               help="Keep parsed captures here (default $XDG_CACHE_HOME/crossview or "
@@ -217,7 +238,7 @@ def main() -> None:
         guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
         _numpy_with_one_blas_thread()
     try:
-        app()
+        _command()()
     except SystemExit as e:
         if OPTIONS.exit_at_once and (e.code is None or isinstance(e.code, int)):
             _exit_now(e.code or 0)
@@ -234,7 +255,10 @@ def main() -> None:
         if os.environ.get("CROSSVIEW_DEBUG"):
             raise
         if type(e).__name__ == "OutOfMemoryException":  # duckdb's: a resource limit, not a bug
-            cap = os.environ.get("CROSSVIEW_MEMORY_LIMIT") or "DuckDB's default, 80% of RAM"
+            from crossview.store import memory
+
+            cap = os.environ.get(memory.ENV) or (
+                f"the default {memory.limit_text()}, half the memory this process may use")
             error_line(f"out of memory under the memory limit ({cap}): raise --memory-limit "
                        "or read fewer files per run")
             sys.exit(2)
@@ -252,6 +276,24 @@ def help_only(args: list[str]) -> bool:
         if a in ("--help", "-h"):
             return True
     return not args
+
+
+def _command() -> Any:
+    """The app's command, as `app()` runs it, with Typer's readability check taken off every
+    path parameter: an unreadable input (mode 000, another user's) is the reader's to refuse
+    in one line naming it ("cannot read: Permission denied"), not a usage box that hides the
+    other inputs' answers (issue 43)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app)
+    groups = [cmd]
+    while groups:
+        g = groups.pop()
+        for p in g.params:
+            if hasattr(p.type, "readable"):
+                p.type.readable = False
+        groups.extend(getattr(g, "commands", {}).values())
+    return cmd
 
 
 _GC_THRESHOLDS = (50_000, 20, 20)
@@ -279,9 +321,11 @@ def _numpy_with_one_blas_thread() -> None:
 
 def _exit_now(code: int) -> None:
     """Flush what was printed, remove the store's spill folder (DuckDB removes it only when
-    the store is closed) and end the process without the interpreter's teardown."""
+    the store is closed) and this process's temp folders, and end the process without the
+    interpreter's teardown."""
     import shutil
 
+    from crossview.sources import tempdirs
     from crossview.store.store import spill_dir
 
     for stream in (sys.stdout, sys.stderr):
@@ -290,4 +334,5 @@ def _exit_now(code: int) -> None:
     if "crossview.cache.read" in sys.modules:  # a capture-cache entry still being written
         sys.modules["crossview.cache.read"].finish_writes()
     shutil.rmtree(spill_dir(), ignore_errors=True)
+    tempdirs.remove_all()  # an archive's extracted copy: os._exit skips the atexit hooks
     os._exit(code)

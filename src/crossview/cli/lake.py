@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, check_memory, error_line, write_stdout
+from crossview.cli.app import (
+    Fmt,
+    app,
+    check_memory,
+    error_line,
+    per_file_lines,
+    warning_line,
+    write_stdout,
+)
 from crossview.core.inert import name as show
 from crossview.errors import CrossviewError, UsageError
 
@@ -69,8 +77,8 @@ def ingest(
     dask: Annotated[str | None, typer.Option(
         help="Run on Dask: a scheduler address (tcp://host:8786) or 'local'.")] = None,
     memory_limit: Annotated[str | None, typer.Option(
-        help="DuckDB memory limit per worker, e.g. 1GB (default: 60% of RAM / workers); "
-        "past it DuckDB spills to $TMPDIR.")] = None,
+        help="DuckDB memory limit per worker, e.g. 1GB (default: 60% of the usable memory "
+        "/ workers); past it DuckDB spills to $TMPDIR.")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """Write captures' normalized tables as Parquet (campaign=/run=/source=), idempotently."""
@@ -88,8 +96,10 @@ def ingest(
         error_line(str(e))
         raise typer.Exit(2) from None
     wall = time.perf_counter() - t0
-    for r in s.rejected:
-        error_line(f"{r.path}: {'; '.join(r.problems)}")
+    per_file_lines(error_line, [(r.path, "; ".join(r.problems)) for r in s.rejected])
+    # ingested whole, but the reader doubts something (clocks, names…): said, not silent
+    per_file_lines(warning_line, [(r.path, "; ".join(r.problems)) for r in s.results
+                                  if r.status == "ok" and r.problems])
     workers_rss = {str(r.pid): r.peak_rss_kib for r in s.results}
     if fmt is Fmt.json:
         write_stdout(json.dumps({

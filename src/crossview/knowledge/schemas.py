@@ -635,6 +635,7 @@ class InputLimits(Rec):
     max_gunzip_bytes: int
     gzip_memory_multiple: Num
     max_archive_members: int
+    max_input_files: int
     archive_free_disk_share: Num
     max_bundle_yaml_bytes: int
     max_yaml_aliases: int
@@ -651,6 +652,11 @@ class InputLimits(Rec):
     max_yaml_nodes: int
     max_compression_ratio: Num
     compression_ratio_floor_bytes: int
+    clock_launch_lead_ns: int
+    clock_launch_queue_ns: int
+    stream_overlap_share: Num
+    stream_overlap_min_ns: int
+    default_memory_share: Num
 
 
 # --- capture_cache.yaml -------------------------------------------------------------------

@@ -184,6 +184,9 @@ def render(a: Analysis) -> str:
     for r in a.rejected:
         out.append(f"❌ Rejected {md_text.code(r.path)} ({r.status}): "
                    + "; ".join(map(inert.name, r.problems)))
+    for r in (r for r in a.warned if r.status != "skipped"):
+        out.append(f"⚠️ Read with a warning {md_text.code(r.path)} ({r.status}): "
+                   + "; ".join(map(inert.name, r.problems)))
     out.append("")
     if rows:
         out += table(rows) + [""] + notes(rows)

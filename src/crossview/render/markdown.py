@@ -323,6 +323,10 @@ def render(a: Analysis) -> str:
     out.extend(capture_md.notes_lines(v))  # what each capture did not collect
     for r in a.rejected:
         out.append(f"\n❌ Rejected {_code(r.path)} ({r.status}): {_problems(r.problems)}")
+    # read in part or doubted: the stderr warning, also in the recap (a file a folder walk
+    # skipped is not an input: said on stderr only)
+    for r in (r for r in a.warned if r.status != "skipped"):
+        out.append(f"\n⚠️ Read with a warning {_code(r.path)} ({r.status}): {_problems(r.problems)}")
     out.append("")
     out.extend(metrics_md.block(v))  # workload metrics first (conventions §1 step 2)
     metrics_only = (not v.has_trace and v.gpu_metrics.present

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from crossview import identity
 from crossview.errors import UsageError
+from crossview.store import memory
 from crossview.store.schema import TABLES
 
 COMPRESSED_DB = "cv"
@@ -37,7 +38,8 @@ class Store:
     def __init__(self, path: Path | str | None = None, threads: int | None = None,
                  memory_limit: str | None = None, compress: bool | None = None) -> None:
         """memory_limit: DuckDB's (e.g. "1GB"); default `crossview --memory-limit`
-        (CROSSVIEW_MEMORY_LIMIT). Past it the store spills to its temp folder.
+        (CROSSVIEW_MEMORY_LIMIT), else store/memory.py's share of the usable memory. Past it
+        the store spills to its temp folder.
         compress: an in-memory store with DuckDB's storage compression (dictionary, FSST:
         a kernel name repeated on a million rows is kept about once per row group), so a
         GROUP BY name scans dictionary vectors: the MCP server's stores, queried many times
@@ -64,13 +66,14 @@ class Store:
         # spill files (past a memory_limit) go to the system temp folder, never to a `.tmp`
         # folder in the user's working directory (DuckDB's default for in-memory databases)
         self.con.execute(f"SET temp_directory={_quote(spill_dir())}")
-        limit = memory_limit or os.environ.get("CROSSVIEW_MEMORY_LIMIT")
-        if limit:
-            try:
-                self.con.execute(f"SET memory_limit={_quote(limit)}")
-            except duckdb.Error as e:
-                origin = "memory_limit" if memory_limit else "CROSSVIEW_MEMORY_LIMIT"
-                raise UsageError(f"{origin}={limit!r}: {e}") from None
+        # given, else CROSSVIEW_MEMORY_LIMIT, else a share of what this process may use
+        # (RAM, cgroup, ulimit -v: store/memory.py), never DuckDB's 80% of RAM
+        limit = memory.limit_text(memory_limit)
+        try:
+            self.con.execute(f"SET memory_limit={_quote(limit)}")
+        except duckdb.Error as e:
+            origin = "memory_limit" if memory_limit else memory.ENV
+            raise UsageError(f"{origin}={limit!r}: {e}") from None
         for name, cols in TABLES.items():
             self.con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({cols})")
         identity.register(self.con)  # frame_key(name) in SQL: frames matched across runs
