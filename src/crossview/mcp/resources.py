@@ -8,6 +8,7 @@ from typing import Any
 from crossview.mcp.cache import AnalysisCache
 from crossview.mcp.jsonout import dumps
 from crossview.mcp.safety import Refused, short
+from crossview.store import stdlib
 
 
 def list_bundles(cache: AnalysisCache) -> str:
@@ -25,6 +26,14 @@ def list_bundles(cache: AnalysisCache) -> str:
                             "bytes": p.stat().st_size if p.is_file() else None})
         out.append({"root": str(r), "entries": entries})
     return dumps(out)
+
+
+def views_catalog() -> str:
+    """The named views MCP `query` reads (store/stdlib): each with its summary and every
+    column with its unit, plus the relations the analysis provides (steps, step_idle)."""
+    return dumps({"note": "Named views cover every artifact of the store (filter in WHERE); "
+                  "steps and step_idle follow the query's filter, as analyze does.",
+                  "views": [v.to_dict() for v in stdlib.catalog()]})
 
 
 def bundle_artifacts(cache: AnalysisCache, name: str) -> str:
@@ -66,7 +75,8 @@ Follow the cross-view protocol; cite the tool, the artifact and the number for e
    The two views must tell the same story; say where they disagree.
 5. Recap: `analyze` — ranked findings with evidence and fixes; check each against steps 2–4.
 6. Verify a change: `diff` two captures, `ab_compare` benchmark trials; `sol_bounds` for the
-   LLM speed-of-light. Use `query` (read-only SQL) only for a number no tool gives.
+   LLM speed-of-light. Use `query` (read-only SQL over the named views of
+   crossview://views: kernel_launches, step_idle, collectives…) for a number no tool gives.
 7. Several sources of one run in a folder (a bundle): `inventory` (capture problems with
    their fixes, rigor tiers), then `synthesize` — reconciliation, contradictions (say each),
    the ranked DRAFT ledger, experiment plans and the next-lever frontier.

@@ -67,6 +67,11 @@ def build(roots: list[Path]) -> Any:
         """One bundle's artifacts: format read, status, problems, events."""
         return resources.bundle_artifacts(cache, name)
 
+    def views_doc() -> str:
+        """The named SQL views `query` reads: every view and column with its unit."""
+        return resources.views_catalog()
+
+    server.resource("crossview://views", mime_type="application/json")(views_doc)
     server.resource("crossview://bundles", mime_type="application/json")(tool(bundles))
     server.resource("crossview://bundle/{name}", mime_type="application/json")(tool(bundle))
 

@@ -8,15 +8,18 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from crossview.errors import CrossviewError
+from crossview.mcp import relations
 from crossview.mcp.cache import AnalysisCache, FilterArg
 from crossview.mcp.jsonout import dumps
 from crossview.mcp.safety import Refused, run_query
+from crossview.store import stdlib
 
 from .tools_views import Flt, Paths
 
 # Hard caps of the query tool (not analysis thresholds: they bound the server's work)
 MAX_ROWS = 10_000
 MAX_SECONDS = 30.0
+VIEW_NAMES = ", ".join(v.name for v in stdlib.catalog())
 
 
 class OtherTools:
@@ -142,10 +145,14 @@ class OtherTools:
     def query(
         self,
         paths: Paths,
-        sql: Annotated[str, Field(description="One read-only SELECT/WITH over the store: "
-                                  "tables artifacts, devices, gpu_ops, host_ops, frames, "
-                                  "samples, metrics, trials…; f_gpu / f_host are gpu_ops / "
-                                  "host_ops under the filter. Times are integer ns. "
+        sql: Annotated[str, Field(description="One read-only SELECT/WITH over the store. "
+                                  "Named views (columns and units: resource "
+                                  f"crossview://views): {VIEW_NAMES}; steps / step_idle are "
+                                  "the analysis's steps and idle time per step, device and "
+                                  "cause under the filter. Raw tables: artifacts, devices, "
+                                  "gpu_ops, host_ops, frames, samples, metrics, trials…; "
+                                  "f_gpu / f_host are gpu_ops / host_ops under the filter "
+                                  "(the named views are not filtered). Times are integer ns. "
                                   "frame_key(name) gives a frame's identity across runs "
                                   "(addresses, step numbers… replaced), as diff matches.")],
         filter: Flt = None,
@@ -164,8 +171,9 @@ class OtherTools:
             raise Refused(f"query: timeout_s {timeout_s:g} is over the cap of {MAX_SECONDS:g}")
         e = self.cache.get(paths, filter)
         with e.lock:
-            r = run_query(e.analysis.views.store.con, sql, max_rows,  # type: ignore[union-attr]
-                          timeout_s, refuse_over_limit=False)
+            store = e.analysis.views.store  # type: ignore[union-attr]
+            relations.prepare(store, e.analysis.views, sql)
+            r = run_query(store.con, sql, max_rows, timeout_s, refuse_over_limit=False)
         body: dict[str, Any] = {"columns": r.columns, "rows": r.rows, "row_count": len(r.rows),
                                 "truncated": r.truncated}
         return dumps({**e.scope(), **body})

@@ -5,6 +5,10 @@ Timestamps are integer nanoseconds everywhere. Ids are unique within one Store.
 
 from __future__ import annotations
 
+# The tables' (and the standard library of views over them, store/stdlib/) version: raise it
+# when a table or a view changes what a column holds, so stores made before are rebuilt.
+STORE_SCHEMA_VERSION = 1
+
 TABLES: dict[str, str] = {
     # clock_epoch_ns: wall-clock (UTC epoch ns) of the trace's time 0, so trace ns + it = epoch
     # ns (Kineto baseTimeNanoseconds, nsys session start); NULL when the capture does not say.

@@ -18,6 +18,7 @@ from crossview.sources import guard, outputs
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import read_all
+from crossview.store import stdlib
 from crossview.store.store import Store
 from crossview.synthesis import trace_window
 from crossview.synthesis.bundle import Bundle
@@ -129,8 +130,7 @@ def _classify(store: Store, r: ArtifactReport) -> tuple[str, str, bool, str]:
     aid = r.artifact_id
     if aid is not None and _one(store, "SELECT count(*) FROM samples WHERE artifact_id=$a",
                                 aid) and r.kind not in ("kineto",):
-        has_gpu = _one(store, "SELECT count(*) FROM gpu_ops WHERE artifact_id=$a"
-                              " AND kind='kernel'", aid)
+        has_gpu = _one(store, "SELECT count(*) FROM kernels WHERE artifact_id=$a", aid)
         if not has_gpu or r.kind not in table:
             s = kb.table("sampled")
             return s["source"], s["tier"], True, s["what"]
@@ -169,8 +169,7 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
         return
     a = {"a": aid}
     if e.source in ("nsys", "pytorch-profiler", "sampled-stacks"):
-        kernels = _one(store, "SELECT count(*) FROM gpu_ops WHERE artifact_id=$a"
-                              " AND kind='kernel'", aid)
+        kernels = _one(store, "SELECT count(*) FROM kernels WHERE artifact_id=$a", aid)
         summary = _one(store, "SELECT count(*) FROM summary_stats WHERE artifact_id=$a"
                               " AND report='cuda_gpu_kern_sum'", aid)
         samples = _one(store, "SELECT count(*) FROM samples WHERE artifact_id=$a", aid)
@@ -231,6 +230,7 @@ def take(bundle: Bundle, gpu: str | None = None) -> Inventory:
     """Read every artifact of the bundle once (one Store) and validate each."""
     store = Store()
     reports = read_all(bundle.files, store)
+    stdlib.ensure(store)  # reconcile.py reads the named views
     named = None
     name = gpu or bundle.context.gpu or bundle.context.hardware
     if name and any(r.status in ("ok", "partial") for r in reports):

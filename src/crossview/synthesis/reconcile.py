@@ -181,8 +181,8 @@ def _l2_rows(inv: Inventory, e: Entry) -> list[KernelRow]:
         timeline = False
     else:
         rows = s.sql("SELECT name, sum(dur_ns), count(*), avg(dur_ns), median(dur_ns),"
-                     " min(dur_ns), max(dur_ns) FROM gpu_ops WHERE artifact_id=$a AND"
-                     " kind='kernel' GROUP BY name", {"a": aid}).fetchall()
+                     " min(dur_ns), max(dur_ns) FROM kernels WHERE artifact_id=$a"
+                     " GROUP BY name", {"a": aid}).fetchall()
         timeline = True
     total = sum(float(r[1]) for r in rows) or 1.0
     ctx = base_context(inv, phase, "nsys" if e.source == "nsys" else e.source)
@@ -202,14 +202,13 @@ def _l2_rows(inv: Inventory, e: Entry) -> list[KernelRow]:
 
 
 def _gaps(inv: Inventory, e: Entry) -> dict[str, tuple[float, int, int, int]]:
-    """family → (GPU idle ns right before its kernels, kernels, via graph, with a gap)."""
+    """family → (GPU idle ns right before its kernels, kernels, via graph, with a gap): the
+    store's named views (store/stdlib: `idle_gaps` ends at the kernel after each gap)."""
     rows = inv.store.sql(
-        "WITH k AS (SELECT family, start_ns, dur_ns, via_graph, max(start_ns + dur_ns) OVER"
-        " (PARTITION BY device ORDER BY start_ns ROWS BETWEEN UNBOUNDED PRECEDING AND"
-        " 1 PRECEDING) AS prev_end FROM gpu_ops WHERE artifact_id=$a AND kind='kernel')"
-        " SELECT family, sum(greatest(start_ns - prev_end, 0)), count(*),"
-        " count(*) FILTER (via_graph), count(*) FILTER (start_ns > prev_end) FROM k"
-        " GROUP BY family", {"a": e.artifact_id}).fetchall()
+        "SELECT k.family, sum(coalesce(g.dur_ns, 0)), count(*), count(*) FILTER (k.via_graph),"
+        " count(g.next_gpu_op_id) FROM kernels k LEFT JOIN idle_gaps g"
+        " ON g.next_gpu_op_id = k.gpu_op_id AND g.artifact_id = k.artifact_id"
+        " WHERE k.artifact_id = $a GROUP BY k.family", {"a": e.artifact_id}).fetchall()
     return {f: (float(g or 0), int(n), int(v), int(w)) for f, g, n, v, w in rows}
 
 

@@ -1,0 +1,17 @@
+-- Idle time per step, device and cause, from crossview's time account
+-- (views/device/account.py, knowledge/account.yaml): a device's idle time in the step cut
+-- at every host-op and copy boundary, each piece with one cause; the causes of a step sum
+-- to its idle time exactly. Computed by the analysis under the call's filter, not stored:
+-- MCP `query` provides it. A step with no idle time on a device has no rows.
+--
+-- columns:
+-- artifact_id   id     the capture (artifacts.artifact_id)
+-- device        index  GPU index
+-- step          count  the step (steps.step)
+-- cause         text   the cause's id (cpu_dispatch, sync_drained, launch_overhead, …)
+-- label         text   the cause in words
+-- idle_ns       ns     idle time of the device in the step owed to the cause
+-- step_idle_ns  ns     all idle time of the device in the step (the causes' sum)
+-- step_wall_ns  ns     the step's wall time
+-- startup       bool   a start-up / capture-boundary cause (never a steady-state lever)
+-- steady        bool   the step is in the steady state

@@ -1,0 +1,17 @@
+-- crossview's steps (views/device/steps.py): `ProfilerStep#N` ranges, else a serving
+-- engine's step frame, else a repeating annotation, else the whole capture as one unit;
+-- warm-up / JIT / outlier steps flagged and kept out of the steady state. Computed by the
+-- analysis under the call's filter, not stored: MCP `query` provides it.
+--
+-- columns:
+-- artifact_id  id     the capture (artifacts.artifact_id)
+-- step         count  ProfilerStep#N's N; else the step's 1-based index
+-- idx          count  1-based index in time order within the capture
+-- name         text   the range that makes the step (ProfilerStep#3, execute_model, …)
+-- source       text   profiler-step | engine:<name> | annotation:<name> | capture
+-- start_ns     ns     step start on the trace clock
+-- end_ns       ns     step end (reaches past the range to its GPU tail when there is one)
+-- wall_ns      ns     end_ns − start_ns
+-- gpu_busy_ns  ns     kernel union inside the step, mean over the capture's devices
+-- steady       bool   in the steady state (not warm-up, JIT or outlier)
+-- flags        text   warmup / jit / outlier flags, comma-separated; '' when steady
