@@ -84,9 +84,10 @@ def test_pageable_input_copy_waits_on_the_stream_so_kernels_are_on_the_path() ->
 
 def test_gpu_bound_capture_keeps_its_kernel_findings() -> None:
     """The H100 Qwen forward: kernels hold 61% of its critical path, above the kernel-side
-    🟡's shares (19.8%, 6.0%): nothing is added or demoted."""
+    claims' shares (19.8%, 6.0%): nothing is added or demoted by the path. (The memory-bound
+    ops are one-op kernels the unfused-elementwise 🔴 owns: a note naming it, issue 37.)"""
     found = analyze([shared_file(QWEN)]).findings
-    for pattern in ("memory-bandwidth-bound", "kernel-inefficiency"):
+    for pattern, sev in (("memory-bandwidth-bound", "info"), ("kernel-inefficiency", "yellow")):
         f = next(f for f in found if f.pattern == pattern)
-        assert f.severity == "yellow" and f.details["kernel_path_share"] > 0.5  # type: ignore[operator]
+        assert f.severity == sev and f.details["kernel_path_share"] > 0.5  # type: ignore[operator]
         assert "Today GPU kernels are" not in f.expected_effect

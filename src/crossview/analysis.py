@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crossview.core.finding import Finding
-from crossview.detectors import run_all
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.scope.filter import Filter
 from crossview.scope.resolve import resolve
@@ -93,13 +92,9 @@ def analyze_store(
     views = Views(store, resolved, limits or defaults())
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
                       for r in reports if r.status not in NOT_REJECTED]
-    from crossview.detectors import rank, related
-    from crossview.replay.findings import annotate  # expected effects from the replay
+    from crossview.verdict import decide  # claims → findings, each built once (issue 37)
 
-    # re-ranked: a replay that refutes a finding's share demotes it (replay/findings.py);
-    # then each finding whose time lies inside another's says so (detectors/related.py)
-    found = rank(annotate(store, run_all(views)), views.limits)
-    return Analysis(reports, views, related.apply(found))
+    return Analysis(reports, views, decide(views))
 
 
 def bench_arms(path: Path) -> list[BenchArm]:

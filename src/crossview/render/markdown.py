@@ -280,7 +280,7 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
     return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel span; "
             "no dominant host-side or communication bottleneck in this capture — what is left "
             f"is kernel time itself{where}; "
-            + fix_for("kernel-time-left", v.gpu_vendor)
+            + fix_for("kernel-time-left", {"vendor": v.gpu_vendor})
             + ".")
 
 
