@@ -50,6 +50,10 @@ Flops = Annotated[float, _u("FLOP")]
 FlopRate = Annotated[float, _u("FLOP/s")]
 Ratio = Annotated[float, _u("ratio")]
 Seconds = Annotated[float, _u("s")]
+Ms = Annotated[float, _u("ms")]
+MiB = Annotated[float, _u("MiB")]
+Intensity = Annotated[float, _u("FLOP/B")]
+Index = Annotated[int, _u("index")]  # a position (a time chunk, a pipe rank), not a quantity
 Tokens = Annotated[float, _u("tokens")]
 TokensN = Annotated[int | float, _u("tokens")]  # as recorded (a count or a mean)
 
@@ -64,11 +68,14 @@ class NoFacts(Facts, frozen=True, kw_only=True):
 
 class Cutoff(Struct, frozen=True):
     """The cut-off a claim crossed: a thresholds.yaml key (or "file.yaml:key"), its value and
-    the measured value in the same unit."""
+    the measured value in the same unit; `mention`: the pattern's mention cut when the one
+    crossed is its top-issue cut (a claim left with less than that once another owns part of
+    its time is a note)."""
 
     key: str
     value: float
     measured: float
+    mention: float | None = None
 
 
 class Owns(Struct, frozen=True, kw_only=True):

@@ -21,10 +21,12 @@ from crossview.detectors import (
     graph_unrecorded,
     host_cpu,
     host_op_cost,
+    host_preprocess,
     host_python,
     kernel_inefficiency,
     kv_cache_pressure,
     launch_bound,
+    launch_config,
     launch_lag,
     layout_conversions,
     low_gpu_util,
@@ -47,7 +49,7 @@ from crossview.detectors import (
     unfused_elementwise,
     utilization_regime,
 )
-from crossview.detectors.declare import Declaration
+from crossview.detectors.declare import About, Declaration
 from crossview.views.views import Views
 
 # One line per detector; a new pattern is one new module plus one line here.
@@ -57,6 +59,7 @@ DETECTORS: tuple[Callable[[Views], list[Claim]], ...] = (
     launch_bound.detect,
     sync_bound.detect,
     dataloader.detect,
+    host_preprocess.detect,
     ddp_host.detect,
     nccl.detect,
     nccl_straggler.detect,
@@ -89,9 +92,16 @@ DETECTORS: tuple[Callable[[Views], list[Claim]], ...] = (
     op_fp32_math.detect,
     unfused_elementwise.detect,
     layout_conversions.detect,
+    launch_config.detect,
 )
 
 
 def declarations() -> list[Declaration]:
     """Each detector's declaration (detectors/declare.py), in DETECTORS order."""
     return [sys.modules[d.__module__].DECLARATION for d in DETECTORS]
+
+
+def about(pattern: str) -> About:
+    """A pattern's facts (its first declaration's): side, levers, … (detectors/declare.py)."""
+    return next((d.about_of(pattern) for d in declarations() if pattern in d.patterns),
+                About())

@@ -69,6 +69,11 @@ def facts(sl: Slice) -> AccountSlice:
         startup_only=sl.startup_only)
 
 
+def mean_of(s: AccountSlice) -> str:
+    """(phrasing) "mean of 6 steps", or "one step"."""
+    return "one step" if s.steps == 1 else f"mean of {s.steps} steps"
+
+
 def per_step(s: AccountSlice | bool) -> str:
     """(phrasing) How a sentence about the account's per-step rows opens: "Per steady step",
     or, when every step is warm-up / JIT / start-up (the rows summarize those), says so."""

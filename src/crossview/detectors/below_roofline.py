@@ -8,7 +8,7 @@ kernel whose grid covers the GPU, names it as the working example of the fix.
 
 from __future__ import annotations
 
-from crossview.core.claim import Claim, Facts, FixPart, Phrasing, Share
+from crossview.core.claim import Claim, Facts, FixPart, Pct, Phrasing, Share
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.common import short
 from crossview.detectors.declare import About, Declaration
@@ -23,9 +23,9 @@ PATTERN = "below-roofline"
 class BelowRoofline(Facts, frozen=True, kw_only=True):
     kernels: kc.KernelFacts
     grid_only: bool  # small grid from the launch stats alone (no SpeedOfLight throughputs)
-    theoretical_low_pct: float  # thresholds: occupancy_theoretical_low_pct
-    achieved_gap_pct: float  # occupancy_achieved_gap_pct
-    high_pct: float  # roofline_high_pct
+    theoretical_low_pct: Pct  # thresholds: occupancy_theoretical_low_pct
+    achieved_gap_pct: Pct  # occupancy_achieved_gap_pct
+    high_pct: Pct  # roofline_high_pct
     example: KernelRoofline | None = None  # a library kernel whose grid covers every SM
 
 

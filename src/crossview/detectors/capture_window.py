@@ -13,6 +13,7 @@ from crossview.core.claim import Claim, Count, Facts, FixPart, Ns, Owns, Phrasin
 from crossview.detectors.account_share import AccountSlice, facts, slice_of
 from crossview.detectors.common import cites, crossed, ms, pct, short
 from crossview.detectors.declare import About, Declaration
+from crossview.knowledge import frames
 from crossview.views.host.sampled_runtime import RuntimeShare, SampledRuntime
 from crossview.views.views import Views
 
@@ -41,6 +42,7 @@ class Flagged(Struct, frozen=True):
 class StartupOnly(Facts, frozen=True, kw_only=True):
     slice: AccountSlice
     steps: tuple[Flagged, ...]
+    compiled: tuple[str, ...] = ()  # the torch.compile frames among the longest (compiling)
 
 
 class RuntimeKind(Struct, frozen=True, kw_only=True):
@@ -119,11 +121,14 @@ def _startup_only(v: Views) -> list[Claim]:
     cut = crossed(sl.share, lim.red_share, lim.yellow_share, ("red_share", "yellow_share"))
     if cut is None:
         return []
+    compiling = tuple(f.frame for f in sl.top_frames if frames.is_torch_compile(f.frame))
     return [Claim(
-        pattern=PATTERN, form="startup-only", share=sl.share, tier=cut[0], cutoff=cut[1],
-        owns=Owns(causes=CAUSES), fix=(FixPart(key="steady-state-capture"),),
+        pattern=PATTERN, form="torch-compile" if compiling else "startup-only", share=sl.share,
+        tier=cut[0], cutoff=cut[1], owns=Owns(causes=CAUSES),
+        fix=(FixPart(key="steady-state-capture",
+                     flags=("torch_compile",) if compiling else ()),),
         cites=cites(v, "startup-account"),
-        facts=StartupOnly(slice=facts(sl), steps=tuple(
+        facts=StartupOnly(slice=facts(sl), compiled=compiling, steps=tuple(
             Flagged(x.name, tuple(x.reasons)) for x in v.steps.steps)))]
 
 
@@ -169,6 +174,16 @@ def phrase(c: Claim) -> Phrasing:
     rows = "; ".join(f"{r.label} {ms(r.ns)} ({pct(r.share)})" for r in sl.rows)
     top = "; ".join(f"`{short(t.frame, 70)}` {ms(t.ns)}" for t in sl.top)
     flagged = "; ".join(f"`{short(x.step, 50)}`: {', '.join(x.reasons)}" for x in f.steps)
+    if f.compiled:
+        return Phrasing(
+            title=f"torch.compile compiles inside the capture: {pct(c.share)} of it is "
+                  "compilation and time outside the kernels, not the steady state",
+            observation=(f"The capture's window holds torch.compile compiling the model "
+                         f"({', '.join(f'`{short(x, 60)}`' for x in f.compiled)}): "
+                         f"{flagged}. Of {ms(sl.wall_ns)}: {rows}" + (
+                             f"; longest: {top}" if top else "") + ". The first call of a "
+                         "compiled model compiles it; launch and idle numbers of that call say "
+                         "nothing about the compiled steady state."))
     return Phrasing(
         title=f"The capture is start-up, not steady state: {pct(c.share)} of it is JIT "
               "compile / time outside the kernels",

@@ -13,7 +13,7 @@ def crossed(share: float, red: float | None, yellow: float | None,
     """The cut-off a share crosses: the pattern's top-issue cut (`red`, keys[0]) or its mention
     cut (`yellow`, keys[1]); None below both."""
     if red is not None and share >= red:
-        return "top", Cutoff(keys[0], red, share)
+        return "top", Cutoff(keys[0], red, share, yellow)
     if yellow is not None and share >= yellow:
         return "consider", Cutoff(keys[1], yellow, share)
     return None

@@ -8,7 +8,7 @@ intervals over the kernel span."""
 from __future__ import annotations
 
 from crossview.core.claim import Claim, Count, Facts, FixPart, Ns, Owns, Pct, Phrasing, Site
-from crossview.detectors.account_share import AccountSlice, facts, per_step, slice_of
+from crossview.detectors.account_share import AccountSlice, facts, mean_of, per_step, slice_of
 from crossview.detectors.common import cites, crossed, ms, pct, short
 from crossview.detectors.declare import About, Declaration
 from crossview.knowledge import frames
@@ -66,7 +66,7 @@ def phrase(c: Claim) -> Phrasing:
     if sl is not None:
         top = "; ".join(f"`{short(t.frame, 80)}` {ms(t.ns)}" for t in sl.top)
         obs += (f" {per_step(sl)} the GPU idles {ms(sl.ns)} waiting on the input pipeline "
-                f"({pct(c.share)} of the {ms(sl.wall_ns)} step, mean of {sl.steps} steps): "
+                f"({pct(c.share)} of the {ms(sl.wall_ns)} step, {mean_of(sl)}): "
                 f"{top}.")
     return Phrasing(
         title=f"DataLoader-starved: the GPU waits on input {pct(c.share)} of the step",

@@ -14,7 +14,7 @@ thread ran inside those frames; the fix names the parts the capture shows.
 from __future__ import annotations
 
 from crossview.core.claim import Claim, Facts, FixPart, Owns, Phrasing
-from crossview.detectors.account_share import AccountSlice, facts, per_step, slice_of
+from crossview.detectors.account_share import AccountSlice, facts, mean_of, per_step, slice_of
 from crossview.detectors.common import cites, crossed, ms, pct, short
 from crossview.detectors.declare import About, Declaration
 from crossview.views.views import Views
@@ -65,7 +65,7 @@ def phrase(c: Claim) -> Phrasing:
     return Phrasing(
         title=f"DDP's own host bookkeeping: the GPU waits on it {pct(c.share)} of the step",
         observation=(f"{per_step(sl)} the GPU idled {ms(sl.ns)} ({pct(c.share)} of the "
-                     f"{ms(sl.wall_ns)} step, mean of {sl.steps} steps) while the launching "
+                     f"{ms(sl.wall_ns)} step, {mean_of(sl)}) while the launching "
                      f"thread ran DistributedDataParallel's bookkeeping: {top}. DDP {what}; "
                      "the ATen ops under these frames (narrow, slice, copy_) launch little "
                      "GPU work, and a CUDA graph of the model removes neither."),

@@ -5,8 +5,10 @@ whose share of kernel time is at least `inefficient_min_share` and which runs un
 `inefficient_max_pct` of its roofline is named with the reason its shape or dtype suggests:
 no tensor-core ceiling for the dtype, small or odd GEMM dims (knowledge/op_roofline.yaml).
 Separately, an unfused attention chain — batched matmuls whose M×N equals a softmax's last
-two dims (the Sq×Sk score matrix written to and read back from DRAM) — points to SDPA / flash
-attention. Thresholds: knowledge/op_roofline.yaml. Self-contained (one detect(views)).
+two dims (the Sq×Sk score matrix written to and read back from DRAM) — is its own pattern,
+`unfused-attention`, pointing to SDPA / flash attention: it owns its softmax and matmuls, and
+"far below the roofline" keeps the rest (issue 37: one owner per nanosecond). Thresholds:
+knowledge/op_roofline.yaml. Self-contained (one detect(views)).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from crossview.units import duration
 from crossview.views.views import Views
 
 PATTERN = "kernel-inefficiency"
+ATTENTION = "unfused-attention"
 _DIMS = re.compile(r"\b([MNK])=(\d+)")
 _MATMUL = ("matmul",)
 
@@ -85,10 +88,10 @@ def attention_chains(groups: list[OpGroup]) -> list[tuple[OpGroup, list[OpGroup]
     return out
 
 
-def _tier(share: float, red: float) -> tuple[Tier, Cutoff]:
-    return ("top", Cutoff("op_roofline.yaml:inefficient_red_share", red, share)) \
-        if share >= red else ("consider", Cutoff("op_roofline.yaml:inefficient_red_share",
-                                                 red, share))
+def _tier(share: float, red: float, mention: float) -> tuple[Tier, Cutoff]:
+    return ("top", Cutoff("op_roofline.yaml:inefficient_red_share", red, share, mention)) \
+        if share >= red else ("consider", Cutoff("op_roofline.yaml:inefficient_min_share",
+                                                 mention, share))
 
 
 def detect(v: Views) -> list[Claim]:
@@ -97,12 +100,16 @@ def detect(v: Views) -> list[Claim]:
         return []
     lim = limits()
     found: list[Claim] = []
+    chains = [(s, mm) for s, mm in attention_chains(r.groups)
+              if s.share + sum(g.share for g in mm) >= lim["attention_chain_min_share"]]
+    in_chain = {group_key(g) for s, mm in chains for g in (s, *mm)}
     slow = [g for g in r.groups if g.flops and g.pct_of_roofline is not None
             and g.share >= lim["inefficient_min_share"]
-            and g.pct_of_roofline < lim["inefficient_max_pct"]]
+            and g.pct_of_roofline < lim["inefficient_max_pct"]
+            and group_key(g) not in in_chain]
     if slow:
         share = sum(g.share for g in slow)
-        tier, cut = _tier(share, lim["inefficient_red_share"])
+        tier, cut = _tier(share, lim["inefficient_red_share"], lim["inefficient_min_share"])
         top = slow[0]
         found.append(Claim(
             pattern=PATTERN, form="slow", share=share, basis="kernel_time", tier=tier,
@@ -112,13 +119,11 @@ def detect(v: Views) -> list[Claim]:
             cites=kernel_cites(v, "op-shapes"),
             facts=SlowOps(groups=tuple(slow[:5]), all_groups=tuple(slow), kernel_ns=r.kernel_ns,
                           what_if_pct=lim["what_if_pct"])))
-    for s, mm in attention_chains(r.groups):
+    for s, mm in chains:
         share = s.share + sum(g.share for g in mm)
-        if share < lim["attention_chain_min_share"]:
-            continue
-        tier, cut = _tier(share, lim["inefficient_red_share"])
+        tier, cut = _tier(share, lim["inefficient_red_share"], lim["attention_chain_min_share"])
         found.append(Claim(
-            pattern=PATTERN, form="attention-chain", share=share, basis="kernel_time",
+            pattern=ATTENTION, share=share, basis="kernel_time",
             tier=tier, cutoff=cut, owns=Owns(ops=tuple(group_key(g) for g in (s, *mm))),
             fix=(FixPart(key="unfused-attention", subject=s.op),),
             cites=kernel_cites(v, "attention-shapes"),
@@ -164,10 +169,14 @@ def phrase(c: Claim) -> Phrasing:
 
 
 DECLARATION = Declaration(
-    patterns=(PATTERN,), detect=detect, phrase=phrase, causes=(),
+    patterns=(PATTERN, ATTENTION), detect=detect, phrase=phrase, causes=(),
     thresholds=("op_roofline.yaml:inefficient_min_share", "op_roofline.yaml:inefficient_max_pct",
                 "op_roofline.yaml:inefficient_red_share", "op_roofline.yaml:what_if_pct",
                 "op_roofline.yaml:small_gemm_dim", "op_roofline.yaml:gemm_align_elems",
                 "op_roofline.yaml:attention_chain_min_share"),
     fix_keys=(PATTERN, "unfused-attention"),
-    about=About(side="GPU kernel", kernel_side=True))
+    # a symptom (far below the roofline) yields its kernels to the mechanisms that explain them
+    about=About(side="GPU kernel", kernel_side=True,
+                yields_to=(ATTENTION, "tensor-cores-unused", "unfused-elementwise",
+                           "layout-conversions")),
+    per_pattern={ATTENTION: About(side="GPU kernel", kernel_side=True)})

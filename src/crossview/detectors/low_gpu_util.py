@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from crossview.core.claim import Claim, Count, Cutoff, Facts, FixPart, Ns, Phrasing, Share
+from crossview.core.claim import Claim, Count, Cutoff, Facts, FixPart, Index, Ns, Phrasing, Share
 from crossview.detectors.common import cites, ms, pct
 from crossview.detectors.declare import About, Declaration
 from crossview.views.device import gpu_activity
@@ -24,7 +24,7 @@ class DeviceChunks(Struct, frozen=True, kw_only=True):
     chunk_ns: Ns
     first_ns: int  # trace clock
     busy: tuple[Share, ...]
-    flagged: tuple[int, ...]
+    flagged: tuple[Index, ...]  # the low chunks' positions
 
 
 class LowUtil(Facts, frozen=True, kw_only=True):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from crossview.core.claim import Cite, Claim, Facts, FixPart, Pct, Phrasing
+from crossview.core.claim import Cite, Claim, Facts, FixPart, MiB, Pct, Phrasing
 from crossview.detectors.declare import About, Declaration
 from crossview.detectors.serving_common import Scrapes, ev, model, scrapes
 from crossview.views.counters.device_counters import util
@@ -21,7 +21,7 @@ PATTERN = "capture-window"
 class IdleDevice(Struct, frozen=True, kw_only=True):
     label: str
     util_pct: Pct
-    mem_used_mib: float | None
+    mem_used_mib: MiB | None
 
 
 class IdleCounters(Facts, frozen=True, kw_only=True):

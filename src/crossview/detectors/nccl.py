@@ -15,6 +15,7 @@ from crossview.core.claim import (
     NsF,
     Owns,
     Phrasing,
+    Ratio,
     Share,
 )
 from crossview.detectors.account_share import AccountSlice, facts, slice_of
@@ -78,7 +79,7 @@ class PerGradient(Struct, frozen=True, kw_only=True):
     loop_compute: Count
     step_ns: Ns
     call_names: tuple[str, ...]
-    one_per_grad_max: float
+    one_per_grad_max: Ratio
     # per steady step
     calls_per_step: CountF
     grads_per_step: CountF

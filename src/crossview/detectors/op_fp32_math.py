@@ -15,6 +15,7 @@ from msgspec import Struct
 
 from crossview.core.claim import (
     Claim,
+    Count,
     Cutoff,
     Facts,
     FixPart,
@@ -60,11 +61,11 @@ class Fp32Math(Facts, frozen=True, kw_only=True):
     bound_pct: Pct  # kernel_bound_busy_pct
     groups: tuple[OpGroup, ...] = ()  # from recorded shapes
     median_pct: Pct | None = None  # of the FP32 ceiling, over the groups
-    n_groups: int = 0  # with a % of roofline
-    n_hits: int = 0
+    n_groups: Count = 0  # with a % of roofline
+    n_hits: Count = 0
     floor_ns: NsF | None = None  # the ops' speed-of-light time in 16 bits on tensor cores
     kernels: tuple[NamedKernel, ...] = ()  # from kernel names (no shapes)
-    n_kernels: int = 0
+    n_kernels: Count = 0
     top_kernel: str = ""
 
 
@@ -113,7 +114,8 @@ def _claim(v: Views, share: float, facts: Fp32Math, fix: FixPart, owns: Owns,
                  tier="top" if share >= red else "consider",
                  cutoff=Cutoff("op_roofline.yaml:fp32_math_red_share" if share >= red else
                                "op_roofline.yaml:fp32_math_min_share",
-                               red if share >= red else limits()["fp32_math_min_share"], share),
+                               red if share >= red else limits()["fp32_math_min_share"], share,
+                               limits()["fp32_math_min_share"] if share >= red else None),
                  owns=owns, fix=(fix,), cites=kernel_cites(v, read), facts=facts)
 
 

@@ -73,7 +73,8 @@ def detect(v: Views) -> list[Claim]:
         tier="top" if share >= red else "consider",
         cutoff=Cutoff("op_roofline.yaml:memory_red_share" if share >= red else
                       "op_roofline.yaml:memory_min_share",
-                      red if share >= red else lim["memory_min_share"], share),
+                      red if share >= red else lim["memory_min_share"], share,
+                      lim["memory_min_share"] if share >= red else None),
         owns=Owns(ops=tuple(group_key(g) for g in near)), fix=tuple(fix),
         cites=kernel_cites(v, "memory-shapes"),
         facts=NearDram(groups=tuple(near[:8]), count=len(near), sixteen_bit=sixteen,
@@ -155,4 +156,6 @@ DECLARATION = Declaration(
                 "op_roofline.yaml:norm_module_pattern", "op_roofline.yaml:fp32_math_min_share"),
     fix_keys=("memory-bandwidth-bound-analytic", "memory-bandwidth-bound-norm",
               "memory-bandwidth-bound-weights"),
-    about=About(side="GPU kernel", kernel_side=True))
+    # near the DRAM ceiling is a symptom: the unfused chain or attention it belongs to owns it
+    about=About(side="GPU kernel", kernel_side=True,
+                yields_to=("unfused-elementwise", "unfused-attention", "layout-conversions")))

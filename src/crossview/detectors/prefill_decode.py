@@ -18,6 +18,7 @@ from crossview.core.claim import (
     Cutoff,
     Facts,
     FixPart,
+    Ms,
     Phrasing,
     Ratio,
     Share,
@@ -43,14 +44,14 @@ class EngineItl(Facts, frozen=True, kw_only=True):
 class BenchItl(Facts, frozen=True, kw_only=True):
     arm: str
     trials: Count
-    p99_ms: float
-    p50_ms: float
+    p99_ms: Ms
+    p50_ms: Ms
     ratio: Ratio
     isl: TokensN
     spike_share: Share | None
     spike_gaps: Count | None
     spike_ratio: Ratio
-    max_ms: float | None
+    max_ms: Ms | None
     chunked: str  # on | off | not recorded
 
 

@@ -122,13 +122,19 @@ def detect(v: Views) -> list[Claim]:
         return [Claim(pattern=PATTERN, form="note", share=share, tier="note",
                       fix=(FixPart(key=NONE),), cites=ev, facts=f)]
     held = f.held
+    caveats = ["graph-unrecorded"] if unsure else []
+    # one blocking call holding most of the slice in a capture of one step: one occurrence,
+    # not (yet) the workload's pattern
+    if held is not None and sl is not None and len(v.steps.steady) == 1 \
+            and held.host_ns >= lim.one_off_min_share * sl.ns:
+        caveats.append("one-occurrence")
     key = (FixPart(key=HELD, flags=("collective",) if held.release.comm else (),
                    located=True)
            if held is not None and held.release is not None
            else FixPart(key=PATTERN, located=True))
     return [Claim(
         pattern=PATTERN, form="account" if sl is not None else "span", share=share,
-        tier=cut[0], cutoff=cut[1], caveats=("graph-unrecorded",) if unsure else (),
+        tier=cut[0], cutoff=cut[1], caveats=tuple(caveats),
         owns=Owns(causes=CAUSES) if sl is not None else Owns(), fix=(key,), cites=ev,
         facts=f)]
 
@@ -201,6 +207,6 @@ DECLARATION = Declaration(
     patterns=(PATTERN,), detect=detect, phrase=phrase, causes=CAUSES,
     thresholds=("sync_red_share", "sync_yellow_share", "sync_gpu_busy_mostly_pct",
                 "blocking_wait_calls", "blocking_wait_held_share", "blocking_wait_release_ns",
-                "graph_unrecorded_yellow_share"),
+                "graph_unrecorded_yellow_share", "one_off_min_share"),
     fix_keys=(PATTERN, HELD, NONE),
     about=About(side="host", levers=("remove-sync",)))

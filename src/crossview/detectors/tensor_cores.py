@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from crossview.core.claim import Claim, Facts, FixPart, FlopRate, Phrasing
+from crossview.core.claim import Claim, Facts, FixPart, FlopRate, Intensity, Phrasing
 from crossview.detectors import kernel_common as kc
 from crossview.detectors.declare import About, Declaration
 from crossview.knowledge import hardware
@@ -23,8 +23,8 @@ MATMUL_FAMILIES = ("gemm", "attention", "moe")
 
 class Why(Struct, frozen=True, kw_only=True):
     compute_bound: bool
-    intensity: float | None = None  # FLOP/byte (at or above the ridge point)
-    ridge: float | None = None
+    intensity: Intensity | None = None  # at or above the ridge point
+    ridge: Intensity | None = None
     hw_key: str | None = None
 
 

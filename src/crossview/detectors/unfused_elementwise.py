@@ -71,7 +71,8 @@ def detect(v: Views) -> list[Claim]:
         pattern=PATTERN, share=share, basis="kernel_time", tier="top" if top else "consider",
         cutoff=Cutoff("op_roofline.yaml:unfused_red_share" if top else
                       "op_roofline.yaml:unfused_min_share",
-                      lim["unfused_red_share"] if top else lim["unfused_min_share"], share),
+                      lim["unfused_red_share"] if top else lim["unfused_min_share"], share,
+                      lim["unfused_min_share"] if top else None),
         caveats=tuple(caveats), owns=Owns(families=tuple(f.family for f in fams)),
         fix=(FixPart(key=PATTERN, flags=("compiled",) if is_compiled(v) else (),
                      located=True),),
@@ -137,5 +138,6 @@ DECLARATION = Declaration(
                 "op_roofline.yaml:unfused_modules_shown"),
     # the second sentence the fuse-elementwise replay adds when the host then holds the step
     fix_keys=(PATTERN, "unfused-elementwise-host-next"),
-    about=About(side="GPU kernel", levers=("fuse-elementwise",), kernel_side=False,
+    # an attention chain's softmax is the unfused-attention claim's (fused there, by SDPA)
+    about=About(side="GPU kernel", levers=("fuse-elementwise",), yields_to=("unfused-attention",),
                 next_fix=(("host: CPU (ops and Python)", "unfused-elementwise-host-next"),)))

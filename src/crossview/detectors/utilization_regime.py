@@ -10,7 +10,7 @@ these are DRAFT pointers to confirm with a trace or ncu.
 
 from __future__ import annotations
 
-from crossview.core.claim import Cite, Claim, Cutoff, Facts, FixPart, Pct, Phrasing
+from crossview.core.claim import Cite, Claim, CountF, Cutoff, Facts, FixPart, Pct, Phrasing
 from crossview.detectors.declare import About, Declaration
 from crossview.views.counters.device_counters import DeviceCounters, util
 from crossview.views.views import Views
@@ -22,7 +22,7 @@ class Regime(Facts, frozen=True, kw_only=True):
     util_min_pct: Pct | None = None  # gpu_util recorded (else graphics-engine activity)
     util_max_pct: Pct | None = None
     busy_engine: str | None = None  # "<engine> reports N requests running on average"
-    running_mean: float | None = None
+    running_mean: CountF | None = None
     sm_pct: Pct | None = None
     dram_pct: Pct | None = None
     tensor_pct: Pct | None = None

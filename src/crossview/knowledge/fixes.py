@@ -45,7 +45,8 @@ def fix_for(key: str, known: Mapping[str, str | None] | None = None, where: str 
         if r.flags:
             return False
         want = {k: getattr(r, k) for k in ("framework", "engine", "phase", "model", "vendor",
-                                           "dtype", "source") if getattr(r, k) is not None}
+                                           "dtype", "source", "code")
+                if getattr(r, k) is not None}
         return all(have.get(k) == v for k, v in want.items())
 
     v = pick(key, met)

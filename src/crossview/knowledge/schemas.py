@@ -244,7 +244,9 @@ class Frames(Rec):
     library: list[str]
     engines: dict[str, str]
     dataloader: list[str]
+    preprocessing: list[str]
     startup: list[str]
+    torch_compile: list[str]
     gc: list[str]
     error_exit: list[str]
     thread_wait: list[str]
@@ -624,6 +626,8 @@ class FixRequires(Rec):
     vendor: str | None = None  # nvidia | amd
     dtype: str | None = None  # a tensor-core dtype the GPU states: fp16 | bf16 | tf32 | fp8
     source: str | None = None  # an artifact kind in scope: kineto | nsys | ncu | …
+    code: str | None = None  # own: a frame of the user's own code is on the hot path;
+    # library: every python frame on it is library / engine / cache code
     flags: list[str] = []
 
 
@@ -651,6 +655,7 @@ class Verdict(Rec):
     yellow_saving: Num
     refute_realized: Num
     next_fix_min_share: Num
+    path_gap_min: Num
     caveats: dict[str, Caveat]
 
 

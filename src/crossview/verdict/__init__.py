@@ -27,7 +27,7 @@ def claims(v: Views) -> list[Case]:
     for d in declarations():
         for c in d.detect(v):
             out.append(Case(claim=c, decl=d, about=d.about_of(c.pattern), share=c.share,
-                            caveats=list(c.caveats)))
+                            tier=c.tier, caveats=list(c.caveats)))
     return out
 
 

@@ -12,7 +12,7 @@ from crossview.detectors import host_cpu
 from crossview.verdict import prose
 from crossview.verdict.cases import Case
 from crossview.verdict.fixes import Fitter
-from crossview.verdict.severity import rules
+from crossview.verdict.severity import path_holds, rules
 
 
 def _next_fix(c: Case) -> tuple[FixPart, ...]:
@@ -39,7 +39,9 @@ def finding(c: Case, fit: Fitter, readings: list[host_cpu.Reading]) -> Finding:
     details.update(said.details)
     observation = said.observation + prose.observation_after(c)
     effect = prose.effect(c, said.effect, said.ab)
-    fix, fit_details = fit.text(claim, _next_fix(c))
+    # one stall in a capture of one step: say so first (verdict.yaml caveat one-occurrence)
+    first = (FixPart(key="one-occurrence"),) if "one-occurrence" in c.caveats else ()
+    fix, fit_details = fit.text(claim, _next_fix(c), first)
     details.update(fit_details)
     evidence: list[Evidence] = [prose.cite(x) for x in claim.cites]
     if "host-cpu" in c.about.corroborated_by:
@@ -71,7 +73,7 @@ def finding(c: Case, fit: Fitter, readings: list[host_cpu.Reading]) -> Finding:
         details["replay_same_as"] = c.same_as[0]
     if c.path is not None:
         details["kernel_path_share"] = c.path.on
-        if c.path.on < claim.share:
+        if path_holds(c):
             details["path_top"] = {"cause": c.path.top[0], "share": c.path.top[1]}
     details["saving"] = c.saving.to_dict()
     return Finding(

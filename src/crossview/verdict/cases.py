@@ -82,6 +82,7 @@ class Case:
     decl: Declaration
     about: About
     share: float  # the share it owns (its claim's, less kernel time another claim owns)
+    tier: str = ""  # the cut it crosses with the share it owns (its claim's unless narrowed)
     caveats: list[str] = field(default_factory=list)
     held_by: Case | None = None  # its time is another claim's (a note naming it)
     how_held: str = ""  # cause | within | overlap

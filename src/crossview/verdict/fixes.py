@@ -27,7 +27,7 @@ from crossview.views.capture_context import CaptureContext
 from crossview.views.views import Views
 
 _SENTENCE = re.compile(r"(?<=\.)\s+(?=[A-Z`])")
-_KEYS = ("framework", "engine", "phase", "model", "vendor", "dtype", "source")
+_KEYS = ("framework", "engine", "phase", "model", "vendor", "dtype", "source", "code")
 
 
 def _clauses(sentence: str) -> list[tuple[str, str]]:
@@ -140,10 +140,11 @@ class Fitter:
             ver = engine_flags.detect(v.engine, names)
         self.version = ver
 
-    def text(self, c: Claim, more: tuple[FixPart, ...] = ()) -> tuple[str, dict[str, object]]:
+    def text(self, c: Claim, more: tuple[FixPart, ...] = (), first: tuple[FixPart, ...] = ()
+             ) -> tuple[str, dict[str, object]]:
         """The fix and the details it adds (the engine version its flags were checked
-        against)."""
-        parts = [t for p in (*c.fix, *more) if (t := _part(p, self.ctx, self.site))]
+        against); `first` / `more`: parts the verdict puts before / after the claim's own."""
+        parts = [t for p in (*first, *c.fix, *more) if (t := _part(p, self.ctx, self.site))]
         text = " ".join(parts)
         raw = text
         if self.mostly:

@@ -136,7 +136,8 @@ def _kernels(v: Views, cases: list[Case]) -> None:
             held = top[1] / total
             kept = sum(weights.get(u, 0.0) for u in mine if u not in taken) / total
             first = next(taken[u] for u in clash if taken[u].pattern == top[0])
-            cut = c.claim.cutoff.value if c.claim.cutoff is not None else 0.0
+            cut = (0.0 if c.claim.cutoff is None else c.claim.cutoff.mention
+                   if c.claim.cutoff.mention is not None else c.claim.cutoff.value)
             # a claim's share may be on another basis than its kernels (op_fp32_math ranks on
             # the step): scale what it keeps by the same fraction
             whole = sum(weights.get(u, 0.0) for u in mine) / total
@@ -146,6 +147,10 @@ def _kernels(v: Views, cases: list[Case]) -> None:
                 continue
             c.share = c.claim.share * frac
             c.overlap = (top[0], held)
+            if c.tier == "top" and c.claim.cutoff is not None \
+                    and c.claim.cutoff.mention is not None \
+                    and kept < c.claim.cutoff.value:
+                c.tier = "consider"  # what it keeps is under its top-issue cut
         for u in mine:
             taken.setdefault(u, c)
 

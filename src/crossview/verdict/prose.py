@@ -11,6 +11,7 @@ from crossview.knowledge import evidence_tables
 from crossview.knowledge.loader import load_yaml
 from crossview.replay.measure import BEFORE_FIRST_OP
 from crossview.verdict.cases import Case, OnPath, Replayed
+from crossview.verdict.severity import path_holds
 
 STARTUP_NOTE = (" Measured in start-up (this capture has no steady-state step): first launches"
                 " load modules and compile, so this says nothing about the steady state.")
@@ -54,7 +55,7 @@ def effect(c: Case, own: str, ab: tuple[str, str] | None) -> str:
     if c.same_as is not None:
         return f"The same replay as `{c.same_as[0]}` (--lever {c.same_as[1]})."
     if ab is not None:  # the A/B sentence holds only while the kernels are the step
-        on_path = c.path is None or c.path.on >= c.claim.share
+        on_path = not path_holds(c)
         own = f"{own} {ab[0] if on_path else ab[1]}".strip()
     if r is None:
         text = own
@@ -65,7 +66,7 @@ def effect(c: Case, own: str, ab: tuple[str, str] | None) -> str:
         if own and (r.held or r.caveat):
             # the lever models only part of the fix: the claim's own bound stays
             text += f" The capture's bound: {own}"
-    if c.path is not None and c.path.on < c.claim.share:
+    if c.path is not None and path_holds(c):
         text += " " + path_sentence(c.path)
     return text.strip()
 
@@ -100,6 +101,9 @@ def observation_after(c: Case) -> str:
                                       "kernels, sets the step's pace."))
     if "startup-only" in c.caveats:
         out += STARTUP_NOTE
+    if "one-occurrence" in c.caveats:
+        out += (" One occurrence, in a capture of one step: whether it repeats every step is "
+                "not in this capture.")
     if c.overlap is not None:
         other, held = c.overlap
         out += (f" {100 * held:.1f}% of kernel time here is also among the `{other}` "

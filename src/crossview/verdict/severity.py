@@ -10,7 +10,8 @@ the claim crossed (top → 🔴, mention → 🟡, note → note) and then:
   claim's own cut: the lever the tool predicts is the top issue), ≥ yellow_saving 🟡, less a
   note;
 - a near-null replay of a refutable claim (the lever replays the whole cause) or a kernel-side
-  claim whose kernels are off the critical path is no 🔴 (verdict.yaml refute_realized);
+  claim whose kernels are off the critical path is no 🔴 (verdict.yaml refute_realized), nor
+  is a claim whose own bound (no replay predicting it) is under red_saving;
 - caveats cap it (verdict.yaml caveats), a note's time is another claim's (held), and a claim
   on third-party frames only is never 🔴;
 - at most max_red 🔴 and max_yellow 🟡 (thresholds.yaml), the larger savings first.
@@ -71,7 +72,7 @@ def judge(v: Views, cases: list[Case]) -> None:
     r = rules()
     for c in cases:
         c.saving = saving(v, c)
-        sev = _LEVEL[c.claim.tier]
+        sev = _LEVEL[c.tier or c.claim.tier]
         if c.held_by is not None:
             sev = "info"
         rep = c.replay
@@ -91,6 +92,8 @@ def judge(v: Views, cases: list[Case]) -> None:
             if c.off_path:
                 c.off_path_demoted = sev == "red"
                 sev = _min(sev, "yellow")
+        if sev == "red" and c.saving.source == "bound" and c.saving.share < r.red_saving:
+            sev = "yellow"  # the most the claim can save is under a 🔴's saving
         replayed_red = rep is not None and rep.predicts_fix and rep.saved >= r.red_saving
         for cav in c.caveats:
             cap = r.caveats[cav].cap
@@ -100,6 +103,12 @@ def judge(v: Views, cases: list[Case]) -> None:
         if not c.claim.actionable:
             sev = _min(sev, "yellow")
         c.severity = sev
+
+
+def path_holds(c: Case) -> bool:
+    """The step's critical path holds the claim back: GPU kernels hold at least
+    verdict.yaml path_gap_min less of it than the claim's share."""
+    return c.path is not None and c.claim.share - c.path.on >= rules().path_gap_min
 
 
 def _key(c: Case) -> tuple[int, float, float]:

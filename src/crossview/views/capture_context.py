@@ -42,6 +42,10 @@ class CaptureContext(Struct, frozen=True, kw_only=True):
     sources: tuple[str, ...] = ()  # artifact kinds in scope (kineto, nsys, ncu, …)
     compiled: bool = False  # torch.compile ran (part of) the step
     kernels: bool = False  # the capture holds GPU kernels (a timeline or ncu rows)
+    # own: a frame of the user's own code is on the hot path (frames.yaml: not library,
+    # engine, cache or generated code); library: python frames recorded, none of them the
+    # user's; None: no python stacks, so the capture cannot say
+    code: str | None = None
 
     def has(self, key: str, value: str) -> bool | None:
         """Whether the capture shows `value` for `key`: True / False, or None when the
@@ -61,6 +65,8 @@ class CaptureContext(Struct, frozen=True, kw_only=True):
             return None if not self.dtypes else value in self.dtypes
         if key == "source":
             return value in self.sources
+        if key == "code":
+            return None if self.code is None else self.code == value
         raise KeyError(key)
 
     @property
@@ -232,7 +238,9 @@ def compiled(store: Store) -> bool:
 
 
 def compute(store: Store, artifacts: tuple[str, ...] | list[str], metrics_engine: str | None,
-            training_markers: list[str]) -> CaptureContext:
+            training_markers: list[str], code_site: str) -> CaptureContext:
+    """`code_site`: the fix_where.yaml key Views.code_site names (own-frame, library-only,
+    or why no frame can be named)."""
     kinds = tuple(sorted({str(k) for (k,) in store.sql(
         "SELECT DISTINCT kind FROM artifacts WHERE path IN (SELECT unnest($p))",
         {"p": list(artifacts)}).fetchall()}))
@@ -249,7 +257,8 @@ def compute(store: Store, artifacts: tuple[str, ...] | list[str], metrics_engine
     return CaptureContext(
         frameworks=tuple(fws), phase=_phase(store, engine, training_markers), engine=engine,
         models=_models(store, engine), vendor=vendor, generation=gen, dtypes=dtypes,
-        sources=kinds, compiled=compiled(store), kernels=kernels)
+        sources=kinds, compiled=compiled(store), kernels=kernels,
+        code={"own-frame": "own", "library-only": "library"}.get(code_site))
 
 
 def describe(c: CaptureContext) -> str:

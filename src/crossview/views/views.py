@@ -332,7 +332,8 @@ class Views:
 
         return capture_context.compute(self.store, self.filter.artifacts,
                                        self.gpu_metrics.engine,
-                                       op_roofline.limits()["training_op_markers"])
+                                       op_roofline.limits()["training_op_markers"],
+                                       self.code_site()[0])
 
     @cached_property
     def kernels(self) -> list[roofline.KernelRoofline]:
