@@ -84,53 +84,59 @@ BF16 = "c10::BFloat16"
 
 
 def vit_encoder(out: Path) -> Path:
-    """12 encoder layers, one step. Per layer (µs): the QKV GEMMs 3 × 60, Q·Kᵀ bmm 180,
-    softmax 150, P·V bmm 170, output projection 60, MLP 2 × 120, layer norms and adds 4 × 25
-    as one-op kernels. Shapes: batch 32, 12 heads, 197 tokens, head dim 64, hidden 768."""
+    """A ViT-L/14 encoder at 336 px (577 tokens), 24 layers, one step, GPU-bound (the host
+    launches 10 µs per op, well ahead of the kernels, which run back to back). Per layer (µs):
+    the QKV and output GEMMs 4 × 18 (9.7 GFLOP each, ~540 TFLOP/s), the MLP GEMMs 2 × 65,
+    eager attention Q·Kᵀ bmm 45, softmax 70, P·V bmm 45 (the 85 MB score matrix written and
+    read back), layer norms and adds 4 × 12 as one-op kernels. Batch 8, 16 heads, head dim
+    64, hidden 1024."""
     t = Trace()
-    b, h, s, d = 32, 12, 197, 64
-    t.x("user_annotation", "ProfilerStep#3", 0, 12 * 1400 + 200)
-    t.x("python_function", "nn.Module: ViTModel_0", 1, 12 * 1400 + 100)
-    now = 10.0
-    for layer in range(12):
-        t.x("python_function", f"nn.Module: ViTLayer_{layer}", now, 1390)
-        t.x("python_function", f"nn.Module: ViTSelfAttention_{layer}", now + 1, 700)
+    b, h, s, d, hid = 8, 16, 577, 64, 1024
+    host, gpu = 10.0, 50.0  # the host's clock and the GPU stream's
 
-        def gemm(name: str, m: int, k: int, n: int, dur: float) -> None:
-            nonlocal now
-            t.op("aten::addmm", now, dur + 8, [[n], [m, k], [k, n], [], []],
-                 [BF16, BF16, BF16, "Scalar", "Scalar"])
-            t.launch(now + 1, name, now + 3, dur, [96, 4, 1], [256, 1, 1])
-            now += dur + 10
+    def run(name: str, dims: list[Any], types: list[str], kname: str, dur: float,
+            grid: list[int]) -> None:
+        nonlocal host, gpu
+        t.op(name, host, 9, dims, types)
+        start = max(gpu, host + 6)
+        t.launch(host + 1, kname, start, dur, grid, [128, 1, 1])
+        host += 10
+        gpu = start + dur + 1
 
+    gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+    add = ("void at::native::vectorized_elementwise_kernel<4, "
+           "at::native::CUDAFunctor_add<c10::BFloat16>>")
+    softmax = ("void softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 8, false, "
+               "false>(c10::BFloat16*, c10::BFloat16 const*, int, int, int)")
+    layer_spans = []
+    mm = [BF16, BF16, BF16, "Scalar", "Scalar"]
+    for layer in range(24):
+        h0 = host
         for _ in range(3):
-            gemm("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", b * s, 768,
-                 768, 60)
-        t.op("aten::bmm", now, 188, [[b * h, s, d], [b * h, d, s]], [BF16, BF16])
-        t.launch(now + 1, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_batched", now + 3, 180,
-                 [13, 13, 384], [128, 1, 1])
-        now += 190
-        t.op("aten::_softmax", now, 158, [[b, h, s, s], [], []], [BF16, "Scalar", "Scalar"])
-        t.launch(now + 1, "void softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 8, "
-                 "false, false>(c10::BFloat16*, c10::BFloat16 const*, int, int, int)",
-                 now + 3, 150, [9457, 1, 1], [128, 1, 1])
-        now += 160
-        t.op("aten::bmm", now, 178, [[b * h, s, s], [b * h, s, d]], [BF16, BF16])
-        t.launch(now + 1, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_batched", now + 3, 170,
-                 [2, 13, 384], [128, 1, 1])
-        now += 180
-        gemm("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", b * s, 768, 768,
-             60)
-        for _ in range(2):
-            gemm("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64", b * s, 768,
-                 3072, 120)
+            run("aten::addmm", [[hid], [b * s, hid], [hid, hid], [], []], mm, gemm, 18,
+                [37, 8, 1])
+        run("aten::bmm", [[b * h, s, d], [b * h, d, s]], [BF16, BF16],
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_batched", 45, [5, 5, 128])
+        run("aten::_softmax", [[b, h, s, s], [], []], [BF16, "Scalar", "Scalar"], softmax,
+            70, [9232, 1, 1])
+        run("aten::bmm", [[b * h, s, s], [b * h, s, d]], [BF16, BF16],
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_batched", 45, [1, 5, 128])
+        a_end = host
+        run("aten::addmm", [[hid], [b * s, hid], [hid, hid], [], []], mm, gemm, 18, [37, 8, 1])
+        run("aten::addmm", [[4 * hid], [b * s, hid], [hid, 4 * hid], [], []], mm, gemm, 65,
+            [37, 32, 1])
+        run("aten::addmm", [[hid], [b * s, 4 * hid], [4 * hid, hid], [], []], mm, gemm, 65,
+            [37, 8, 1])
         for name in ("aten::layer_norm", "aten::add", "aten::layer_norm", "aten::add"):
-            t.op(name, now, 30, [[b, s, 768]], [BF16])
-            t.launch(now + 1, "void at::native::vectorized_elementwise_kernel<4, "
-                     "at::native::CUDAFunctor_add<c10::BFloat16>>", now + 3, 25,
-                     [4728, 1, 1], [128, 1, 1])
-            now += 32
-        now = 10.0 + (layer + 1) * 1400
+            run(name, [[b, s, hid], [b, s, hid]], [BF16, BF16], add, 12, [4616, 1, 1])
+        layer_spans.append((layer, h0, a_end, host))
+    t.x("user_annotation", "ProfilerStep#3", 0, gpu + 20)
+    t.x("python_function", "vit_infer.py(21): <module>", 1, host)
+    t.x("python_function", "nn.Module: ViTModel_0", 2, host - 3)
+    for layer, h0, a_end, h1 in layer_spans:
+        t.x("python_function", f"nn.Module: ViTLayer_{layer}", h0 - 0.5, h1 - h0)
+        t.x("python_function", f"nn.Module: ViTSelfAttention_{layer}", h0 - 0.4, a_end - h0)
+    t.x("cuda_runtime", "cudaDeviceSynchronize", host + 1, gpu - host + 5)
     return t.write(out / "vit_encoder.pt.trace.json", H100)
 
 
@@ -164,6 +170,8 @@ def preprocess_step(out: Path) -> Path:
     t = Trace()
     t.x("user_annotation", "ProfilerStep#6", 0, 290_000)
     t.x("python_function", "run_video.py(42): <module>", 1, 289_000)
+    t.x("python_function", "transformers/models/videomae/image_processing_videomae.py(301): "
+        "preprocess", 50, 223_100)
     pre = [("transformers/image_transforms.py(383): normalize", 105_000),
            ("numpy/core/_methods.py(50): astype", 30_000),
            ("transformers/models/videomae/processing.py(88): read_video_pyav", 24_000),
