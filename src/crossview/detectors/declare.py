@@ -39,7 +39,7 @@ class About:
     # patterns ("pattern" or "pattern/form") that own overlapping kernel time first: this
     # claim keeps the rest (verdict/owners.py)
     yields_to: tuple[str, ...] = ()
-    # other evidence that speaks to it: "host-cpu" (host CPU samples, verdict/corroborate.py)
+    # other evidence that speaks to it: "host-cpu" (host CPU samples, verdict/build.py)
     corroborated_by: tuple[str, ...] = ()
     # after its lever's replay, the cause holding the predicted step (replay/measure.py label)
     # → the fixes.yaml key of the change needed next
