@@ -38,6 +38,9 @@ CROSSVIEW = [str(REPO_ROOT / ".venv" / "bin" / "python"), "-m", "crossview"]
 DELAY_US = 5000.0
 GAP_US = 20_000
 KEYS = ("ranks", "stragglers", "rank_analysis")
+# the joined replay of all ranks (the critical path) runs in process only: left out of the
+# comparison (under --workers/--dask rank_analysis says it was not replayed)
+REPLAY = ("critical_path", "critical_path_note")
 
 
 def make_inputs(work: Path, n: int, total_mb: float, straggler: int) -> Path:
@@ -64,7 +67,8 @@ def analyze(traces: Path, extra: list[str], work: Path) -> dict[str, Any]:
         res["error"] = run.error or "see the command above"
         return res
     doc = json.loads((work / "out.json").read_text())
-    res["doc"] = {k: doc[k] for k in KEYS}
+    res["doc"] = {k: ({x: y for x, y in doc[k].items() if x not in REPLAY}
+                      if k == "rank_analysis" and doc[k] else doc[k]) for k in KEYS}
     fan = doc.get("fanout") or {}
     res["worker_peak_rss_mib"] = sorted(round(v / 1024) for v in
                                         fan.get("worker_peak_rss_kib", {}).values())

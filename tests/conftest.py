@@ -30,6 +30,12 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 SHARED_DATA_ABSENT = (f"real captures absent: {SHARED_DATA} (../shared/data beside this "
                       "checkout) is not there")
 CLI_TIMEOUT_S = 300  # a hang is a failure too
+# The persistent capture cache (crossview/cache) is off in every test, in process and in the
+# `crossview` children (they inherit the environment): a test that changes a reader or a
+# file must see its own read, and no test writes under the home folder. tests/test_cache.py
+# turns it on with its own folder.
+NO_CACHE = {"CROSSVIEW_NO_CACHE": "1"}
+os.environ.update(NO_CACHE)
 
 needs_shared_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=SHARED_DATA_ABSENT)
 
@@ -52,7 +58,7 @@ def shared_data() -> Path:
 def cli_env(env: Mapping[str, str] | None = None, *, inherit: bool = True) -> dict[str, str]:
     """The environment of a child `crossview`: this checkout's src first on PYTHONPATH.
     `inherit=False` starts from an empty environment (then `env` gives e.g. PATH)."""
-    out = dict(os.environ) if inherit else {}
+    out = dict(os.environ) if inherit else dict(NO_CACHE)
     out.update(env or {})
     rest = out.get("PYTHONPATH", "")
     out["PYTHONPATH"] = str(SRC) + (os.pathsep + rest if rest else "")

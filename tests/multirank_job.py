@@ -92,3 +92,52 @@ def build_one_late(src: Path, out_dir: Path, world: int, straggler: int, delay_u
         path.write_bytes(gzip.compress(json.dumps(d).encode(), compresslevel=1))
         paths.append(path)
     return paths
+
+
+def build_late(src: Path, out_dir: Path, world: int, late: int, delay_us: float,
+               ks: list[int], shifts_us: dict[int, float]) -> list[Path]:
+    """A job where rank `late` is late for each collective in `ks`, as on real hardware:
+    on that rank a host op `planted_host_stall` of `delay_us` sits on the launching thread
+    right before the collective's launch call, so the launch, the collective and everything
+    after move `delay_us` later; on the other ranks that collective's kernel spins `delay_us`
+    longer and everything after its start moves as much — every collective still ends
+    together. An op or kernel running across the cut lasts `delay_us` longer (nesting holds).
+    Then each rank's whole timeline moves by shifts_us[rank] (its node's clock): only the
+    collectives' ends can align the ranks."""
+    doc = json.loads(gzip.decompress(src.read_bytes()))
+    comm = comm_kernels(doc["traceEvents"])
+    launch = {e["args"]["correlation"]: e for e in doc["traceEvents"]
+              if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    plan = [(comm[k]["ts"], comm[k]["name"], launch[comm[k]["args"]["correlation"]])
+            for k in sorted(ks)]
+    paths = []
+    for r in range(world):
+        d = json.loads(json.dumps(doc))
+        d["distributedInfo"] = {**doc.get("distributedInfo", {}), "rank": r,
+                                "world_size": world}
+        events = d["traceEvents"]
+        for j, (s_k, name, lc) in enumerate(plan):
+            moved = j * delay_us  # the earlier plants moved everything after them
+            cut = (lc["ts"] if r == late else s_k) + moved
+            for e in events:
+                ts = e.get("ts")
+                if not isinstance(ts, (int, float)):
+                    continue
+                if ts >= cut if r == late else ts > cut:
+                    e["ts"] = ts + delay_us
+                elif r != late and ts == cut and e.get("cat") == "kernel" and e["name"] == name:
+                    e["dur"] = e["dur"] + delay_us  # it spins for the late rank
+                elif ts < cut < ts + e.get("dur", 0):
+                    e["dur"] = e["dur"] + delay_us  # running across the cut
+            if r == late:
+                events.append({"ph": "X", "cat": "cpu_op", "name": "planted_host_stall",
+                               "pid": lc["pid"], "tid": lc["tid"], "ts": cut, "dur": delay_us,
+                               "args": {}})
+        shift = shifts_us.get(r, 0.0)
+        for e in events:
+            if isinstance(e.get("ts"), (int, float)):
+                e["ts"] = e["ts"] + shift
+        path = out_dir / f"job-rank-{r}.json.gz"
+        path.write_bytes(gzip.compress(json.dumps(d).encode(), compresslevel=1))
+        paths.append(path)
+    return paths

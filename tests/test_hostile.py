@@ -61,8 +61,8 @@ def test_case_flagged_and_good_capture_still_analyzed(case: Case, tmp_path: Path
         assert [a.status for a in mine] == ["ok"], [a.to_dict() for a in mine]
         return
     assert mine, "the bad input was skipped without a word"
-    for a in mine:
-        assert a.status != "ok", a.to_dict()
+    for a in mine:  # refused, read in part, or read whole with a doubt the reader says
+        assert a.status != "ok" or a.problems, a.to_dict()
         assert a.problems and all(p.strip() for p in a.problems)
         assert all("\n" not in p for p in a.problems)
 

@@ -1,6 +1,7 @@
 """The hostile runner's MCP mode on a fast subset (issue 18): one real stdio server, the
 escape probes (a symlink out of the root in a walked folder, a bundle.yaml naming an outside
-file, outside model configs, absolute and `..` paths) and a few corpus cases of different
+file, outside model configs, absolute and `..` paths), twelve calls at once and per-path
+`whatif`/`diff` (issue 43), and a few corpus cases of different
 readers through analyze, inventory, kernels, query and hot_traces. Every count must be 0:
 no internal error, MemoryError, hang, escape, over-long answer, silent success or lost good
 capture. The whole corpus: `python -m tests.hostile.run --mcp`.
@@ -26,4 +27,5 @@ def test_fast_subset_through_the_mcp_tools() -> None:
     lines: list[str] = []
     found, calls = mcp_run.run(cases, list(mcp_run.TOOLS), timeout=120, echo=lines.append)
     assert sum(found.values()) == 0, "\n".join(lines)
-    assert calls == 10 + 7 * len(mcp_run.TOOLS) + 1  # probes; yaml_bomb: inventory only
+    # escape probes, 12 calls at once + whatif + diff per path, cases (yaml_bomb: inventory)
+    assert calls == 10 + 14 + 7 * len(mcp_run.TOOLS) + 1

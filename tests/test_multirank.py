@@ -91,9 +91,23 @@ def test_planted_straggler_is_named_with_its_skew(job: tuple[Path, int], job_doc
     assert ra["clock"] == "global" and ra["partial"] is False
     assert ra["ranks_present"] == [0, 1, 2] and ra["expected_ranks"] == 3
     assert ra["collectives_aligned"] == 21
-    f = [f for f in job_doc["findings"] if f["pattern"] == "nccl-collective-bound"
-         and f["details"].get("rank") == STRAGGLER]
-    assert f and "rank 2" in f[0]["title"] and f[0]["fix"]
+    # the late rank by its share of the waiting (detectors/late_ranks.py) owns the finding:
+    # it is last at all 15 skewed collectives, the others waited 5 ms at each
+    late = ra["late_ranks"]
+    assert late["collectives"] == 21
+    (r2,) = [r for r in late["ranks"] if r["named"]]
+    assert r2["rank"] == STRAGGLER and r2["last_at"] == late_n(job_doc) == 15
+    assert abs(r2["group_wait_ns"] - 15 * DELAY_US * 1000) <= 0.05 * 15 * DELAY_US * 1000
+    f = [f for f in job_doc["findings"] if f["pattern"] == "late-ranks"]
+    assert f and f[0]["title"].startswith("Rank 2 arrives late") and f[0]["fix"]
+    assert f[0]["details"]["late_ranks"][0]["rank"] == STRAGGLER
+    assert not [f for f in job_doc["findings"] if f["pattern"] == "nccl-collective-bound"
+                and f["details"].get("rank") == STRAGGLER]  # the vote's finding yields
+
+
+def late_n(doc: dict) -> int:
+    return next(r["last_at"] for r in doc["rank_analysis"]["late_ranks"]["ranks"]
+                if r["rank"] == STRAGGLER)
 
 
 def test_per_rank_numbers_match_the_raw_trace(job_doc: dict) -> None:
@@ -115,7 +129,8 @@ def test_markdown_has_rank_table_and_straggler_line(job: tuple[Path, int]) -> No
     p = cli(str(job[0]))
     assert p.returncode == 0, p.stderr
     assert "| rank | GPU busy |" in p.stdout
-    assert "**Straggler: rank 2**" in p.stdout and "5.00 ms" in p.stdout
+    assert "**Late ranks**" in p.stdout and "- **rank 2**: 100.0% of the waiting" in p.stdout
+    assert "5.00 ms" in p.stdout and "| waiting for a peer | transfer |" in p.stdout
     assert "clock: global" in p.stdout
 
 
@@ -142,7 +157,8 @@ def test_corrupt_rank_is_missing_and_analysis_partial(job: tuple[Path, int],
     assert [m["rank"] for m in ra["missing"]] == [1] and "partial" in ra["partial_note"]
     (s,) = doc["stragglers"]
     assert s["rank"] == STRAGGLER and abs(s["skew_ns"] - DELAY_US * 1000) <= 250_000
-    f = next(f for f in doc["findings"] if f["details"].get("rank") == STRAGGLER)
+    f = next(f for f in doc["findings"] if f["pattern"] == "late-ranks")
+    assert f["details"]["late_ranks"][0]["rank"] == STRAGGLER
     assert "partial" in f["observation"]
     md = cli(str(tmp_path)).stdout
     assert "Straggler analysis is partial: 2 of 3 ranks" in md

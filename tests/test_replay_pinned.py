@@ -94,7 +94,7 @@ def test_below_the_share_the_refutation_comes_back(monkeypatch: pytest.MonkeyPat
 def test_the_lever_pair_capture_is_not_pinned() -> None:
     a = _analysis(WORKERS0)
     f = next(f for f in a.findings if f.pattern == "dataloader-starved")
-    assert "152.54 → 117.80 ms" in f.expected_effect
+    assert "152.54 → 120.60 ms" in f.expected_effect
     assert "cannot attribute" not in f.expected_effect
     assert "pinned_ns" not in f.details["replay"]  # type: ignore[operator]
 

@@ -19,6 +19,7 @@ from conftest import SHARED_DATA, cli_command, cli_env
 
 DATA = SHARED_DATA
 W0 = DATA / "kineto" / "kineto_v100_resnet50_workers0.pt.trace.json.gz"
+MEGATRON = DATA / "kineto" / "megatron_tp8_a100"
 
 
 @pytest.mark.skipif(not W0.exists(), reason="../shared/data not present")
@@ -41,5 +42,18 @@ def test_whatif_tool(tmp_path: Path) -> None:
             assert r.is_error and "summary-only input" in r.content[0].text
             r = await c.call_tool("whatif", {"capture": [str(tmp_path)]})
             assert r.is_error and "outside the allowed roots" in r.content[0].text
+            if MEGATRON.is_dir():  # the ranks of one job, replayed together (issue 42)
+                r = await c.call_tool("whatif", {"capture": [str(MEGATRON)],
+                                                 "lever": ["all-ranks-on-time"]})
+                assert not r.is_error, r.content[0].text
+                got = json.loads(r.content[0].text)
+                assert got["selfcheck"]["ok"] and len(got["selfcheck"]["per_rank"]) == 8
+                (js,) = got["job_steps"]
+                assert js["measured_ns"] == 633_541_000  # rank 6's step, the slowest
+                assert js["predicted_ns"] < js["measured_ns"]
+                r = await c.call_tool("analyze", {"paths": [str(MEGATRON)]})
+                ranks = json.loads(r.content[0].text)["ranks"]
+                assert [x["rank"] for x in ranks["late_ranks"]] == [0, 6]
+                assert ranks["transfer_ns_range"][0] > 49e6 and ranks["wait_ns_range"][1] > 4e8
 
     anyio.run(main)

@@ -74,8 +74,9 @@ def test_lever_pair_dataloader_workers() -> None:
     print(f"\nlever pair: predicted {predicted:.2f} ms from workers0 vs measured "
           f"{measured_w4:.2f} ms on workers4: error {error:+.1%}")
     assert abs(error) <= PAIR_LIMIT
-    # the GPU work is the same: predicted busy per step stays the workers0 measurement
-    assert m["predicted_gpu_busy_ns"] == m["baseline_gpu_busy_ns"]
+    # the GPU work is the same: predicted busy per step stays the workers0 measurement (within
+    # 0.1%: the slower host work moves a few kernels across the replayed steps' bounds)
+    assert m["predicted_gpu_busy_ns"] == pytest.approx(m["baseline_gpu_busy_ns"], rel=1e-3)
 
 
 @needs_data
@@ -138,7 +139,9 @@ def test_recap_findings_take_their_expected_effect_from_the_replay() -> None:
     by = {f.pattern: f for f in a.findings}
     dl = by["dataloader-starved"]
     assert dl.expected_effect.startswith("Replay (`crossview whatif --lever dataloader-workers`)")
-    assert "152.54 → 117.80 ms" in dl.expected_effect and "self-check 0.00%" in dl.expected_effect
+    # 120.60 ms: the lever's point prediction, the workers' slowdown of the training threads'
+    # host work included (replay.yaml host_slowdown 5.2%; 117.80 ms without it)
+    assert "152.54 → 120.60 ms" in dl.expected_effect and "self-check 0.00%" in dl.expected_effect
     assert dl.details["replay"]["predicted_step_ns"] == run([W0], ["dataloader-workers"]
                                                            ).medians()["predicted_step_ns"]
     # host-python-overhead maps to no lever (knowledge/replay.yaml): not replayed
@@ -153,8 +156,13 @@ def test_whatif_refuses_two_timelines_and_bad_input(tmp_path: Path) -> None:
         run([mi300, h100], [])
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
+    # a rejected file beside the timeline is said, and the timeline replayed (issue 43)
+    w = run([mi300, bad], [])
+    assert [p for p, _ in w.rejected] == [str(bad)]
+    assert "not a PyTorch-profiler trace" in w.rejected[0][1][0]
+    assert w.to_dict()["rejected"][0]["path"] == str(bad)
     with pytest.raises(CrossviewError, match="bad.json: not a PyTorch-profiler trace"):
-        run([mi300, bad], [])
+        run([bad], [])  # nothing else to replay: refused, as before
 
 
 @needs_data
@@ -170,11 +178,11 @@ def test_synthesis_ledger_takes_the_replayed_saving(tmp_path: Path) -> None:
     shutil.copyfile(ncu, b / ncu.name)  # a second source, so the bundle synthesizes
     syn = synthesize.run(b)
     dl = next(lv for lv in syn.levers if lv.id == "finding:dataloader-starved")
-    # the replay predicts the median step 152.54 → 117.80 ms: 34.74 ms per step saved
+    # the replay predicts the median step 152.54 → 120.60 ms: 31.94 ms per step saved
     w = run([W0], ["dataloader-workers"]).medians()
     assert dl.effect == "replay"
     assert dl.recoverable.value == w["measured_step_ns"] - w["predicted_step_ns"]
-    assert round(dl.recoverable.value / 1e6, 2) == 34.74
+    assert round(dl.recoverable.value / 1e6, 2) == 31.94
     assert "replay: `crossview whatif --lever dataloader-workers`" in dl.basis
     assert dl.rank == 1  # the largest predicted saving
 
@@ -188,7 +196,7 @@ def test_html_report_has_the_predicted_vs_measured_panel() -> None:
     panel = html[html.index('<section id="whatif"'):]
     panel = panel[:panel.index("</section>")]
     assert "<code>--lever dataloader-workers</code>" in panel
-    assert "152.54 ms" in panel and "117.80 ms" in panel and "-22.8%" in panel
+    assert "152.54 ms" in panel and "120.60 ms" in panel and "-20.9%" in panel
 
 
 @needs_data

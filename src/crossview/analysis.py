@@ -5,8 +5,8 @@ CLI and (later) MCP are thin shells over `analyze`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,9 @@ from crossview.views.distributed.rank_job import Rejected
 from crossview.views.views import Views
 
 if TYPE_CHECKING:
+    from crossview.cache.settings import CacheSettings
     from crossview.lake.fanout_info import FanoutInfo
+    from crossview.views.distributed.crossrank import RankAnalysis
     from crossview.views.workload.bench import BenchArm
 
 
@@ -29,10 +31,21 @@ if TYPE_CHECKING:
 class Analysis:
     artifacts: list[ArtifactReport]
     views: Views | None  # None when no input could be read
-    findings: list[Finding]
+    # the findings, or how to find them: detectors and replays run when a caller first reads
+    # `findings` (an MCP tool that shows a call tree never pays for them; decision 0844)
+    found: InitVar[list[Finding] | Callable[[], list[Finding]]]
     # `analyze --workers/--dask` on a multi-rank job (lake/rank_fanout.py): how it ran and
     # which rank the single-rank parts of the recap describe
     fanout: FanoutInfo | None = None
+
+    def __post_init__(self, found: list[Finding] | Callable[[], list[Finding]]) -> None:
+        self._found = found
+
+    @property
+    def findings(self) -> list[Finding]:
+        if callable(self._found):
+            self._found = self._found()
+        return self._found
 
     @property
     def rejected(self) -> list[ArtifactReport]:
@@ -40,8 +53,10 @@ class Analysis:
 
     @property
     def warned(self) -> list[ArtifactReport]:
-        """Read in part (partial) or skipped by a folder walk: a warning line each."""
-        return [a for a in self.artifacts if a.status in ("partial", "skipped")]
+        """Read in part (partial), skipped by a folder walk, or read with a problem the
+        reader doubts: a warning line each, on stderr and in the recap (never only in JSON)."""
+        return [a for a in self.artifacts if a.status in ("partial", "skipped")
+                or (a.status == "ok" and a.problems)]
 
 
 def analyze(
@@ -50,11 +65,18 @@ def analyze(
     limits: Thresholds | None = None,
     store: Store | None = None,
     gpu: str | None = None,
+    cache: CacheSettings | None = None,
 ) -> Analysis:
-    """`gpu` names the GPU of ncu captures that do not (details CSV): its ceilings apply."""
+    """`gpu` names the GPU of ncu captures that do not (details CSV): its ceilings apply.
+    `cache`: the persistent capture cache (crossview.cache; the CLI's and MCP's), else none."""
     store = store or Store()
-    reports = read_all([Path(p) for p in paths], store)
-    store.compact()  # a compressed store compresses what the readers wrote (else nothing)
+    if cache is None:
+        reports = read_all([Path(p) for p in paths], store)
+        store.compact()  # a compressed store compresses what the readers wrote (else nothing)
+    else:
+        from crossview.cache.read import read_inputs
+
+        reports = read_inputs([Path(p) for p in paths], store, cache, compact=True).reports
     return analyze_store(store, reports, flt, limits, gpu)
 
 
@@ -92,9 +114,22 @@ def analyze_store(
     views = Views(store, resolved, limits or defaults())
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
                       for r in reports if r.status not in NOT_REJECTED]
-    from crossview.verdict import decide  # claims → findings, each built once (issue 37)
+    views.rank_replayer = _replay_job
+    # claims → findings, each built once (issue 37): the verdict runs when a caller first
+    # reads them (lazy findings, issue 38)
+    return Analysis(reports, views, lambda: _findings(views))
 
-    return Analysis(reports, views, decide(views))
+
+def _replay_job(views: Views, job: RankAnalysis) -> object:
+    from crossview.replay.rank_findings import replay_job
+
+    return replay_job(views, job)
+
+
+def _findings(views: Views) -> list[Finding]:
+    from crossview.verdict import decide
+
+    return decide(views)
 
 
 def bench_arms(path: Path) -> list[BenchArm]:

@@ -8,6 +8,8 @@ serves a root holding one folder per case: its bad input beside the good MI300X 
 Each tool is called on it; a planted folder of ways out of the root (a symlink to an outside
 trace in a walked folder, a bundle.yaml naming it, model configs outside, an absolute and a
 `..` path) is probed once. The outside files hold a marker that must never come back.
+Twelve calls sent at once (twelve stores) and `whatif`/`diff` with a missing path beside
+the good capture are probed once too (issue 43).
 Outcomes counted, as the CLI runner plus:
   internal  the SDK's bare "Error executing tool X" (an unexpected exception) or a traceback
   memory    out of memory, or the server died (it is restarted for the next case)
@@ -137,6 +139,38 @@ class Runner:
                 res[f"{tool}#{i}"] = found + [text[:160]]
         return res, len(probes)
 
+    def probe_pressure(self) -> tuple[dict[str, list[str]], int]:
+        """Twelve calls sent at once on twelve stores (issue 43): each answered, without an
+        error, by a server still alive; then per-path answers from `whatif` and `diff` with
+        a missing path beside the good capture (the good capture is still used)."""
+        press = self.root / "press"
+        for i in range(12):
+            (press / f"c{i}").mkdir(parents=True)
+            shutil.copyfile(GOOD_KINETO, press / f"c{i}" / GOOD_KINETO.name)
+        try:
+            calls = [("analyze" if i % 2 else "hot_traces", {"paths": [str(press / f"c{i}")]})
+                     for i in range(12)]
+            res: dict[str, list[str]] = {}
+            for i, (err, text) in enumerate(self.wire.tools_at_once(calls, self.timeout * 4)):
+                if err is None:
+                    res[f"at-once#{i}"] = ["memory" if not self.wire.alive() else "hang", ""]
+                elif err:
+                    res[f"at-once#{i}"] = ["memory" if "thread" in text or "memory" in text
+                                           else "internal", text[:160]]
+            if not self.wire.alive():
+                self.wire = self._start()
+            good, gone = str(press / "c0" / GOOD_KINETO.name), str(press / "gone.json")
+            for tool, args in (("whatif", {"capture": [good, gone]}),
+                               ("diff", {"a": [good, gone], "b": good})):
+                found, err, text = self.call(tool, args)
+                if not found and (err or gone not in text):
+                    found = ["good_lost"]  # one bad path refused the call, or went unsaid
+                if found:
+                    res[f"per-path {tool}"] = found + [text[:160]]
+            return res, len(calls) + 2
+        finally:
+            _rm(press)
+
     def run_case(self, case: Case, tools: list[str]) -> tuple[dict[str, list[str]], int]:
         """(problems per tool, calls made) of one case."""
         d = self.root / case.name
@@ -202,6 +236,9 @@ def run(cases: list[Case], tools: list[str], timeout: float = 60,
     try:
         res, calls = r.probe_escapes()
         _count(totals, "(escape probe)", res, echo)
+        res, n = r.probe_pressure()
+        _count(totals, "(pressure probe)", res, echo)
+        calls += n
         for c in cases:
             if progress:
                 print(f"… {c.name}", file=sys.stderr, flush=True)

@@ -14,6 +14,7 @@ import resource
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -89,6 +90,36 @@ class Wire:
         res = r["result"]
         text = "".join(c.get("text", "") for c in res.get("content", []))
         return size, bool(res.get("isError")), text
+
+    def tools_at_once(self, calls: list[tuple[str, dict]], timeout: float = 300
+                      ) -> list[tuple[bool | None, str]]:
+        """Send every call before reading any answer: [(is_error, text)] in call order;
+        (None, "") for a call not answered within `timeout` seconds in all."""
+        ids = []
+        for name, args in calls:
+            self.next_id += 1
+            ids.append(self.next_id)
+            self.send({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                       "params": {"name": name, "arguments": args}})
+        got: dict[int, tuple[bool | None, str]] = {}
+        deadline = time.monotonic() + timeout
+        while len(got) < len(ids) and (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if not line:
+                break  # the server exited
+            msg = json.loads(line)
+            if msg.get("id") not in ids:
+                continue
+            if "error" in msg:
+                got[msg["id"]] = (True, str(msg["error"].get("message")))
+            else:
+                res = msg["result"]
+                got[msg["id"]] = (bool(res.get("isError")), "".join(
+                    c.get("text", "") for c in res.get("content", [])))
+        return [got.get(i, (None, "")) for i in ids]
 
     def alive(self) -> bool:
         return self.p.poll() is None

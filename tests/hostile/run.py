@@ -14,6 +14,10 @@ per command under a wall-clock timeout and an address-space cap. Outcomes counte
             status ok / valid) — or, for a plausible input (ok=True), it was refused
   good_lost the good capture beside it was not analyzed
   forged    more `crossview: error:` lines than inputs (a file name forged a line)
+  side_effect  a file appeared or changed beside the inputs (a SQLite -wal/-shm), or a
+            temp file was left in TMPDIR (each command runs with a fresh one)
+A case built to be slow (`budget_s`) whose command uses more CPU seconds than its budget
+counts as a hang (CPU, not wall time: other work on a shared machine must not decide it).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -39,10 +44,19 @@ def _limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (AS_CAP, AS_CAP))
 
 
-def _cli(args: list[str], timeout: float) -> tuple[int | None, str, str]:
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of the finished children so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _cli(args: list[str], timeout: float, tmp: str | None = None
+         ) -> tuple[int | None, str, str]:
     # HOSTILE_SRC: another source tree (e.g. `git archive <base> src` unpacked) for a baseline
     src = os.environ.get("HOSTILE_SRC") or str(REPO / "src")
     env = dict(os.environ, PYTHONPATH=src, CROSSVIEW_MEMORY_LIMIT="500MB")
+    if tmp is not None:
+        env["TMPDIR"] = tmp
     try:
         p = subprocess.run([sys.executable, "-m", "crossview", "--quiet", *args],
                            capture_output=True, timeout=timeout, env=env, cwd=REPO,
@@ -56,6 +70,20 @@ def _cli(args: list[str], timeout: float) -> tuple[int | None, str, str]:
 def _mentioned(bad: Path, err: str) -> bool:
     return bad.name[:12] in err or repr(bad.name)[1:13] in err or bad.name[:3] in err and (
         "\\n" in err or "\\x1b" in err)
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime ns) of every file under `folder` (links not followed)."""
+    out: dict[str, tuple[int, int]] = {}
+    for dirpath, _, files in os.walk(folder):
+        for n in files:
+            p = os.path.join(dirpath, n)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            out[p] = (st.st_size, st.st_mtime_ns)
+    return out
 
 
 def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str, err: str
@@ -118,6 +146,8 @@ def run_case(case: Case, cmds: list[str], timeout: float) -> dict[str, list[str]
             pair = [str(d)] if bad.is_dir() or bad.name == "bundle.yaml" else [str(bad),
                                                                                 str(good)]
             out_dir = Path(tempfile.mkdtemp(prefix="hostile-out-"))
+            tmp = Path(tempfile.mkdtemp(prefix="hostile-tmp-"))
+            before = _snapshot(d)
             args = {
                 "analyze": ["analyze", "--format", "json", *pair],
                 "inventory": ["inventory", "--format", "json", str(d)],
@@ -128,12 +158,25 @@ def run_case(case: Case, cmds: list[str], timeout: float) -> dict[str, list[str]
                 "synthesize": ["synthesize", str(d)],
                 "diff": ["diff", str(good), pair[0]],
             }[cmd]
-            rc, out, err = _cli(args, timeout)
+            t0, c0 = time.monotonic(), _cpu_s()
+            rc, out, err = _cli(args, timeout, str(tmp))
+            # the budget is on CPU time: on a shared machine the wall clock measures the
+            # neighbours (a real hang still meets the wall-clock timeout)
+            took, cpu = time.monotonic() - t0, _cpu_s() - c0
             shutil.rmtree(out_dir, ignore_errors=True)
             res[cmd] = judge(case, cmd, bad, good, rc, out, err)
+            if case.budget_s is not None and rc is not None and cpu > case.budget_s:
+                res[cmd].insert(0, "hang")
+            left = [p.name for p in tmp.iterdir()]
+            shutil.rmtree(tmp, ignore_errors=True)
+            # synthesize writes its findings into the bundle by design
+            if left or (cmd != "synthesize" and _snapshot(d) != before):
+                res[cmd].insert(0, "side_effect")
+                err = f"left in TMPDIR: {left[:3]}; " + err if left else err
             if res[cmd]:
                 first = err.strip().splitlines()[:1]
-                res[cmd].append(f"rc={rc} {first[0][:160] if first else ''}")
+                res[cmd].append(f"rc={rc} {took:.1f}s ({cpu:.1f}s CPU) "
+                               f"{first[0][:160] if first else ''}")
         return res
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -173,7 +216,7 @@ def main() -> int:
                 print(f"{c.name:22} {cmd:10} {','.join(kinds):18} {found[-1]}", flush=True)
     print(f"\n{runs} runs over {len(cases)} cases: " + ", ".join(
         f"{k} {totals[k]}" for k in ("internal", "memory", "hang", "silent", "good_lost",
-                                      "forged")))
+                                      "forged", "side_effect")))
     return 1 if sum(totals.values()) else 0
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -19,8 +19,22 @@ from crossview.errors import CrossviewError, UsageError
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
+    from crossview.cache.settings import CacheSettings
+
+def _help_markup() -> Literal["rich"] | None:
+    """Rich's boxed help and usage errors on a terminal; plain click text otherwise (a pipe,
+    a script, an agent): importing Rich to format help costs more than the rest of
+    `crossview --help` together (decision 0842)."""
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return "rich"
+    try:
+        return "rich" if sys.stdout.isatty() else None
+    except (AttributeError, ValueError):
+        return None
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=_help_markup(),
                   help="Cross-view GPU performance analysis of profiler captures.")
 
 
@@ -49,9 +63,26 @@ def warning_line(msg: str) -> None:
 def _printable(msg: str) -> str:
     """One line, whatever a file name holds: newlines, ANSI escapes and unpaired surrogates
     (non-UTF-8 names) are escaped, so a name cannot forge a line or break the encoder."""
-    if msg.isprintable():
-        return msg
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
+    from crossview.core import inert
+
+    return inert.name(msg)
+
+
+SAME_PROBLEM_LINES = 3  # lines per identical problem before the rest are counted
+
+
+def per_file_lines(line: Callable[[str], None], items: list[tuple[str, str]]) -> None:
+    """One line per (file, problem); past SAME_PROBLEM_LINES files with the same problem, one
+    line counts the rest (20,000 junk files: 4 lines, not 20,000)."""
+    seen: dict[str, int] = {}
+    for path, problem in items:
+        seen[problem] = seen.get(problem, 0) + 1
+        if seen[problem] <= SAME_PROBLEM_LINES:
+            line(f"{path}: {problem}")
+    for problem, n in seen.items():
+        if n > SAME_PROBLEM_LINES:
+            line(f"… and {n - SAME_PROBLEM_LINES:,} more file(s) with the same problem: "
+                 f"{problem}")
 
 
 def parse_window(text: str | None) -> tuple[int, int] | None:
@@ -75,10 +106,13 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    for r in result.rejected:
-        error_line(f"{r.path}: {'; '.join(r.problems)}")
+    per_file_lines(error_line, [(r.path, "; ".join(r.problems)) for r in result.rejected])
+    warned = []
     for r in result.warned:  # read in part, or skipped by a folder walk: said, not silent
-        warning_line(f"{r.path}: {r.status}: {'; '.join(r.problems)}")
+        said = "; ".join(r.problems)
+        state = "" if r.status == "ok" or said.startswith(f"{r.status}:") else f"{r.status}: "
+        warned.append((r.path, state + said))
+    per_file_lines(warning_line, warned)
     if result.views is None:
         if not result.rejected:
             error_line("no input files found in " + ", ".join(map(str, paths)))
@@ -91,16 +125,27 @@ def emit(text: str, output: Path | None, result: Analysis) -> None:
     if output:
         write_output(output, text, [Path(a.path) for a in result.artifacts])
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     if result.rejected:
         raise typer.Exit(2)
+
+
+def write_stdout(text: str) -> None:
+    """What a command prints: no control character, ANSI sequence or bidi override from a
+    name reaches the terminal (core/inert.py; JSON stays valid, the same values)."""
+    from crossview.core import inert
+
+    sys.stdout.write(inert.text(text))
 
 
 def write_output(output: Path, data: str | bytes, inputs: list[Path]) -> None:
     """-o: never onto an input (one error line), says when it overwrites, and is marked so a
     later folder walk does not read it back as a capture (sources/outputs.py)."""
+    from crossview.core import inert
     from crossview.sources import outputs
 
+    if isinstance(data, str):  # a recap, JSON, HTML, folded stacks: as on the terminal
+        data = inert.text(data)
     try:
         outputs.write(output, data, inputs, quiet=OPTIONS.quiet)
     except UsageError as e:
@@ -123,6 +168,18 @@ class GlobalOptions:
 OPTIONS = GlobalOptions()
 
 
+def check_size(option: str, text: str) -> None:
+    if not re.fullmatch(r"\s*\d+(\.\d+)?\s*([KMGT]i?B|B)?\s*", text, re.I):
+        raise UsageError(f"{option} {text!r}: expected a size such as 500MB or 2GB")
+
+
+def capture_cache() -> CacheSettings | None:
+    """The capture cache this run reads and writes (None: --no-cache)."""
+    from crossview.cache.settings import from_env
+
+    return from_env()
+
+
 def check_memory(text: str | None) -> str | None:
     if text is not None and not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)",
                                              text.strip(), re.I):
@@ -137,31 +194,51 @@ def _root(quiet: Annotated[bool, typer.Option(
               "--memory-limit", envvar="CROSSVIEW_MEMORY_LIMIT",
               help="DuckDB memory limit (e.g. 1GB): past it the store spills to the temp "
               "folder, so reading a trace of N GB stays near this limit (docs: bounded "
-              "memory).")] = None) -> None:
+              "memory). Default: half the memory this process may use (the least of RAM, "
+              "its cgroup limit and ulimit -v).")] = None,
+          cache_dir: Annotated[Path | None, typer.Option(
+              "--cache-dir", envvar="CROSSVIEW_CACHE_DIR",
+              help="Keep parsed captures here (default $XDG_CACHE_HOME/crossview or "
+              "~/.cache/crossview): a second look at the same file skips the parse.")] = None,
+          cache_size: Annotated[str | None, typer.Option(
+              "--cache-size", envvar="CROSSVIEW_CACHE_SIZE",
+              help="Bound of the cache folder (e.g. 2GB); least recently used entries go "
+              "first.")] = None,
+          no_cache: Annotated[bool, typer.Option(
+              "--no-cache", help="Neither read nor write the capture cache.")] = False
+          ) -> None:
     """crossview: why is my GPU workload slow, and what exactly do we change?"""
     OPTIONS.quiet = quiet
     try:
         check_memory(memory_limit)
+        if cache_size:
+            check_size("--cache-size", cache_size)
     except UsageError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
     if memory_limit:
         os.environ["CROSSVIEW_MEMORY_LIMIT"] = memory_limit  # every Store, workers included
+    # the capture cache's settings travel as environment (crossview/cache/settings.py)
+    for name, value in (("CROSSVIEW_CACHE_DIR", cache_dir), ("CROSSVIEW_CACHE_SIZE", cache_size),
+                        ("CROSSVIEW_NO_CACHE", "1" if no_cache else None)):
+        if value is not None:
+            os.environ[name] = str(value)
 
 
 def main() -> None:
     for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 name in a recap cannot abort it
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    from crossview.sources import guard
-
-    guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
     # a one-shot process: collect cyclic garbage every 50,000 new objects, not 700 (imports
     # and the views make a few 100 k long-lived objects: 217 collections, 0.06 s, → 2)
     gc.set_threshold(*_GC_THRESHOLDS)
-    _numpy_with_one_blas_thread()
+    if not help_only(sys.argv[1:]):  # help loads neither numpy nor the knowledge tables
+        from crossview.sources import guard
+
+        guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
+        _numpy_with_one_blas_thread()
     try:
-        app()
+        _command()()
     except SystemExit as e:
         if OPTIONS.exit_at_once and (e.code is None or isinstance(e.code, int)):
             _exit_now(e.code or 0)
@@ -170,19 +247,53 @@ def main() -> None:
         error_line("interrupted")
         sys.exit(130)
     except (RecursionError, MemoryError) as e:  # a resource limit on some input, not a bug
+        from crossview.sources import guard
+
         error_line(guard.resource_problem(e))
         sys.exit(2)
     except Exception as e:  # a bug, not a user error: one line unless debugging
         if os.environ.get("CROSSVIEW_DEBUG"):
             raise
         if type(e).__name__ == "OutOfMemoryException":  # duckdb's: a resource limit, not a bug
-            cap = os.environ.get("CROSSVIEW_MEMORY_LIMIT") or "DuckDB's default, 80% of RAM"
+            from crossview.store import memory
+
+            cap = os.environ.get(memory.ENV) or (
+                f"the default {memory.limit_text()}, half the memory this process may use")
             error_line(f"out of memory under the memory limit ({cap}): raise --memory-limit "
                        "or read fewer files per run")
             sys.exit(2)
         print(f"crossview: internal error: {type(e).__name__}: {e} "
               "(set CROSSVIEW_DEBUG=1 for the traceback)", file=sys.stderr)
         sys.exit(3)
+
+
+def help_only(args: list[str]) -> bool:
+    """The command line asks for help only (no arguments, or --help / -h before any `--`
+    that starts a program's own arguments): nothing will be read or analyzed."""
+    for a in args:
+        if a == "--":
+            return False
+        if a in ("--help", "-h"):
+            return True
+    return not args
+
+
+def _command() -> Any:
+    """The app's command, as `app()` runs it, with Typer's readability check taken off every
+    path parameter: an unreadable input (mode 000, another user's) is the reader's to refuse
+    in one line naming it ("cannot read: Permission denied"), not a usage box that hides the
+    other inputs' answers (issue 43)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app)
+    groups = [cmd]
+    while groups:
+        g = groups.pop()
+        for p in g.params:
+            if hasattr(p.type, "readable"):
+                p.type.readable = False
+        groups.extend(getattr(g, "commands", {}).values())
+    return cmd
 
 
 _GC_THRESHOLDS = (50_000, 20, 20)
@@ -210,13 +321,18 @@ def _numpy_with_one_blas_thread() -> None:
 
 def _exit_now(code: int) -> None:
     """Flush what was printed, remove the store's spill folder (DuckDB removes it only when
-    the store is closed) and end the process without the interpreter's teardown."""
+    the store is closed) and this process's temp folders, and end the process without the
+    interpreter's teardown."""
     import shutil
 
+    from crossview.sources import tempdirs
     from crossview.store.store import spill_dir
 
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    if "crossview.cache.read" in sys.modules:  # a capture-cache entry still being written
+        sys.modules["crossview.cache.read"].finish_writes()
     shutil.rmtree(spill_dir(), ignore_errors=True)
+    tempdirs.remove_all()  # an archive's extracted copy: os._exit skips the atexit hooks
     os._exit(code)

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
-from crossview.cli.app import app, error_line
+from crossview.cli.app import app, error_line, write_stdout
 from crossview.errors import CrossviewError
 
 _CMD = "crossview.capture.cmd"
@@ -168,4 +168,4 @@ def plan(
         p = plan_mod.build(engine, over)
     except CrossviewError as e:
         raise _fail(e) from None
-    sys.stdout.write(render_k8s(p) if fmt is PlanFmt.k8s else plan_mod.render_sh(p))
+    write_stdout(render_k8s(p) if fmt is PlanFmt.k8s else plan_mod.render_sh(p))

@@ -6,14 +6,27 @@ import sys
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line, run_analysis, write_output
+from crossview.cli.app import (
+    Fmt,
+    app,
+    capture_cache,
+    error_line,
+    run_analysis,
+    warning_line,
+    write_output,
+    write_stdout,
+)
 from crossview.cli.lake import lake_side
 from crossview.cli.multi_value import multi_value
 from crossview.errors import CrossviewError, UsageError
+
+if TYPE_CHECKING:
+    from crossview.analysis import Analysis
+    from crossview.experiments.diff import Diff
 
 
 @app.command()
@@ -24,29 +37,97 @@ def diff(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
     lake: Annotated[Path | None, typer.Option(
         "--lake", help="A and B are runs of this perf-lake ([CAMPAIGN/]RUN), not files.")] = None,
+    lever: Annotated[list[str] | None, typer.Option(
+        "--lever", help="Check the replay's prediction: NAME[=PARAM] applied to A (as "
+        "`crossview whatif`) beside B's measured steps.")] = None,
+    fail_on_regression: Annotated[float | None, typer.Option(
+        "--fail-on-regression", help="Exit 1 when the metric (default the median step) "
+        "regressed by more than PCT % beyond the step-to-step noise.", metavar="PCT")] = None,
+    metric: Annotated[str | None, typer.Option(
+        help="The gate's metric: median step | kernel time per step | GPU busy per step.")]
+    = None,
+    ledger: Annotated[Path | None, typer.Option(
+        help="With --lever: record prediction, measurement and error on this ledger's row.")]
+    = None,
+    ledger_row: Annotated[str | None, typer.Option(
+        help="The ledger row (lever id) to record on (default: the lever's finding row).")]
+    = None,
 ) -> None:
-    """What changed from A to B: per family and kernel time/count/mean, busy, idle, launches."""
+    """What changed from A to B: comparability, the GPU's drift, noise, per-step causes, host
+    ops, kernels; with --lever the replay's prediction checked against B."""
     from crossview.analysis import analyze as run
     from crossview.experiments.diff import compare
     from crossview.render import diff as table
 
+    try:
+        if lake is not None and lever:
+            raise UsageError("--lever replays capture files: give A and B as files, not "
+                             "--lake runs")
+        if (ledger is not None or ledger_row is not None) and not lever:
+            raise UsageError("--ledger / --ledger-row record a --lever check: give --lever")
+        if metric is not None and fail_on_regression is None:
+            raise UsageError("--metric names the --fail-on-regression gate's metric")
+        if fail_on_regression is not None:
+            from crossview.experiments.regression import check_args
+
+            check_args(fail_on_regression, metric)
+        if lever:
+            from crossview.replay.levers import parse
+
+            for spec in lever:
+                parse(spec)  # an unknown lever fails before any work
+        if ledger is not None:
+            from crossview.synthesis.ledger_update import read_ledger
+
+            read_ledger(ledger)  # a bad ledger fails before any work
+    except CrossviewError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
     if lake is not None:
         sides = [run_analysis(partial(lake_side, lake, str(p)), [p]) for p in (a, b)]
     else:
-        sides = [run_analysis(partial(run, [p]), [p]) for p in (a, b)]
+        cache = capture_cache()
+        sides = [run_analysis(partial(run, [p], cache=cache), [p]) for p in (a, b)]
     for p, side in zip((a, b), sides, strict=True):
         assert side.views is not None
         if not side.views.metrics.kernel_count:
             error_line(f"{p}: no GPU kernels in this capture: diff needs a Kineto or nsys timeline")
             raise typer.Exit(2)
     d = compare(*sides)
+    try:
+        _attach(d, a, b, sides, lever, fail_on_regression, metric, ledger, ledger_row)
+    except CrossviewError as e:
+        error_line(str(e))
+        raise typer.Exit(2) from None
     text = table.render_json(d) if fmt is Fmt.json else table.render(d)
     if output:
         write_output(output, text, [Path(x.path) for sd in sides for x in sd.artifacts])
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     if any(s.rejected for s in sides):
         raise typer.Exit(2)
+    if d.gate is not None and d.gate.verdict == "undecided":
+        warning_line(f"--fail-on-regression: not judged: {d.gate.why}")
+    if d.gate is not None and d.gate.failed:
+        error_line(f"--fail-on-regression {d.gate.threshold_pct:g}: {d.gate.why}")
+        raise typer.Exit(1)
+
+
+def _attach(d: Diff, a: Path, b: Path, sides: list[Analysis], lever: list[str] | None,
+            pct: float | None, metric: str | None, ledger: Path | None,
+            ledger_row: str | None) -> None:
+    """The --lever check (and its ledger record) and the --fail-on-regression gate."""
+    from crossview.experiments import lever_check, regression
+    from crossview.experiments.diff import attach
+
+    check = lever_check.check(a, b, list(lever)) if lever else None
+    attach(d, check, regression.judge(sides[0], sides[1], pct, metric)
+           if pct is not None else None)
+    if check is not None and ledger is not None:
+        from crossview.synthesis.ledger_replay import record
+
+        rid = record(ledger, check, ledger_row)
+        print(f"crossview: {ledger}: replay check recorded on lever {rid}", file=sys.stderr)
 
 
 class FailOn(StrEnum):
@@ -116,7 +197,7 @@ def ab(
     if output:
         write_output(output, text, [*baseline, *variant])
     else:
-        sys.stdout.write(text)
+        write_stdout(text)
     verdicts = {m.verdict for m in res.metrics}
     if fail_on is FailOn.loss and "loss" in verdicts:
         raise typer.Exit(1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -11,7 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, check_memory, error_line
+from crossview.cli.app import (
+    Fmt,
+    app,
+    check_memory,
+    error_line,
+    per_file_lines,
+    warning_line,
+    write_stdout,
+)
+from crossview.core.inert import name as show
 from crossview.errors import CrossviewError, UsageError
 
 if TYPE_CHECKING:
@@ -40,12 +48,13 @@ def analysis_of(paths: list[Path], flt: Filter | None = None, gpu: str | None = 
                 run: str | None = None) -> Analysis:
     """In-process analysis of files, or of a lake selection through DuckDB views."""
     from crossview.analysis import analyze, analyze_lake
+    from crossview.cli.app import capture_cache
 
     if lake is not None:
         return analyze_lake(lake, campaign, run, flt, gpu=gpu)
     if campaign or run:
         raise UsageError("--campaign/--run select inside a lake: give --lake DIR")
-    return analyze(paths, flt, gpu=gpu)
+    return analyze(paths, flt, gpu=gpu, cache=capture_cache())
 
 
 def lake_side(lake: Path, selector: str) -> Analysis:
@@ -68,8 +77,8 @@ def ingest(
     dask: Annotated[str | None, typer.Option(
         help="Run on Dask: a scheduler address (tcp://host:8786) or 'local'.")] = None,
     memory_limit: Annotated[str | None, typer.Option(
-        help="DuckDB memory limit per worker, e.g. 1GB (default: 60% of RAM / workers); "
-        "past it DuckDB spills to $TMPDIR.")] = None,
+        help="DuckDB memory limit per worker, e.g. 1GB (default: 60% of the usable memory "
+        "/ workers); past it DuckDB spills to $TMPDIR.")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """Write captures' normalized tables as Parquet (campaign=/run=/source=), idempotently."""
@@ -87,11 +96,13 @@ def ingest(
         error_line(str(e))
         raise typer.Exit(2) from None
     wall = time.perf_counter() - t0
-    for r in s.rejected:
-        error_line(f"{r.path}: {'; '.join(r.problems)}")
+    per_file_lines(error_line, [(r.path, "; ".join(r.problems)) for r in s.rejected])
+    # ingested whole, but the reader doubts something (clocks, names…): said, not silent
+    per_file_lines(warning_line, [(r.path, "; ".join(r.problems)) for r in s.results
+                                  if r.status == "ok" and r.problems])
     workers_rss = {str(r.pid): r.peak_rss_kib for r in s.results}
     if fmt is Fmt.json:
-        sys.stdout.write(json.dumps({
+        write_stdout(json.dumps({
             "lake": s.lake, "wall_s": round(wall, 3),
             "added": [asdict(e) for e in s.added],
             "skipped": [asdict(k) for k in s.skipped],
@@ -100,15 +111,18 @@ def ingest(
             "worker_peak_rss_kib": workers_rss,
         }, indent=2) + "\n")
     else:
+        lines = []
         for a in s.added:
             rows = ", ".join(f"{t} {n:,}" for t, n in a.rows.items())
-            print(f"added {a.path} ({a.kind}, artifact {a.artifact_id}, "
-                  f"campaign={a.campaign} run={a.run}): rows {rows}")
+            lines.append(f"added {show(a.path)} ({a.kind}, artifact {a.artifact_id}, "
+                         f"campaign={a.campaign} run={a.run}): rows {rows}")
         for k in s.skipped:
-            print(f"skipped {k.path}: {k.reason} (sha256 {k.sha256[:12]}…)")
+            lines.append(f"skipped {show(k.path)}: {k.reason} (sha256 {k.sha256[:12]}…)")
         peak = max(workers_rss.values(), default=0) / 1024
-        print(f"{len(s.added)} added, {len(s.skipped)} skipped (already there), "
-              f"{len(s.rejected)} rejected into {s.lake} in {wall:.2f} s wall "
-              f"({len(workers_rss)} worker process(es), peak RSS {peak:.0f} MiB per worker)")
+        lines.append(f"{len(s.added)} added, {len(s.skipped)} skipped (already there), "
+                     f"{len(s.rejected)} rejected into {show(s.lake)} in {wall:.2f} s wall "
+                     f"({len(workers_rss)} worker process(es), peak RSS {peak:.0f} MiB per "
+                     "worker)")
+        write_stdout("\n".join(lines) + "\n")
     if s.rejected:
         raise typer.Exit(2)

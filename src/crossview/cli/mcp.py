@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from crossview.cli.app import app, error_line
+from crossview.cli.app import app, error_line, warning_line
 from crossview.cli.multi_value import multi_value
 from crossview.errors import CrossviewError
 
@@ -21,8 +21,12 @@ def mcp_server(
     host: Annotated[str, typer.Option(help="HTTP bind address (beyond loopback: --token).")]
     = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    token_file: Annotated[Path | None, typer.Option(
+        help="File whose first line is the bearer token HTTP clients must send (else the "
+        "CROSSVIEW_MCP_TOKEN environment variable).")] = None,
     token: Annotated[str | None, typer.Option(
-        envvar="CROSSVIEW_MCP_TOKEN", help="Bearer token HTTP clients must send.")] = None,
+        help="Deprecated: the token on the command line is visible in the process list; use "
+        "--token-file or CROSSVIEW_MCP_TOKEN.")] = None,
 ) -> None:
     """MCP server: crossview's views as tools for an agent (stdio by default)."""
     try:
@@ -30,10 +34,14 @@ def mcp_server(
     except ImportError:
         error_line("the MCP server needs the `mcp` extra: pip install 'crossview[mcp]'")
         raise typer.Exit(2) from None
+    from crossview.mcp.http import token_of
     from crossview.mcp.server import run as serve
 
     try:
-        serve(root, http, host, port, token)
+        secret, warnings = token_of(token_file, token)
+        for w in warnings:
+            warning_line(w)
+        serve(root, http, host, port, secret)
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None

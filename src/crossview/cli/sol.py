@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line
+from crossview.cli.app import Fmt, app, error_line, write_stdout
 from crossview.errors import CrossviewError
 
 
@@ -39,4 +38,4 @@ def sol(
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    sys.stdout.write(out.render_json(*answer) if fmt is Fmt.json else out.render(*answer))
+    write_stdout(out.render_json(*answer) if fmt is Fmt.json else out.render(*answer))

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line
+from crossview.cli.app import Fmt, app, error_line, per_file_lines, warning_line, write_stdout
 from crossview.errors import CrossviewError
 from crossview.schema import versioned
+
+if TYPE_CHECKING:
+    from crossview.synthesis.inventory import Entry
 
 
 @app.command()
@@ -28,11 +31,9 @@ def inventory(
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    sys.stdout.write(json.dumps(versioned(inv.to_dict()), indent=2) + "\n" if fmt == Fmt.json
+    write_stdout(json.dumps(versioned(inv.to_dict()), indent=2) + "\n" if fmt == Fmt.json
                      else inventory_md.render(inv))
-    for entry in inv.entries:
-        for p in entry.problems:
-            error_line(f"{bundle / entry.path}: {p.problem}: {p.detail} (fix: {p.fix})")
+    _entry_lines(bundle, inv.entries)
     if any(entry.problems for entry in inv.entries):
         raise typer.Exit(2)
 
@@ -54,11 +55,18 @@ def synthesize(
         raise typer.Exit(2) from None
     md = synthesis_md.render(syn)
     md_path, js_path = syn.save(md)
-    sys.stdout.write(json.dumps(versioned(syn.to_dict()), indent=2) + "\n"
+    write_stdout(json.dumps(versioned(syn.to_dict()), indent=2) + "\n"
                      if fmt == Fmt.json else md)
     print(f"crossview: wrote {md_path} and {js_path}", file=sys.stderr)
-    for entry in syn.inv.entries:
-        for p in entry.problems:  # the rest of the bundle was synthesized; say what was not
-            error_line(f"{bundle / entry.path}: {p.problem}: {p.detail} (fix: {p.fix})")
+    _entry_lines(bundle, syn.inv.entries)  # the rest was synthesized; say what was not
     if any(entry.problems for entry in syn.inv.entries):
         raise typer.Exit(2)
+
+
+def _entry_lines(bundle: Path, entries: list[Entry]) -> None:
+    """An error line per capture problem, a warning line per doubted entry (identical ones
+    past a few counted in one line)."""
+    per_file_lines(error_line, [(str(bundle / e.path), f"{p.problem}: {p.detail} (fix: "
+                                 f"{p.fix})") for e in entries for p in e.problems])
+    per_file_lines(warning_line, [(str(bundle / e.path), "; ".join(e.warnings))
+                                  for e in entries if e.warnings])

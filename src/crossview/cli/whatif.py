@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, error_line
+from crossview.cli.app import Fmt, app, capture_cache, error_line, write_stdout
 from crossview.errors import CrossviewError
 
 
@@ -16,12 +15,13 @@ from crossview.errors import CrossviewError
 def whatif(
     capture: Annotated[list[Path], typer.Argument(
         help="Kineto trace or nsys report/SQLite (plus ncu exports for kernel-speedup=…:"
-        "roofline).")],
+        "roofline); or the ranks of one job (a folder of rank traces), replayed together.")],
     lever: Annotated[list[str] | None, typer.Option(
         "--lever", "-l", help="NAME[=PARAM]; repeat to compose. Levers: dataloader-workers, "
         "cuda-graphs, remove-sync, pinned-copies, kernel-speedup, exclude-startup, "
-        "overlap-comm, bucket-grads, fuse-elementwise, ddp-bookkeeping, graph-region "
-        "(docs/whatif.md).")] = None,
+        "overlap-comm, bucket-grads, fuse-elementwise, ddp-bookkeeping, graph-region, "
+        "host-stalls; on the ranks of a job also rank-on-time=R, all-ranks-on-time, and "
+        "NAME@R for one rank (docs/whatif.md).")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """Baseline vs predicted step time, GPU busy and what now bounds the step."""
@@ -29,8 +29,12 @@ def whatif(
     from crossview.replay.whatif import run
 
     try:
-        result = run(capture, lever or [])
+        result = run(capture, lever or [], cache=capture_cache(), ranges=True)
     except CrossviewError as e:
         error_line(str(e))
         raise typer.Exit(2) from None
-    sys.stdout.write(out.render_json(result) if fmt is Fmt.json else out.render(result))
+    for path, why in result.rejected:  # read beside the replayed capture: said, as analyze
+        error_line(f"{path}: {'; '.join(why)}")
+    write_stdout(out.render_json(result) if fmt is Fmt.json else out.render(result))
+    if result.rejected:
+        raise typer.Exit(2)

@@ -102,6 +102,9 @@ class Comm(Facts, frozen=True, kw_only=True):
     untyped: tuple[Count, Ns] = (0, 0)
     slice: AccountSlice | None = None
     peer_wait_ns: Ns | None = None
+    # ranks analyzed together with late ranks named: the kernel time counts the waits for
+    # them, and the late-ranks claim owns that wait (detectors/late_ranks.py)
+    late: bool = False
     big: BigBucket | None = None
     per_grad: PerGradient | None = None
 
@@ -130,7 +133,7 @@ def detect(v: Views) -> list[Claim]:
              comm_share=comm_family.share if comm_family else None,
              top=tuple(Collective(n, k, t) for n, k, t in top), by_type=by_type,
              untyped=untyped, slice=facts(sl) if sl is not None else None,
-             peer_wait_ns=row.ns if row is not None else None,
+             peer_wait_ns=row.ns if row is not None else None, late=_late(v),
              big=BigBucket(message_bytes=big.message_bytes or 0, calls=big.count,
                            mean_ns=int(big.mean_ns), time_ns=big.time_ns) if big else None,
              per_grad=_per_grad_facts(v, per_grad) if per_grad is not None else None)
@@ -151,13 +154,21 @@ def detect(v: Views) -> list[Claim]:
             ("mean", ms(int(big.mean_ns)))))
         read = "comm-exposure"
     else:
-        fix = FixPart(key=PATTERN, located=True)
+        # the parallelism the capture shows picks the variant (tensor parallel: no DDP
+        # buckets; views/distributed/parallelism.py)
+        kind = v.parallelism.kind
+        fix = FixPart(key=PATTERN, located=True, flags=(kind,) if kind else ())
         read = "comm-exposure"
     return [Claim(
         pattern=PATTERN, form="per-gradient" if per_grad is not None else "", share=share,
         tier=cut[0], cutoff=cut[1], owns=Owns(causes=CAUSES) if sl is not None else Owns(),
         fix=(fix,), cites=cites(v, read), facts=f,
         lever=PER_GRADIENT_LEVER if per_grad is not None else None)]
+
+
+def _late(v: Views) -> bool:
+    """Ranks analyzed together with late ranks named (detectors/late_ranks.py owns the wait)."""
+    return v.ranks is not None and v.ranks.late is not None and bool(v.ranks.late.named)
 
 
 def _big_bucket(v: Views) -> CollectiveBw | None:
@@ -264,11 +275,16 @@ def phrase(c: Claim) -> Phrasing:
         # the account's peer-wait row is not in the claim's share: say so, since the kernel
         # time above includes it (views/distributed/peer_wait.py)
         obs += (f" Not counted: {ms(f.peer_wait_ns)} per step of the collectives waiting for a "
+                "late rank (measured across the ranks: the late-ranks finding) — the fix there "
+                "is the late rank's, not the communication's." if f.late else
+                f" Not counted: {ms(f.peer_wait_ns)} per step of the collectives waiting for a "
                 "peer rank (the peer arrived late; the peer-wait note) — no change on this rank "
                 "removes it.")
     title = (f"NCCL-bound: exposed communication is {pct(f.share_of_busy)} of GPU busy time"
              if sl is None else f"NCCL-bound: communication holds {pct(sl.share)} of the "
-             f"step ({pct(f.share_of_busy)} of GPU busy time exposed)")
+             f"step ({pct(f.share_of_busy)} of GPU busy time exposed"
+             # ranks together: the kernel time counts the waits for late ranks
+             + ("; kernel time, waits for late ranks included)" if f.late else ")"))
     effect = (f"Overlapping communication with compute hides up to {ms(f.exposed_ns)}."
               if sl is None else "Overlapping communication with compute hides up "
               f"to {ms(sl.ns)} per step ({ms(f.exposed_ns)} over the capture).")

@@ -34,7 +34,8 @@ class Straggler(Facts, frozen=True, kw_only=True):
 
 def detect(v: Views) -> list[Claim]:
     job = v.ranks
-    if job is None:
+    # late ranks named by their share of the waiting (detectors/late_ranks.py) own that time
+    if job is None or (job.late is not None and job.late.named):
         return []
     out: list[Claim] = []
     # the time the other ranks lost waiting, against one rank's kernel span (ranks run

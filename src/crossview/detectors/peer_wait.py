@@ -59,7 +59,9 @@ def _peer(v: Views, w: PeerWait) -> tuple[int | None, int | None]:
 
 
 def detect(v: Views) -> list[Claim]:
-    if v.metrics.cpu_only or (v.ranks is not None and v.ranks.stragglers):
+    # late ranks named by their share of the waiting (detectors/late_ranks.py) own that time
+    if v.metrics.cpu_only or (v.ranks is not None and (
+            v.ranks.stragglers or (v.ranks.late is not None and v.ranks.late.named))):
         return []
     lim = v.limits
     hits = [(w, x) for w in v.peer_wait for x in w.steps

@@ -46,6 +46,7 @@ class Arm:
     cold: list[str | None] = field(default_factory=list)
     excluded: list[int] = field(default_factory=list)  # trial indexes left out (cold)
     first_ttft: list[tuple[float, float] | None] = field(default_factory=list)  # (first, median)
+    kind: str = "benchmark"  # benchmark | captures (experiments/capture_trials.py)
 
 
 @dataclass
@@ -92,9 +93,27 @@ def direction(metric: str, higher: set[str], lower: set[str]) -> str | None:
 
 
 def load_arm(name: str, paths: list[Path]) -> Arm:
-    """Read one arm's result files; any unreadable or non-benchmark file is an InputError."""
+    """Read one arm's result files; any unreadable or non-benchmark file is an InputError.
+    An arm of profiler captures (every file a Kineto / nsys timeline) is read as capture
+    trials (experiments/capture_trials.py)."""
+    from crossview.experiments import capture_trials
+
     if not paths:
         raise UsageError(f"--{name}: no result files given")
+    captures = [capture_trials.is_capture(p) for p in paths]
+    if all(captures):
+        got = capture_trials.load(name, paths)
+        arm = Arm(name, [str(p) for p in paths], contexts=got.contexts,
+                  trial_ids=got.trial_ids, trials=got.trials,
+                  first_ttft=[None] * len(got.trials), kind="captures")
+        for t in got.trials:
+            for m, v in t.items():
+                arm.values.setdefault(m, []).append(v)
+                arm.units[m] = "ms"
+        return arm
+    if any(captures):
+        raise UsageError(f"--{name}: mixes profiler captures and benchmark results: an arm's "
+                         "trials are all captures or all benchmark files")
     store = Store()
     arm = Arm(name, [str(p) for p in paths])
     for rep in read_all(paths, store):
@@ -216,6 +235,9 @@ def run_ab(baseline: list[Path], variant: list[Path], metrics: list[str] | None 
     a_level = th.ab_alpha if alpha is None else alpha
     hi_set, lo_set = higher or set(), lower or set()
     a, b = load_arm("baseline", baseline), load_arm("variant", variant)
+    if a.kind != b.kind:
+        raise UsageError(f"--baseline holds {a.kind} trials, --variant {b.kind}: compare "
+                         "captures with captures, benchmark results with benchmark results")
     refusals, notes = preconditions(a, b, allow_diff or set())
     for arm in (a, b):
         notes += mark_cold(arm, hi_set, lo_set, exclude_cold)

@@ -2,136 +2,41 @@
 
 Each side is one ordinary `analyze()` run (whole capture, default filter), so its numbers are
 exactly those `crossview analyze` prints for that capture. Kernels are matched across sides by
-(family, normalized name) — `kernels/names.normalize` documents what is stripped. Deltas are
-B − A; a row's share of the change is its delta over the net change of total kernel time
-(None when that is zero, e.g. a capture diffed against itself).
+(family, normalized name) — `identity.kernel_key` documents what is stripped; host frames and
+ops by `identity.frame_key` (experiments/op_match.py). Deltas are B − A; a row's share of the
+change is its delta over the net change of total kernel time (None when that is zero, e.g. a
+capture diffed against itself).
+
+Read in this order (issue 39): are the runs comparable (experiments/comparable.py); did the
+GPU itself run at another speed on the same work (experiments/drift.py: every per-cause and
+per-kernel change is then also given beyond that factor); is the step-to-step noise known
+(account_diff.noise); did anything change at all. `lever` (experiments/lever_check.py) and
+`gate` (experiments/regression.py) are attached by the command when asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
 
 from crossview.analysis import Analysis
-from crossview.experiments.account_diff import AccountDiff, explain
-from crossview.kernels.names import normalize
+from crossview.experiments import drift as drift_mod
+from crossview.experiments import op_match
+from crossview.experiments.account_diff import explain
+from crossview.experiments.comparable import assess
+from crossview.experiments.diff_rows import OPS_SHOWN, Change, Diff, Row, Swap
+from crossview.experiments.headline import gate_line, lead, lever_line, nothing_changed
+from crossview.experiments.lever_check import LeverCheck
+from crossview.experiments.regression import Gate
+from crossview.identity import kernel_key as normalize
 from crossview.knowledge import thresholds
 from crossview.knowledge.thresholds import Thresholds
+
+__all__ = ["OPS_SHOWN", "Change", "Diff", "Row", "Swap", "attach", "compare"]
 
 _KERNELS_SQL = (
     "SELECT name, family, count(*), sum(dur_ns) FROM f_gpu WHERE kind = 'kernel'"
     " GROUP BY name, family"
 )
-
-
-@dataclass
-class Row:
-    """One kernel family or one normalized kernel, in A and in B."""
-
-    key: str  # family name, or normalized kernel name
-    family: str
-    a_count: int = 0
-    a_time_ns: int = 0
-    b_count: int = 0
-    b_time_ns: int = 0
-    a_variants: int = 0  # raw kernel names behind this row in A
-    b_variants: int = 0
-    share_of_change: float | None = None  # delta / net change of kernel time (B − A)
-
-    @property
-    def delta_ns(self) -> int:
-        return self.b_time_ns - self.a_time_ns
-
-    @property
-    def a_mean_ns(self) -> float | None:
-        return self.a_time_ns / self.a_count if self.a_count else None
-
-    @property
-    def b_mean_ns(self) -> float | None:
-        return self.b_time_ns / self.b_count if self.b_count else None
-
-    @property
-    def presence(self) -> str:
-        """both | only_a | only_b."""
-        if self.a_count and self.b_count:
-            return "both"
-        return "only_a" if self.a_count else "only_b"
-
-    def to_dict(self) -> dict[str, object]:
-        return {**asdict(self), "delta_ns": self.delta_ns, "count_delta":
-                self.b_count - self.a_count, "a_mean_ns": self.a_mean_ns,
-                "b_mean_ns": self.b_mean_ns, "presence": self.presence}
-
-
-@dataclass
-class Change:
-    """One whole-capture metric in A and B. unit: ns | count | %."""
-
-    metric: str
-    unit: str
-    a: float
-    b: float
-
-    @property
-    def delta(self) -> float:
-        return self.b - self.a
-
-    def to_dict(self) -> dict[str, object]:
-        return {**asdict(self), "delta": self.delta}
-
-
-@dataclass(frozen=True)
-class Swap:
-    """A family whose kernels moved a lot in both directions while its total barely did:
-    the library picked other kernels (cuDNN / cuBLAS algorithm choice), not a change in work."""
-
-    family: str
-    net_ns: int  # the family's B − A
-    gross_ns: int  # Σ |Δ| of its kernels
-    only_a: int  # its kernels only in A / only in B
-    only_b: int
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-
-@dataclass
-class Diff:
-    a_paths: list[str]  # evidence: the artifacts each side was read from
-    b_paths: list[str]
-    metrics: list[Change]
-    families: list[Row]
-    kernels: list[Row]
-    net_change_ns: int
-    account: AccountDiff | None = None  # per steady step through the time account
-    swaps: list[Swap] = field(default_factory=list)
-    # the net change is under thresholds.yaml diff_min_net_share of A's kernel time: a row's
-    # share of it is not shown (a −23 ms kernel would read "−759% of the change")
-    net_in_noise: bool = False
-    noise_share: float = 0.0  # that share (thresholds.yaml diff_min_net_share)
-    matching: str = field(default=(
-        "kernels matched by kernel family + normalized name: template arguments <…>, argument"
-        " lists (…), 0x addresses, a leading return type and Triton's trailing _N stripped"))
-
-    @property
-    def only_a(self) -> list[Row]:
-        return [r for r in self.kernels if r.presence == "only_a"]
-
-    @property
-    def only_b(self) -> list[Row]:
-        return [r for r in self.kernels if r.presence == "only_b"]
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "a": {"artifacts": self.a_paths}, "b": {"artifacts": self.b_paths},
-            "matching": self.matching, "net_change_ns": self.net_change_ns,
-            "metrics": [m.to_dict() for m in self.metrics],
-            "families": [r.to_dict() for r in self.families],
-            "kernels": [r.to_dict() for r in self.kernels],
-            "only_a": [r.key for r in self.only_a], "only_b": [r.key for r in self.only_b],
-            "account": self.account.to_dict() if self.account else None,
-            "swaps": [s.to_dict() for s in self.swaps], "net_in_noise": self.net_in_noise,
-        }
 
 
 def _ok_paths(result: Analysis) -> list[str]:
@@ -216,11 +121,37 @@ def compare(a: Analysis, b: Analysis) -> Diff:
     ma, mb = _metrics(a), _metrics(b)
     changes = [Change(k, unit, float(va), float(mb[k][1]))
                for k, (unit, va) in ma.items() if k in mb]
+    ia, ib = drift_mod.kernels_by_identity(a), drift_mod.kernels_by_identity(b)
+    dr = drift_mod.detect(a, b, ia, ib)
+    factor = dr.factor if dr.detected else None
     families = _ranked(_merge(ka, kb, "family").values(), None if noise else net)
     kernels = _ranked(_merge(ka, kb, "name").values(), None if noise else net)
-    return Diff(
+    if factor is not None:
+        for r in families + kernels:
+            r.beyond_drift_ns = int(r.b_time_ns - r.a_time_ns * factor)
+    d = Diff(
         a_paths=_ok_paths(a), b_paths=_ok_paths(b), metrics=changes,
         families=families, kernels=kernels,
-        net_change_ns=net, account=explain(a, b), swaps=_swaps(families, kernels, lim),
+        net_change_ns=net, account=explain(a, b, factor),
+        swaps=_swaps(families, kernels, lim),
         net_in_noise=noise, noise_share=lim.diff_min_net_share,
+        comparability=assess(a, b, ia, ib),
+        drift=dr, ops=op_match.match(a, b),
     )
+    nothing_changed(d)
+    d.headline = lead(d)
+    return d
+
+
+def attach(d: Diff, lever: LeverCheck | None = None, gate: Gate | None = None) -> None:
+    """Add the --lever check and the --fail-on-regression gate, each with its headline."""
+    if lever is not None:
+        d.lever = lever
+        line = lever_line(d)
+        if line:
+            d.headline.append(line)
+    if gate is not None:
+        d.gate = gate
+        line = gate_line(d)
+        if line:
+            d.headline.append(line)

@@ -13,12 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from crossview.experiments.ab import ABResult, Arm, MetricResult
+from crossview.experiments.bundle_context import near_bundle
 from crossview.knowledge import hardware
 from crossview.knowledge.loader import load_yaml
 from crossview.knowledge.thresholds import defaults
@@ -84,27 +82,13 @@ def _same_model(got: set[str], want: str) -> bool:
     return len(last) == 1 and any(local(m) for m in got | {want})
 
 
-def _near_bundle(path: str) -> dict[str, Any]:
-    """The Context of the bundle.yaml `crossview capture` writes above a trial file."""
-    for d in list(Path(path).resolve().parents)[:3]:
-        f = d / "bundle.yaml"
-        if f.is_file():
-            try:
-                data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
-            except (OSError, yaml.YAMLError, UnicodeDecodeError):
-                return {}
-            ctx = data.get("context") if isinstance(data, dict) else None
-            return ctx if isinstance(ctx, dict) else {}
-    return {}
-
-
 def arm_node(arm: Arm, key: str, claim: str | None) -> tuple[set[str], str]:
     """(values, where): the arm's recorded node identity for one field and its origin."""
     known = {_norm(key, c.get(key)) for c in arm.contexts} - {UNKNOWN}
     missing = any(_norm(key, c.get(key)) == UNKNOWN for c in arm.contexts)
     where = "the trials' metadata"
     if missing:
-        near = {_norm(key, _near_bundle(p).get(key)) for p in arm.paths}
+        near = {_norm(key, near_bundle(p).get(key)) for p in arm.paths}
         if UNKNOWN not in near:
             known |= near
             where = "bundle.yaml next to the trials"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from crossview.core import inert
 from crossview.views.host.calltree import CallTree, TreeNode
 
 
@@ -29,8 +30,9 @@ def stacks(tree: CallTree) -> dict[tuple[str, ...], int]:
 
 
 def _clean(frame: str) -> str:
-    # `;` separates frames and the weight follows the last space: keep both unambiguous
-    return frame.replace(";", ",").replace("\n", " ").replace("\r", " ") or "?"
+    # `;` separates frames and the weight follows the last space: keep both unambiguous; a
+    # frame is data, one line with no control or bidi character (core/inert.py)
+    return inert.name(frame).replace(";", ",") or "?"
 
 
 def ranked(tree: CallTree, prefix: tuple[str, ...] = ()) -> list[tuple[str, int]]:

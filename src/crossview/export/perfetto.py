@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from crossview.core.inert import name as show  # names are data in the viewer
 from crossview.errors import UsageError
 from crossview.export.perfetto_ids import Ids
 from crossview.export.speedscope import exporter
@@ -67,7 +68,7 @@ def render(store: Store) -> tuple[bytes, TraceStats]:
                              "SELECT artifact_id FROM f_gpu").fetchall())) > 1
 
     def suffix(a: int) -> str:
-        return f" ({Path(arts.get(a, '?')).name})" if many else ""
+        return f" ({show(Path(arts.get(a, '?')).name)})" if many else ""
 
     ids = Ids()
     events: list[dict[str, Any]] = []
@@ -81,7 +82,7 @@ def render(store: Store) -> tuple[bytes, TraceStats]:
         for a, op, pid, tid, kind, name, start, dur, launches in batch:
             t = ids.process("host", a, str(pid), f"host process {pid}{suffix(a)}")
             tt = ids.thread(t, str(tid))
-            ev: dict[str, Any] = {"ph": "X", "cat": HOST_CAT.get(kind, kind), "name": name,
+            ev: dict[str, Any] = {"ph": "X", "cat": HOST_CAT.get(kind, kind), "name": show(name),
                                   "pid": t.pid, "tid": tt, "ts": _us(start, base),
                                   "dur": dur / 1000}
             if launches:
@@ -90,7 +91,7 @@ def render(store: Store) -> tuple[bytes, TraceStats]:
             events.append(ev)
             n_host += 1
 
-    dev_names = {(a, d): n for a, d, n in store.sql(
+    dev_names = {(a, d): show(n) for a, d, n in store.sql(
         "SELECT artifact_id, device, name FROM devices WHERE name IS NOT NULL").fetchall()}
     gpus = store.sql(
         "SELECT artifact_id, gpu_op_id, device, stream, kind, name, family, start_ns, dur_ns,"
@@ -109,13 +110,13 @@ def render(store: Store) -> tuple[bytes, TraceStats]:
             args: dict[str, Any] = {"device": dev, "stream": stream, "correlation": corr}
             for k, v in (("family", fam), ("bytes", nbytes), ("grid", _json_or_text(grid, memo)),
                          ("block", _json_or_text(block, memo)), ("registers per thread", regs),
-                         ("Collective name", coll)):
+                         ("Collective name", coll and show(coll))):
                 if v is not None:
                     args[k] = v
             if graph:
                 args["via graph"] = True
             ts = _us(start, base)
-            events.append({"ph": "X", "cat": GPU_CAT.get(kind, kind), "name": name,
+            events.append({"ph": "X", "cat": GPU_CAT.get(kind, kind), "name": show(name),
                            "pid": t.pid, "tid": tt, "ts": ts, "dur": dur / 1000, "args": args})
             n_gpu += 1
             if kind == "kernel":

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from crossview.core import inert
 from crossview.export import folded
 from crossview.views.host.calltree import CallTree
 
@@ -27,7 +28,7 @@ class _Frames:
         i = self.index.get(name)
         if i is None:
             i = self.index[name] = len(self.rows)
-            self.rows.append({"name": name})
+            self.rows.append({"name": inert.name(name)})  # data in the viewer, never control
         return i
 
 

@@ -53,6 +53,13 @@ def fix_for(key: str, known: Mapping[str, str | None] | None = None, where: str 
     return fill(v.text, where, **facts) if v is not None else ""
 
 
+def flag_text(key: str, flags: tuple[str, ...]) -> str:
+    """The text of the first variant of `key` needing no more than `flags` (a phrase another
+    fix fills in, chosen by a fact the claim states: late-rank-graphs by the parallelism)."""
+    v = pick(key, lambda r: all(f in flags for f in r.flags))
+    return v.text if v is not None else ""
+
+
 def where_text(site: str, frame: str = "") -> str:
     """The {where} sentence for a code site (a fix_where.yaml key and the user's frame it
     names, if any)."""

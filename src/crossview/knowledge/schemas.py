@@ -437,6 +437,48 @@ class OpRoofline(Rec):
     attention_chain_min_share: Num
 
 
+# --- diff.yaml ----------------------------------------------------------------------------
+class DiffDrift(Rec):
+    min_coverage: Num
+    min_shift: Num
+    max_spread_ratio: Num
+    kernel_tolerance: Num
+    counters: list[str]
+    causes: dict[str, str]
+    fix: str
+
+
+class DiffNoise(Rec):
+    min_steady_steps: int
+
+
+class DiffComparable(Rec):
+    min_shared_kernel_share: Num
+    same_within_share: Num
+
+
+class DiffRegression(Rec):
+    metrics: list[str]
+
+
+class DiffRules(Rec):
+    drift: DiffDrift
+    noise: DiffNoise
+    comparable: DiffComparable
+    regression: DiffRegression
+
+
+# --- identity.yaml ------------------------------------------------------------------------
+class IdentityRule(Rec):
+    id: str
+    match: str
+    replace: str
+
+
+class Identity(Rec):
+    frame_rules: list[IdentityRule]
+
+
 # --- replay.yaml --------------------------------------------------------------------------
 class ReplayGraph(Rec):
     queued_gap_max_ns: int
@@ -589,6 +631,7 @@ class InputLimits(Rec):
     max_gunzip_bytes: int
     gzip_memory_multiple: Num
     max_archive_members: int
+    max_input_files: int
     archive_free_disk_share: Num
     max_bundle_yaml_bytes: int
     max_yaml_aliases: int
@@ -597,10 +640,62 @@ class InputLimits(Rec):
     error_quote_chars: int
     mcp_max_message_bytes: int
     mcp_max_error_chars: int
+    mcp_store_threads: int
+    mcp_store_async_threads: int
+    mcp_malloc_arenas: int
+    mcp_store_memory_share: Num
     python_recursion_limit: int
     max_yaml_nodes: int
     max_compression_ratio: Num
     compression_ratio_floor_bytes: int
+    clock_launch_lead_ns: int
+    clock_launch_queue_ns: int
+    stream_overlap_share: Num
+    stream_overlap_min_ns: int
+    default_memory_share: Num
+
+
+# --- capture_cache.yaml -------------------------------------------------------------------
+class CaptureCacheLimits(Rec):
+    max_bytes: int
+    max_entry_share: Num
+    max_entry_rows: int
+    max_age_days: Num
+
+
+# --- ranks.yaml ---------------------------------------------------------------------------
+class RankClock(Rec):
+    shared_tolerance_ns: int
+    min_shared_to_shift: int
+
+
+class LateRanks(Rec):
+    min_share: Num
+    min_last: int
+    red_share: Num
+    yellow_share: Num
+    cause_min_share: Num
+    causes: int
+    stall_min_ns: int
+    stall_ratio: Num
+    kinds: dict[str, list[str]]
+
+
+class RankReplay(Rec):
+    recap_max_rows: int
+    top_ops: int
+
+
+class ParallelismKind(Rec):
+    frames: list[str]
+
+
+class Ranks(Rec):
+    """Many ranks, one step: clock alignment, late ranks, the joined replay, parallelism."""
+    clock: RankClock
+    late: LateRanks
+    replay: RankReplay
+    parallelism: dict[str, ParallelismKind]
 
 
 # file name → the type its top level decodes as
@@ -656,6 +751,7 @@ class Verdict(Rec):
     refute_realized: Num
     next_fix_min_share: Num
     path_gap_min: Num
+    late_alone_barely: Num
     caveats: dict[str, Caveat]
 
 
@@ -663,11 +759,13 @@ SCHEMAS: dict[str, type] = {
     "ab_gates.yaml": AbGates,
     "account.yaml": Account,
     "api_roles.yaml": dict[str, list[str]],
+    "capture_cache.yaml": CaptureCacheLimits,
     "capture_plan.yaml": dict[str, EnginePlan],
     "clocks.yaml": Clocks,
     "collectives.yaml": Collectives,
     "comm_bandwidth.yaml": CommBandwidth,
     "context_files.yaml": ContextFiles,
+    "diff.yaml": DiffRules,
     "engine_flags.yaml": EngineFlags,
     "evidence_tables.yaml": dict[str, list[EvidenceRule]],
     "evidence.yaml": dict[str, EvidenceText],
@@ -677,6 +775,7 @@ SCHEMAS: dict[str, type] = {
     "gpu_processes.yaml": GpuProcesses,
     "gpu_metrics.yaml": GpuMetrics,
     "host_metrics.yaml": HostMetrics,
+    "identity.yaml": Identity,
     "hw_names.yaml": HwNames,
     "input_limits.yaml": InputLimits,
     "kernel_families.yaml": list[KernelFamily],
@@ -684,6 +783,7 @@ SCHEMAS: dict[str, type] = {
     "ncu_metrics.yaml": NcuMetrics,
     "op_models.yaml": OpModels,
     "op_roofline.yaml": OpRoofline,
+    "ranks.yaml": Ranks,
     "replay.yaml": Replay,
     "serving_metrics.yaml": ServingMetrics,
     "sol_ceilings.yaml": dict[str, Ceilings],

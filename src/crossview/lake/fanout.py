@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from crossview.errors import UsageError
+from crossview.lake import lifeline
+from crossview.store import memory
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -39,12 +41,13 @@ class Engine:
         return max(1, (os.cpu_count() or 1) // self.size(n_tasks))
 
     def memory_per_worker(self, n_tasks: int) -> str | None:
-        """DuckDB memory_limit per worker: 60% of this machine's RAM shared out, so the pool
+        """DuckDB memory_limit per worker: 60% of the memory this machine lets us use (RAM,
+        cgroup limit, ulimit -v: store/memory.py) shared out, so the pool
         never oversubscribes (DuckDB's own default is 80% of RAM per process). None on a
         remote Dask cluster, whose machines we do not know (DuckDB's default applies)."""
         if self.dask not in (None, "local"):
             return None
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        ram = memory.usable_bytes()  # RAM, cgroup limit, ulimit -v: the least
         return f"{int(ram * 0.6 / self.size(n_tasks)) >> 20}MB"
 
 
@@ -73,7 +76,9 @@ def mapper(engine: Engine, n_tasks: int) -> Iterator[Mapper]:
     else:
         # forkserver: never fork a process that holds DuckDB's threads
         ctx = multiprocessing.get_context("forkserver")
-        with ProcessPoolExecutor(max_workers=engine.size(n_tasks), mp_context=ctx) as pool:
+        # each worker ends with this process, even when it is killed (lake/lifeline.py)
+        with ProcessPoolExecutor(max_workers=engine.size(n_tasks), mp_context=ctx,
+                                 initializer=lifeline.watch, initargs=(os.getpid(),)) as pool:
             yield lambda fn, tasks, on_error: _pool_map(pool, fn, tasks, on_error)
 
 

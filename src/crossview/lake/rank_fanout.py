@@ -17,14 +17,17 @@ from pathlib import Path
 from crossview.analysis import Analysis, analyze
 from crossview.errors import UsageError
 from crossview.knowledge.thresholds import Thresholds, defaults
-from crossview.lake.fanout import Engine, mapper
+from crossview.lake.fanout import Engine, Mapper, mapper
 from crossview.lake.fanout_info import FanoutInfo
 from crossview.lake.rank_task import (
     ExplainResult,
     ExplainTask,
     RankResult,
     RankTask,
+    SegmentResult,
+    SegmentTask,
     explain_file,
+    segments_file,
     summarize_file,
 )
 from crossview.scope.filter import Filter
@@ -35,7 +38,7 @@ from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import discover, read_all
 from crossview.store.store import Store
 from crossview.verdict import decide
-from crossview.views.distributed import straggler_cause
+from crossview.views.distributed import late_cause, straggler_cause
 from crossview.views.distributed.crossrank import RankAnalysis, Straggler, merge_ranks
 from crossview.views.distributed.rank_job import Rejected, missing_ranks
 from crossview.views.views import Views
@@ -55,6 +58,10 @@ def _died(task: RankTask, why: str) -> RankResult:
 
 def _died2(task: ExplainTask, why: str) -> ExplainResult:
     return ExplainResult(None, why)
+
+
+def _died3(task: SegmentTask, why: str) -> SegmentResult:
+    return SegmentResult(None, why)
 
 
 def analyze_fanout(paths: list[Path], flt: Filter | None, engine: Engine,
@@ -93,12 +100,37 @@ def analyze_fanout(paths: list[Path], flt: Filter | None, engine: Engine,
             _set_cause(s, e.cause, e.problem)
             if e.pid:
                 rss[str(e.pid)] = max(rss.get(str(e.pid), 0), e.peak_rss_kib)
+        _late_causes(job, tasks, run, rss)
     detail = job.stragglers[0].rank if job.stragglers else job.ranks[0].rank
     why = "the worst straggler" if job.stragglers else "no straggler: the lowest rank"
     detail_path = next(r.path for r in job.ranks if r.rank == detail)
     others = [r.report.path for r in results if r.summary is None and r.report.status == "ok"]
     info = FanoutInfo(engine_name(engine, n), n, detail, detail_path, why, rss)
     return _detail(detail_path, others, reports, job, info, flt, limits, gpu)
+
+
+def _late_causes(job: RankAnalysis, tasks: list[RankTask], run: Mapper,
+                 rss: dict[str, int]) -> None:
+    """Why each named late rank was late: every rank's account over its segments, read in
+    workers (views/distributed/late_cause.py), combined here; the job's critical path needs
+    every rank's graph in one process and is left to an in-process run."""
+    job.critical_path_note = ("not replayed under --workers/--dask: the joined graph of all "
+                              "ranks needs them in one process (analyze without --workers, "
+                              "or `crossview whatif` on the folder)")
+    if job.late is None or not job.late.named:
+        return
+    named = {r.rank for r in job.late.named}
+    todo = [SegmentTask(tasks[_index(job, r.rank)], r.rank,
+                        tuple(job.late.segments.get(r.rank, [])), job.comm[r.rank],
+                        r.rank in named) for r in job.ranks if r.rank in job.comm]
+    got = {}
+    for t, res in zip(todo, run(segments_file, todo, _died3), strict=True):
+        if res.segments is not None:
+            got[t.rank] = res.segments
+        if res.pid:
+            rss[str(res.pid)] = max(rss.get(str(res.pid), 0), res.peak_rss_kib)
+    for lr in job.late.ranks:
+        lr.cause = late_cause.combine(job.late, job.collectives, got).get(lr.rank, lr.cause)
 
 
 def _index(job: RankAnalysis, rank: int) -> int:
@@ -138,4 +170,4 @@ def _detail(path: str, others: list[str], reports: list[ArtifactReport], job: Ra
                                     limits.straggler_gpu_busy_share)
         _set_cause(s, c, None)
     views.__dict__["ranks"] = job  # Views.ranks is a cached_property: the job's, not this store's
-    return Analysis(reports, views, decide(views, replay=False), fanout=info)
+    return Analysis(reports, views, lambda: decide(views, replay=False), fanout=info)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import resource
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from crossview.errors import UsageError
 from crossview.scope.filter import Filter
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.store import Store
-from crossview.views.distributed import ranks, straggler_cause
+from crossview.views.distributed import late_cause, rank_comm, ranks, straggler_cause
+from crossview.views.distributed.late_ranks import Segment
 
 # readers whose files carry one rank's timeline (as views/distributed/rank_job.py)
 TRACE_KINDS = ("kineto", "nsys")
@@ -52,6 +54,26 @@ class ExplainTask:
 @dataclass
 class ExplainResult:
     cause: straggler_cause.Cause | None
+    problem: str | None = None
+    peak_rss_kib: int = 0
+    pid: int = 0
+
+
+@dataclass(frozen=True)
+class SegmentTask:
+    """Round 2 for late ranks: one rank's time account over its segments (every rank, so a
+    late rank's can be set against the others')."""
+
+    rank_task: RankTask
+    rank: int
+    segments: tuple[Segment, ...]
+    comm: rank_comm.RankComm  # its collectives' waits (the account's peer-wait row)
+    with_stalls: bool  # a named late rank: its stalled host ops too
+
+
+@dataclass
+class SegmentResult:
+    segments: late_cause.RankSegments | None
     problem: str | None = None
     peak_rss_kib: int = 0
     pid: int = 0
@@ -94,20 +116,42 @@ def summarize_file(task: RankTask) -> RankResult:
     return res
 
 
-def explain_file(task: ExplainTask) -> ExplainResult:
-    res = ExplainResult(None, pid=os.getpid())
+def _second_read(task: RankTask, res: ExplainResult | SegmentResult,
+                 body: Callable[[Store, int], None]) -> None:
+    """Round 2: re-read one rank file and run `body(store, artifact id)` on it; a file that
+    no longer reads, or an error inside, becomes `res.problem` (the job still renders)."""
     store: Store | None = None
     try:
-        store, rep, aid = _open(task.rank_task)
+        store, rep, aid = _open(task)
         if aid is None:
             res.problem = "; ".join(rep.problems) or "not readable on the second read"
         else:
-            res.cause = straggler_cause.explain(store, int(aid), list(task.windows),
-                                                task.busy_share)
+            body(store, int(aid))
     except Exception as e:  # noqa: BLE001 — reported as the cause, the job still renders
         res.problem = f"internal error: {type(e).__name__}: {e}"
     finally:
         if store is not None:
             store.close()
         res.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def explain_file(task: ExplainTask) -> ExplainResult:
+    res = ExplainResult(None, pid=os.getpid())
+
+    def body(store: Store, aid: int) -> None:
+        res.cause = straggler_cause.explain(store, aid, list(task.windows), task.busy_share)
+
+    _second_read(task.rank_task, res, body)
+    return res
+
+
+def segments_file(task: SegmentTask) -> SegmentResult:
+    res = SegmentResult(None, pid=os.getpid())
+
+    def body(store: Store, aid: int) -> None:
+        res.segments = late_cause.rank_segments(
+            store, aid, task.rank, task.comm.path, list(task.segments),
+            rank_comm.rank_peer_waits(task.comm, aid), task.with_stalls, scoped=True)
+
+    _second_read(task.rank_task, res, body)
     return res

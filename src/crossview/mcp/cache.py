@@ -19,12 +19,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from crossview.analysis import Analysis, analyze_store
+from crossview.cache.read import read_inputs
+from crossview.cache.settings import CacheSettings
 from crossview.errors import CrossviewError
 from crossview.mcp.fingerprint import Hashes, is_lake
 from crossview.mcp.safety import Refused, Roots
 from crossview.scope.filter import Filter
 from crossview.sources.artifact_report import ArtifactReport
-from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
 
@@ -124,9 +125,13 @@ class AnalysisCache:
     when its stat changed) and says so in `store`; another filter on the same files opens a
     new DuckDB connection on the same store (its own f_gpu/f_host), without re-reading."""
 
-    def __init__(self, roots: Roots, size: int = 8) -> None:
+    def __init__(self, roots: Roots, size: int = 8,
+                 persistent: CacheSettings | None = None) -> None:
+        """persistent: the capture cache on disk (crossview.cache): a store opened once by
+        any crossview process on the same content is loaded, not parsed."""
         self.roots = roots
         self.size = size
+        self.persistent = persistent
         self.hashes = Hashes()
         self._entries: OrderedDict[tuple[Any, ...], Entry] = OrderedDict()
         self._opened: dict[tuple[Any, ...], Opened] = {}
@@ -215,8 +220,10 @@ class AnalysisCache:
                 reports = lake_reports(store)
             else:
                 store = Store(compress=True)  # read once, queried by every later call
-                reports = read_all(spelled, store)
-                store.compact()
+                # under the roots (this call's context): key_of hashes and keeps only files
+                # inside them; anything else is read as always and refused by its reader
+                reports = read_inputs(spelled, store, self.persistent, hashes=content,
+                                      compact=True, wait=True).reports
         except CrossviewError as e:
             raise Refused(str(e)) from None
         self.reads += 1

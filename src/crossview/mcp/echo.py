@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
+from crossview.core import inert
 from crossview.sources import guard
 
 log = logging.getLogger("crossview.mcp")
@@ -33,7 +34,7 @@ def bounded(text: str, sent: Iterable[str] = ()) -> str:
         if value and (len(value) > n or not value.isprintable()) and value in text:
             text = text.replace(value, guard.quote(value))
     cap = int(guard.limit("mcp_max_error_chars"))
-    out = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:cap])
+    out = inert.name(text[:cap])
     return out + (f"… ({len(text):,} characters)" if len(text) > cap else "")
 
 

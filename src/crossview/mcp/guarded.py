@@ -8,8 +8,9 @@ under a bound on concurrent calls, and turning resource exhaustion into a clean 
 - Concurrency: at most input_limits.yaml `mcp_max_concurrent_calls` calls run at once; the
   others wait (each call holds a DuckDB store and worker threads: twelve at once under a
   4 GiB address-space cap made the server exit).
-- MemoryError, "can't start new thread" and a too-deep input end the *call* with one
-  sentence; the server keeps serving.
+- MemoryError, DuckDB's out-of-memory error, "can't start new thread" and a too-deep input
+  end the *call* with one sentence; the server keeps serving (its threads and memory are
+  bounded per store: pressure.py; its stdio wire has threads of its own: stdio_bounded.py).
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import duckdb
 
 from crossview.mcp.safety import Refused
 from crossview.sources import guard
 
 
 def _problem(e: BaseException) -> str | None:
-    if isinstance(e, MemoryError):
+    if isinstance(e, MemoryError | duckdb.OutOfMemoryException):
         return ("out of memory for this call: narrow it (fewer paths, a filter) or give the "
                 "server more memory; the server is still running")
     if isinstance(e, RecursionError):
@@ -50,7 +52,8 @@ def wrap(fn: Callable[..., str], roots: list[Path], limiter: anyio.CapacityLimit
             token = guard._ROOTS.set(resolved)  # copied into the worker thread's context
             try:
                 return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
-            except (MemoryError, RecursionError, RuntimeError) as e:
+            except (MemoryError, RecursionError, RuntimeError, duckdb.OutOfMemoryException
+                    ) as e:
                 why = _problem(e)
                 if why is None:
                     raise

@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from crossview.core import inert
+
 
 def _utf8(obj: Any) -> Any:
     """`obj` with every string made encodable: a non-UTF-8 file name (held as surrogate
@@ -20,7 +22,11 @@ def _utf8(obj: Any) -> Any:
 
 
 def dumps(obj: Any) -> str:
+    """JSON text with no raw control, bidi or zero-width character in it (msgspec leaves
+    all but C0 raw): each written as its `\\uXXXX` escape, the same value once decoded, so a
+    name cannot reorder or hide text where an agent's transcript is shown (core/inert.py)."""
     try:
-        return msgspec.json.encode(obj, enc_hook=str).decode()
+        text = msgspec.json.encode(obj, enc_hook=str).decode()
     except UnicodeEncodeError:  # rare: walk the document only then
-        return msgspec.json.encode(_utf8(obj), enc_hook=str).decode()
+        text = msgspec.json.encode(_utf8(obj), enc_hook=str).decode()
+    return inert.text(text)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crossview.mcp import guarded, resources
+from crossview.mcp import guarded, pressure, resources
 from crossview.mcp.cache import AnalysisCache
 from crossview.mcp.echo import BoundedEcho
 from crossview.mcp.safety import Roots
@@ -29,9 +29,10 @@ INSTRUCTIONS = (
 def build(roots: list[Path]) -> Any:
     from mcp.types import ToolAnnotations
 
+    from crossview.cache.settings import from_env
     from crossview.mcp.sdk_server import Server
 
-    cache = AnalysisCache(Roots(roots))
+    cache = AnalysisCache(Roots(roots), persistent=from_env())
     guard.deep_stacks()  # deep but plausible call trees serialize (input_limits.yaml)
     slots = guarded.limiter()  # bounded concurrency; created lazily by anyio on first use
 
@@ -78,6 +79,7 @@ def build(roots: list[Path]) -> Any:
 
 
 def run(roots: list[Path], http: bool, host: str, port: int, token: str | None) -> None:
+    pressure.apply()  # bounded threads and memory per store, before any store opens
     server = build(roots)
     if http:
         from crossview.mcp.http import serve

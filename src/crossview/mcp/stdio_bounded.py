@@ -6,18 +6,28 @@ HTTP body limit is 4 MiB) is never held: it is skipped in chunks and answered wi
 JSON-RPC error sentence (its id, when one is found near the start of the line; else null),
 and so is a line the SDK cannot parse (it would drop it unanswered: the client would wait).
 Everything else is the SDK's transport: stdin is read from a private duplicate of fd 0, and
-fd 0 points at the null device while serving, as the SDK does, so children read EOF.
+fd 0 points at the null device while serving, as the SDK does, so children read EOF; the
+wire out is a private duplicate of fd 1, and fd 1 points at stderr, so a stray print cannot
+corrupt it.
+
+The blocking reads and writes run on two threads of their own, started with the server
+(issue 43): the SDK starts a worker thread per write, and under memory pressure (a 4 GiB
+address-space cap, twelve calls at once) that thread could not start — the transport's task
+group failed and the server exited. A thread that cannot start now fails one tool call
+(guarded.py), never the wire.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import queue
 import re
 import sys
+import threading
+from collections.abc import Callable
 from typing import IO, Any
 
-import anyio
-import anyio.to_thread
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError, jsonrpc_message_adapter
 from pydantic import ValidationError
@@ -33,6 +43,61 @@ def too_long(limit: int) -> str:
             "(input_limits.yaml mcp_max_message_bytes); the server is still running")
 
 
+class Dedicated:
+    """One thread, started now, that runs blocking calls for the event loop in order."""
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        threading.Thread(target=self._run, name=name, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            fn, loop, fut = self._jobs.get()
+            try:
+                res, err = fn(), None
+            except BaseException as e:  # handed to the awaiting task
+                res, err = None, e
+            try:
+                loop.call_soon_threadsafe(_settle, fut, res, err)
+            except RuntimeError:  # the loop is closed: the server is gone
+                return
+
+    async def call(self, fn: Callable[[], Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        self._jobs.put((fn, loop, fut))
+        return await fut
+
+
+def _settle(fut: asyncio.Future[Any], res: Any, err: BaseException | None) -> None:
+    if fut.done():  # the waiting task was cancelled
+        return
+    if err is not None:
+        fut.set_exception(err)
+    else:
+        fut.set_result(res)
+
+
+class LineWriter:
+    """The SDK's `stdout` (an async text file): each message written and flushed by one
+    dedicated thread, in order."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.thread = Dedicated("mcp-stdout")
+
+    def _write(self, data: bytes) -> None:
+        self.raw.write(data)
+        self.raw.flush()
+
+    async def write(self, text: str) -> None:
+        data = text.encode("utf-8", "backslashreplace")
+        await self.thread.call(lambda: self._write(data))
+
+    async def flush(self) -> None:
+        return None  # every write is flushed
+
+
 class BoundedLines:
     """`async for line in stdin` as the SDK reads it, with over-long lines answered with an
     error on `errors` (set once the write stream exists) instead of being read whole."""
@@ -40,6 +105,7 @@ class BoundedLines:
     def __init__(self, raw: IO[bytes], limit: int) -> None:
         self.raw, self.limit = raw, limit
         self.errors: Any = None
+        self.thread = Dedicated("mcp-stdin")
 
     def _line(self) -> tuple[bytes, int]:
         """The next line, or (its first bytes, its length) when it is over the limit."""
@@ -57,7 +123,7 @@ class BoundedLines:
 
     async def __anext__(self) -> str:
         while True:
-            line, size = await anyio.to_thread.run_sync(self._line, abandon_on_cancel=True)
+            line, size = await self.thread.call(self._line)
             if not line:
                 raise StopAsyncIteration
             if size > self.limit:
@@ -87,6 +153,17 @@ class BoundedLines:
         await self.errors.send(SessionMessage(err))
 
 
+def _private_stdout() -> IO[bytes]:
+    """Write the wire to a duplicate of fd 1 and point fd 1 at stderr."""
+    try:
+        sys.stdout.flush()
+        wire = os.dup(1)
+        os.dup2(2, 1)
+        return os.fdopen(wire, "wb", buffering=1 << 16)
+    except (OSError, ValueError):
+        return sys.stdout.buffer
+
+
 def _private_stdin() -> IO[bytes]:
     """Read the wire from a duplicate of fd 0 and point fd 0 at the null device."""
     try:
@@ -104,7 +181,9 @@ async def serve(server: Any) -> None:
     from mcp.server.stdio import stdio_server
 
     lines = BoundedLines(_private_stdin(), int(guard.limit("mcp_max_message_bytes")))
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+    out = LineWriter(_private_stdout())
+    async with stdio_server(stdin=lines, stdout=out) as (  # type: ignore[arg-type]
+            read_stream, write_stream):
         lines.errors = write_stream
         low = server._lowlevel_server
         await low.run(read_stream, write_stream, low.create_initialization_options())

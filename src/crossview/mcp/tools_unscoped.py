@@ -23,21 +23,61 @@ class OtherTools:
     def __init__(self, cache: AnalysisCache) -> None:
         self.cache = cache
 
-    def diff(self, a: Annotated[str, Field(description="Capture A (baseline): Kineto/nsys.")],
-             b: Annotated[str, Field(description="Capture B, compared against A.")]) -> str:
-        """What changed from A to B: per kernel family and kernel the time/count/mean
-        deltas (ns), busy, idle and launch metrics; as `crossview diff`."""
-        from crossview.experiments.diff import compare
+    def diff(self, a: Annotated[str | list[str], Field(
+                 description="Capture A (baseline): a Kineto/nsys file or folder, or several "
+                 "paths read together.")],
+             b: Annotated[str | list[str], Field(
+                 description="Capture B, compared against A.")],
+             lever: Annotated[list[str] | None, Field(
+                 description="Check the replay's prediction: levers NAME[=PARAM] applied to A "
+                 "(as whatif) beside B's measured median step, with the error and range.")]
+             = None,
+             fail_on_regression: Annotated[float | None, Field(
+                 description="Judge a regression gate: PCT % on the metric (default the "
+                 "median step), beyond the step-to-step noise.")] = None,
+             metric: Annotated[str | None, Field(
+                 description="The gate's metric: median step | kernel time per step | GPU "
+                 "busy per step.")] = None) -> str:
+        """What changed from A to B, as `crossview diff`: comparability, the GPU's drift (one
+        factor on the same kernels), step-to-step noise (unknown with < 2 steady steps),
+        per-step causes, host ops matched by stack/name/shapes, kernel family and kernel
+        deltas (ns); `lever` adds the prediction checked against B, `fail_on_regression` the
+        gate's verdict and why. Per path, as the other tools: a path or file of a side that
+        is refused is listed under `rejected` (per side) and the rest of that side compared."""
+        from crossview.experiments import lever_check, regression
+        from crossview.experiments.diff import attach, compare
 
-        sides = [self.cache.get([p], None) for p in (a, b)]
-        for p, s in zip((a, b), sides, strict=True):
-            if not s.analysis.views or not s.analysis.views.metrics.kernel_count:
-                raise Refused(f"{p}: no GPU kernels in this capture: diff needs a Kineto or "
-                              "nsys timeline")
+        sides = []
+        for label, given in (("a", a), ("b", b)):
+            paths = [given] if isinstance(given, str) else list(given)
+            try:
+                side = self.cache.get(paths, None)
+            except Refused as e:  # nothing of this side could be read: no diff to make
+                raise Refused(f"{label}: {e}") from None
+            with side.lock:  # views are computed on first use, on the entry's connection
+                kernels = bool(side.analysis.views and side.analysis.views.metrics.kernel_count)
+            if not kernels:
+                raise Refused(f"{label}: {', '.join(paths)}: no GPU kernels in this capture: "
+                              "diff needs a Kineto or nsys timeline")
+            sides.append(side)
         first, second = sorted(sides, key=id)  # one lock order: no deadlock with `diff B A`
-        with first.lock, second.lock:
-            d = compare(sides[0].analysis, sides[1].analysis)
+        try:
+            with first.lock, second.lock:
+                d = compare(sides[0].analysis, sides[1].analysis)
+                gate = (regression.judge(sides[0].analysis, sides[1].analysis,
+                                         fail_on_regression, metric)
+                        if fail_on_regression is not None else None)
+            check = None
+            if lever:
+                check = lever_check.check(list(sides[0].paths), list(sides[1].paths),
+                                          list(lever))
+            attach(d, check, gate)
             body = d.to_dict()
+        except CrossviewError as e:
+            raise Refused(str(e)) from None
+        rejected = {k: s.scope()["rejected"] for k, s in zip("ab", sides, strict=True)}
+        if any(rejected.values()):
+            body["rejected"] = rejected
         return dumps({"units": "ns", **body})  # body names the sides (`a`, `b`)
 
     def ab_compare(
@@ -105,7 +145,9 @@ class OtherTools:
         sql: Annotated[str, Field(description="One read-only SELECT/WITH over the store: "
                                   "tables artifacts, devices, gpu_ops, host_ops, frames, "
                                   "samples, metrics, trials…; f_gpu / f_host are gpu_ops / "
-                                  "host_ops under the filter. Times are integer ns.")],
+                                  "host_ops under the filter. Times are integer ns. "
+                                  "frame_key(name) gives a frame's identity across runs "
+                                  "(addresses, step numbers… replaced), as diff matches.")],
         filter: Flt = None,
         max_rows: Annotated[int, Field(ge=1, description=f"Row limit (≤ {MAX_ROWS:,}).")]
         = 200,

@@ -239,11 +239,13 @@ class ViewTools:
         steps = d.get("steps")
         account = ({k: v for k, v in d["account"].items() if k != "per_device"}
                    if d.get("account") else None)
+        ranks = _slim_ranks(d, detail == "full")  # ranks of one job (issue 42); else None
         if detail == "full":
             return dumps(shape_absent(compact({**e.scope(), "metrics": metrics,
                                                "findings": d["findings"],
                                                "artifacts": d["artifacts"],
-                                               "steps": steps, "account": account}), absent))
+                                               "steps": steps, "account": account,
+                                               "ranks": ranks}), absent))
         found = d["findings"]
         shown = [f for f in found if f["severity"] in ("red", "yellow")]
 
@@ -253,10 +255,46 @@ class ViewTools:
                     "findings_total": len(found),
                     "artifacts": shape.slim_artifacts(d["artifacts"]),
                     "steps": _slim_steps(steps, 0),
-                    "account": _slim_account(account, 4)}
+                    "account": _slim_account(account, 4), "ranks": ranks}
 
         return _fit(e, [lambda: body(found, 600), lambda: body(shown, 400),
                         lambda: body(shown[:3], 300)], absent)
+
+
+def _slim_ranks(d: dict[str, Any], full: bool) -> dict[str, Any] | None:
+    """A multi-rank job in brief: the clock, its collectives' wait and transfer per rank (at
+    summary: their range over the ranks), the late ranks by share with why, the cross-rank
+    critical path by rank."""
+    ra = d.get("rank_analysis")
+    if not ra:
+        return None
+    late = ra.get("late_ranks") or {}
+    cp = ra.get("critical_path")
+    per = [{k: r.get(k) for k in ("rank", "collective_ns", "wait_ns", "transfer_ns")}
+           for r in d.get("ranks", []) if r.get("wait_ns") is not None]
+    spread = {f"{k}_range": [min(r[k] for r in per), max(r[k] for r in per)]
+              for k in ("wait_ns", "transfer_ns")} if per else {}
+    return {
+        "clock": ra["clock"], "clock_note": ra["clock_note"], "partial": ra["partial"],
+        **({"per_rank": per} if full else spread),
+        "summed_start_spread_ns": late.get("summed_start_spread_ns"),
+        "late_ranks": [{"rank": r["rank"], "share": round(r["share"], 4),
+                        "last_at": r["last_at"], "group_wait_ns": r["group_wait_ns"],
+                        "why": _why(r.get("cause"))}
+                       for r in late.get("ranks", []) if r["named"]],
+        "critical_path": ({k: cp[k] for k in ("step", "step_ns", "slowest_rank", "by_rank")}
+                          if cp else ra.get("critical_path_note")),
+    }
+
+
+def _why(cause: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A late rank's cause: its kind, its two largest excess rows, its stalls."""
+    if not cause:
+        return None
+    return {"kind": cause["kind"],
+            "excess": [{"cause": x["label"], "ns": x["excess_ns"]} for x in cause["excess"][:2]],
+            "stalls": [{"op": x["name"], "self_ns": x["self_ns"], "median_ns": x["median_ns"]}
+                       for x in cause["stalls"][:2]]}
 
 
 def _slim_steps(steps: dict[str, Any] | None, rows: int) -> dict[str, Any] | None:

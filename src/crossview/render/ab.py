@@ -44,7 +44,8 @@ def trials_json(res: ABResult) -> dict[str, list[dict[str, Any]]]:
 
 
 def to_json(res: ABResult, resamples: int) -> dict[str, Any]:
-    return {"metrics": [metric_json(m) for m in res.metrics], "trials": trials_json(res),
+    return {"trials_are": res.baseline.kind,
+            "metrics": [metric_json(m) for m in res.metrics], "trials": trials_json(res),
             "refusals": res.refusals,
             "notes": res.notes, "noise_pct": res.noise_pct, "alpha": res.alpha,
             "ci_level": res.ci_level,
@@ -84,7 +85,10 @@ def render_md(res: ABResult, resamples: int) -> str:
             f"| {m.metric} | {_fmt(c.base_median)}{u} ± {c.base_spread_pct:.1f} % | "
             f"{_fmt(c.var_median)}{u} ± {c.var_spread_pct:.1f} % | {c.delta_pct:+.2f} % | "
             f"[{c.ci[0]:.4f}, {c.ci[1]:.4f}] | {c.p:.3g} | {m.n_base}+{m.n_var} | {v} |")
-    out += ["", "Evidence: `trials` table of each result file (one value per trial). Method: "
+    evidence = ("each capture's steady steps (the time account's steps): one trial per "
+                "capture, its median over them" if res.baseline.kind == "captures" else
+                "`trials` table of each result file (one value per trial)")
+    out += ["", f"Evidence: {evidence}. Method: "
             + _METHOD.format(n=resamples, lvl=res.ci_level * 100, alpha=res.alpha,
                              noise=res.noise_pct) + ".", ""]
     return "\n".join(out)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossview.core import inert
 from crossview.knowledge import causes
 from crossview.knowledge.fixes import fix_for
 from crossview.knowledge.steps_rules import rules as step_rules
+from crossview.render.md_text import code, cut
 from crossview.units import duration as _ms
 from crossview.views.device.account import Account, CauseSlice
 from crossview.views.device.steps import Step, source_phrase
@@ -48,12 +50,12 @@ def step_lines(v: Views) -> list[str]:
 
 
 def _name(x: Step) -> str:
-    return f"`{x.name}`" if len(x.name) <= 48 else f"`…{x.name[-47:]}`"
+    name = inert.name(x.name)
+    return code(name if len(name) <= 48 else f"…{name[-47:]}")
 
 
 def _frames(c: CauseSlice) -> str:
-    return "; ".join(f"`{f.frame if len(f.frame) <= 60 else f.frame[:59] + '…'}` {_ms(f.ns)}"
-                     for f in c.top_frames) or "—"
+    return "; ".join(f"{code(cut(f.frame, 60))} {_ms(f.ns)}" for f in c.top_frames) or "—"
 
 
 def account_lines(v: Views) -> list[str]:
@@ -99,12 +101,14 @@ def _gap_lines(v: Views, acc: Account) -> list[str]:
     if not st.top_gaps:
         return []
     out = [f"- Longest idle gaps of a typical step (step {st.step}, "
-           f"{Path(dev.artifact).name} device {dev.device}, idle {_ms(st.idle_ns)}):"]
+           f"{inert.name(Path(dev.artifact).name)} device {dev.device}, idle "
+           f"{_ms(st.idle_ns)}):"]
     labels = {c.id: c.label for c in causes.rules().causes}
     for g in st.top_gaps:
         calls = "; ".join(
-            f"`{c.frame if len(c.frame) <= 70 else c.frame[:69] + '…'}` {_ms(c.ns)}"
-            + (f" (called from `{c.calling[:60]}`)" if c.calling else "") for c in g.calls)
+            f"{code(cut(c.frame, 70))} {_ms(c.ns)}"
+            + (f" (called from {code(inert.name(c.calling)[:60])})" if c.calling else "")
+            for c in g.calls)
         at = g.start_ns - _step_start(v, dev.artifact, st.step)
         cause = (", ".join(f"{labels.get(c, c)} {_ms(n)}" for c, n in g.causes)
                  if g.causes else labels.get(g.cause, g.cause))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossview.render import md_text
 from crossview.scope.samples import untimed_samples
 from crossview.units import duration as _ms
 from crossview.views.views import Views
@@ -13,17 +14,16 @@ SUMMARY_ROWS = 8
 
 
 def _code(name: str) -> str:
-    text = f"`` {name} ``" if "`" in name else f"`{name}`"
-    return text.replace("|", "\\|")
+    return md_text.code(name, cell=True)
 
 
 def _cut(name: str, limit: int = 80) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
+    return md_text.cut(name, limit)
 
 
 def notes_lines(v: Views) -> list[str]:
     """One line per artifact with notes: what its capture did not collect or left out."""
-    return [f"Capture notes `{Path(p).name}`: " + "; ".join(n) + "."
+    return [f"Capture notes {md_text.code(Path(p).name)}: " + "; ".join(n) + "."
             for p, n in v.capture_notes.items()]
 
 

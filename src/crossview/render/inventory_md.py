@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from crossview.core import inert
 from crossview.synthesis.inventory import Inventory
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return inert.name(text).replace("|", "\\|")  # a name is data: one line
 
 
 def context_lines(inv: Inventory) -> list[str]:

@@ -39,7 +39,10 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         "engine": v.engine if v else None,
         # multi-rank jobs (views/distributed/crossrank.py): per-rank GPU/communication summary, the
         # straggler ranks with the cause, and how ranks were aligned (clock, partial, missing)
-        "ranks": [r.to_dict() for r in v.ranks.ranks] if v and v.ranks else [],
+        # each rank's collective time split into waiting for a peer and transfer
+        "ranks": [{**r.to_dict(), **(v.ranks.comm[r.rank].to_dict()
+                                     if r.rank in v.ranks.comm else {})}
+                  for r in v.ranks.ranks] if v and v.ranks else [],
         "stragglers": [s.to_dict() for s in v.ranks.stragglers] if v and v.ranks else [],
         "rank_analysis": v.ranks.to_dict() if v and v.ranks else None,
         # analyze --workers/--dask: engine, the rank the single-rank parts describe, worker RSS

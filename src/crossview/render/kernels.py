@@ -13,7 +13,9 @@ from typing import Any
 import msgspec
 
 from crossview.analysis import Analysis
+from crossview.core import inert
 from crossview.core.finding import Finding
+from crossview.render import md_text
 from crossview.sol.roofline import KernelRoofline
 from crossview.units import bandwidth, duration, flop_rate, size
 from crossview.views.views import Views
@@ -25,11 +27,11 @@ _TC = {True: "yes", False: "no", None: "n/c"}  # n/c: not collected
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return inert.name(text).replace("|", "\\|")  # a name is data: one line
 
 
 def _name(k: KernelRoofline) -> str:
-    n = k.name if len(k.name) <= NAME_WIDTH else k.name[: NAME_WIDTH - 1] + "…"
+    n = md_text.cut(k.name, NAME_WIDTH)
     return _cell(f"`{n}`" if "`" not in n else n)
 
 
@@ -178,9 +180,13 @@ def render(a: Analysis) -> str:
     out = [f"# Per-kernel roofline — {len(rows)} profiled kernel launch"
            f"{'es' if len(rows) != 1 else ''}\n"]
     if v is not None:
-        out.append("Sources: " + ", ".join(f"`{p}`" for p in v.filter.artifacts) + ".")
+        out.append("Sources: " + ", ".join(md_text.code(p) for p in v.filter.artifacts) + ".")
     for r in a.rejected:
-        out.append(f"❌ Rejected `{r.path}` ({r.status}): {'; '.join(r.problems)}")
+        out.append(f"❌ Rejected {md_text.code(r.path)} ({r.status}): "
+                   + "; ".join(map(inert.name, r.problems)))
+    for r in (r for r in a.warned if r.status != "skipped"):
+        out.append(f"⚠️ Read with a warning {md_text.code(r.path)} ({r.status}): "
+                   + "; ".join(map(inert.name, r.problems)))
     out.append("")
     if rows:
         out += table(rows) + [""] + notes(rows)

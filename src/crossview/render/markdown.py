@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from crossview.analysis import Analysis
+from crossview.core import inert
 from crossview.core.finding import Finding
 from crossview.detectors import about
 from crossview.knowledge import api_roles
@@ -14,6 +15,7 @@ from crossview.knowledge.loader import load_yaml
 from crossview.render import (
     account_md,
     capture_md,
+    md_text,
     metrics_md,
     op_roofline_md,
     ranks_md,
@@ -38,13 +40,17 @@ _ms = duration
 
 
 def _cut(name: str, limit: int = 100) -> str:
+    name = inert.name(name)  # a name is data: one line, nothing a terminal or viewer obeys
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
 def _code(name: str, cell: bool = False) -> str:
     """A name as inline code, safe with backticks (and with pipes inside table cells)."""
-    text = f"`` {name} ``" if "`" in name else f"`{name}`"
-    return text.replace("|", "\\|") if cell else text
+    return md_text.code(name, cell)
+
+
+def _problems(problems: list[str]) -> str:
+    return "; ".join(inert.name(p) for p in problems)  # they may quote a name
 
 
 def _label(n: TreeNode, total: int, counts: bool = False) -> str:
@@ -159,7 +165,7 @@ def _top_kernels(v: Views) -> list[str]:
 
 def _metrics_block(v: Views) -> list[str]:
     m: Metrics = v.metrics
-    src = f"(trace: {v.evidence_path})"
+    src = f"(trace: {inert.name(v.evidence_path)})"
     if m.summary_only:
         return capture_md.summary_only_block(v)
     if m.cpu_only:
@@ -181,7 +187,7 @@ def _metrics_block(v: Views) -> list[str]:
         f"{_ms(idle.kernel_wait_ns)}, other {_ms(idle.other_ns)} (HTA's classification).",
     ]
     for d in m.devices:
-        lines.append(f"  - {Path(d.artifact).name} device {d.device}"
+        lines.append(f"  - {inert.name(Path(d.artifact).name)} device {d.device}"
                      f"{' (' + d.name + ')' if d.name else ''}: busy {d.kernel_busy_pct:.1f}% "
                      f"of {_ms(d.kernel_span_ns)}")
     if m.launch:
@@ -254,6 +260,8 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
         return (f"A {who}capture of start-up only (GPU busy {m.kernel_busy_pct:.1f}% of its "
                 "kernel span): **capture-window** — no step in it is steady state, so its "
                 "launch and idle numbers describe warm-up, not the workload.")
+    if reds and reds[0].pattern == "late-ranks":  # ranks of one job (render/ranks_md.py)
+        return ranks_md.key_findings(v, reds[0].share)
     if reds:
         top = reds[0].details.get("path_top")  # replay/findings.py _on_path: off the path
         on = reds[0].details.get("kernel_path_share")
@@ -315,20 +323,24 @@ def render(a: Analysis) -> str:
     if v is None:
         out.append("# crossview — no input could be analyzed\n")
         for r in a.rejected:
-            out.append(f"- ❌ `{r.path}`: {'; '.join(r.problems)}")
-        return "\n".join(out) + "\n"
-    names = ", ".join(Path(p).name for p in v.filter.artifacts)
+            out.append(f"- ❌ {_code(r.path)}: {_problems(r.problems)}")
+        return inert.text("\n".join(out) + "\n")
+    names = ", ".join(inert.name(Path(p).name) for p in v.filter.artifacts)
     who = v.engine or ("CPU-only capture" if v.metrics.cpu_only else "GPU workload")
     out.append(f"# {who} ({names}) — GPU performance analysis\n")
     for info in v.artifact_info:
-        out.append(f"Capture `{Path(info.path).name}`: {artifact_line(info)}.")
+        out.append(f"Capture {_code(Path(info.path).name)}: {artifact_line(info)}.")
     out.append(f"Filter: {v.filter.describe()}. Sources: "
-               + ", ".join(f"`{p}`" for p in v.filter.artifacts) + ".")
+               + ", ".join(_code(p) for p in v.filter.artifacts) + ".")
     for note in v.filter.notes:
         out.append(f"Note: {note}.")
     out.extend(capture_md.notes_lines(v))  # what each capture did not collect
     for r in a.rejected:
-        out.append(f"\n❌ Rejected `{r.path}` ({r.status}): {'; '.join(r.problems)}")
+        out.append(f"\n❌ Rejected {_code(r.path)} ({r.status}): {_problems(r.problems)}")
+    # read in part or doubted: the stderr warning, also in the recap (a file a folder walk
+    # skipped is not an input: said on stderr only)
+    for r in (r for r in a.warned if r.status != "skipped"):
+        out.append(f"\n⚠️ Read with a warning {_code(r.path)} ({r.status}): {_problems(r.problems)}")
     out.append("")
     out.extend(metrics_md.block(v))  # workload metrics first (conventions §1 step 2)
     metrics_only = (not v.has_trace and v.gpu_metrics.present
@@ -398,4 +410,4 @@ def render(a: Analysis) -> str:
     out.append("\n**Expected impact** " + (" ".join(effects) if effects else
                "No lever with a measured upper bound in this capture."))
     out.append("Predictions are DRAFT until a same-node A/B (≥3 trials per arm) confirms them.")
-    return "\n".join(out) + "\n"
+    return inert.text("\n".join(out) + "\n")  # what entered unescaped (findings' prose)

@@ -3,6 +3,8 @@ bandwidth. Formats sol/op_roofline.py and views/distributed/comm_bandwidth.py; c
 
 from __future__ import annotations
 
+from crossview.core import inert
+from crossview.render.md_text import code
 from crossview.sol.op_roofline import OpRoofline, limits
 from crossview.units import bandwidth, duration, flop_rate, size
 from crossview.views.distributed.comm_bandwidth import CommBandwidth
@@ -10,7 +12,7 @@ from crossview.views.views import Views
 
 
 def _c(text: str) -> str:
-    return text.replace("|", "\\|")
+    return inert.name(text).replace("|", "\\|")  # a name in a cell: data, one line
 
 
 def _or(x: float | None, fmt: object) -> str:
@@ -57,7 +59,7 @@ def op_section(v: Views) -> list[str]:
         out.append("- Above 100%: the kernel does less arithmetic or traffic than the direct "
                    "formula counts (Winograd/FFT convolution, cache reuse), so the formula "
                    "overstates its work.")
-    top_un = [f"`{o}` {duration(t)}" for o, t, _w in r.unmodeled[:4]]
+    top_un = [f"{code(o)} {duration(t)}" for o, t, _w in r.unmodeled[:4]]
     if top_un:
         out.append("- Kernel time under no modeled op (or inputs that do not determine "
                    "the cost; communication kernels are in the bandwidth table): "

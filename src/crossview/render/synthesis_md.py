@@ -3,6 +3,7 @@ frontier — every number with its unit and the artifact it came from."""
 
 from __future__ import annotations
 
+from crossview.core import inert
 from crossview.core.measurement import Measurement
 from crossview.render.inventory_md import context_lines
 from crossview.synthesis.reconcile import NOT_IN_BUNDLE
@@ -13,7 +14,7 @@ _ON_OFF = {True: "on", False: "off", None: "unknown"}
 
 
 def _c(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return inert.name(text).replace("|", "\\|")  # a name is data: one line
 
 
 def _m(x: Measurement | None, why: str = NOT_IN_BUNDLE) -> str:

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
+from crossview.core import inert
 from crossview.replay.whatif import WhatIf
+
+if TYPE_CHECKING:
+    from crossview.replay.rank_whatif import RankWhatIf
 
 PATH_LINES = 4  # causes shown under "now bounded by"
 
@@ -13,11 +18,16 @@ def _ms(ns: float) -> str:
     return f"{ns / 1e6:.2f} ms"
 
 
-def render(w: WhatIf) -> str:
+def render(w: WhatIf | RankWhatIf) -> str:
+    if not isinstance(w, WhatIf):  # the ranks of one job (render/rank_whatif.py)
+        from crossview.render import rank_whatif
+
+        return rank_whatif.render(w)
     m = w.medians()
     n = len(w.baseline)
-    lines = [f"whatif {w.capture} — levers: {', '.join(w.levers) or 'none (baseline)'}"]
+    lines = [f"whatif {inert.name(w.capture)} — levers: {', '.join(w.levers) or 'none (baseline)'}"]
     lines += [f"  {c}" for c in w.changes]
+    lines += [f"rejected {inert.name(p)}: {inert.name('; '.join(why))}" for p, why in w.rejected]
     lines.append(f"self-check: the unchanged replay reproduces the {n} measured steps "
                  f"({w.steps_from}) within {w.selfcheck_max_error:.2%} "
                  f"(limit {w.selfcheck_limit:.0%}); {w.nodes_moved:,} of {w.nodes:,} graph "
@@ -36,6 +46,11 @@ def render(w: WhatIf) -> str:
             f"{name} ({why})" for name, why in w.unsteady.items()))
     lines.append(f"step time (median of {steady}): measured {_ms(meas)} → predicted "
                  f"{_ms(pred)} ({sign}{_ms(abs(delta))}{pct})")
+    rng = w.range_ns()
+    if rng is not None and w.unknowns:
+        lines.append(f"range of the prediction: {_ms(rng[0])} … {_ms(rng[1])}, the levers "
+                     "replayed at the bounds of what they cannot know:")
+        lines += [f"  {u}" for u in w.unknowns]
     bb, pb = m["baseline_gpu_busy_ns"], m["predicted_gpu_busy_ns"]
     head = "GPU busy per step (median; kernels, copies and memsets)"
     lines.append(f"{head}: {_ms(bb)} ({bb / meas:.1%} of the step) → "
@@ -51,5 +66,5 @@ def render(w: WhatIf) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_json(w: WhatIf) -> str:
+def render_json(w: WhatIf | RankWhatIf) -> str:
     return json.dumps(w.to_dict(), indent=2) + "\n"

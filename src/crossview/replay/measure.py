@@ -4,8 +4,9 @@ critical path walked back through the deciding constraints)."""
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 from crossview.replay.graph import CPU, GAP, GPU_KINDS, KERNEL, WAIT, Cons, Graph
 from crossview.replay.replay import Timing
@@ -18,7 +19,15 @@ class StepResult:
     measured_ns: int
     predicted_ns: int
     gpu_busy_ns: int
-    path: dict[str, int] = field(default_factory=dict)  # critical-path time by cause (ns)
+    # critical-path time by cause (ns), or how to walk it: walked when first read (a recap
+    # reads the median step's path only)
+    walked: dict[str, int] | Callable[[], dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def path(self) -> dict[str, int]:
+        if callable(self.walked):
+            self.walked = self.walked()
+        return self.walked
 
 
 def active(g: Graph) -> list[int]:
@@ -92,8 +101,8 @@ def _launched(launches: tuple[list[int], list[int]], step: Step) -> list[int]:
 
 
 def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[StepResult]:
-    """paths: walk each step's critical path back (whatif's `critical_path`); the recap's
-    expected effects use the step times alone and skip it."""
+    """paths: each step's critical path, walked back when first read (whatif's
+    `critical_path` and the recap's "then bound by" read the median step's); without, none."""
     busy = _merged(t, g)
     out = []
     for st, b in zip(steps, bounds(g, t, steps), strict=True):
@@ -102,7 +111,7 @@ def measure(g: Graph, t: Timing, steps: list[Step], paths: bool = True) -> list[
         a, e, last = b
         measured = st.dur_ns if st.lane else _span(g)
         out.append(StepResult(st.name, measured, e - a, _busy_in(busy, a, e),
-                              _path(g, t, last, a, e) if paths else {}))
+                              partial(_path, g, t, last, a, e) if paths else {}))
     return out
 
 
@@ -184,10 +193,43 @@ def _walk(g: Graph, t: Timing, last: int, floor: int, ceil: int
         i = p
 
 
+def labels(g: Graph) -> list[str]:
+    """Each node's `cause`, once per graph (its copies share it: levers change neither a
+    node's kind, family nor tags)."""
+    if g.labels is None or len(g.labels) != len(g):
+        g.labels = [cause(g, i) for i in range(len(g))]
+    return g.labels
+
+
 def _path(g: Graph, t: Timing, last: int, floor: int, ceil: int) -> dict[str, int]:
+    """`_walk`'s time summed by cause, in the order the walk meets them (one loop: a step's
+    path holds tens of thousands of nodes)."""
     out: dict[str, int] = {}
-    for key, ns, _i, _c in _walk(g, t, last, floor, ceil):
-        out[key] = out.get(key, 0) + ns
+    lab, cons = labels(g), g.cons
+    start, end, binding = t.start, t.end, t.binding
+    i = last
+    top = min(end[last], ceil)
+    while top > floor:
+        si = start[i]
+        own = top - (si if si > floor else floor)
+        if own > 0:
+            key = lab[i]
+            out[key] = out.get(key, 0) + own
+        k = binding[i]
+        if si <= floor:
+            break
+        m = si if si < top else top
+        if k < 0:  # the first node of its lane, at its measured start
+            out[BEFORE_FIRST_OP] = out.get(BEFORE_FIRST_OP, 0) + m - floor
+            break
+        p, at_end, _off, why = cons[i][k]
+        anchor = end[p] if at_end else start[p]
+        gap = m - (anchor if anchor > floor else floor)
+        if gap > 0:
+            key = _OFFSET_CAUSE[why]
+            out[key] = out.get(key, 0) + gap
+        top = anchor if anchor < m else m
+        i = p
     return out
 
 

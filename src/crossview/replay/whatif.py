@@ -5,11 +5,13 @@ bounds the step."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crossview.errors import InputError
+from crossview.replay import bounds as bounds_mod
 from crossview.replay import graph as graph_mod
 from crossview.replay import levers as lever_mod
 from crossview.replay.gc_pause import paused
@@ -18,8 +20,14 @@ from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure, pinned
 from crossview.replay.replay import Timing, replay
 from crossview.replay.steps import Step, marks, windows
+from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
+
+if TYPE_CHECKING:
+    from crossview.cache.settings import CacheSettings
+    from crossview.replay.rank_whatif import RankWhatIf
+    from crossview.views.host.host_stalls import HostStall
 
 
 @dataclass
@@ -36,6 +44,13 @@ class WhatIf:
     nodes: int = 0  # graph nodes
     nodes_moved: int = 0  # non-wait nodes whose unchanged replay differs from the capture
     unsteady: dict[str, str] = field(default_factory=dict)  # step → why not steady state
+    # the prediction replayed at the bounds of what the levers cannot know (replay/bounds.py):
+    # per bound its predicted steps; None when not computed
+    bounds: dict[str, list[StepResult]] | None = None
+    unknowns: list[str] = field(default_factory=list)  # what those bounds stand for
+    # inputs read beside the replayed capture that were rejected (path, problems): said, as
+    # analyze says them, while the timeline is still replayed (issue 43)
+    rejected: list[tuple[str, list[str]]] = field(default_factory=list)
 
     def _steady(self, steps: list[StepResult]) -> list[StepResult]:
         """The steady-state steps (all when every step is flagged)."""
@@ -57,6 +72,14 @@ class WhatIf:
             "predicted_gpu_busy_ns": med([s.gpu_busy_ns for s in pred]),
             "steps": float(len(base)),
         }
+
+    def range_ns(self) -> tuple[float, float] | None:
+        """(low, high) of the predicted median step over the point and its bounds."""
+        if self.bounds is None:
+            return None
+        meds = [median([s.predicted_ns for s in self._steady(p)])
+                for p in [self.predicted, *self.bounds.values()] if self._steady(p)]
+        return (float(min(meds)), float(max(meds))) if meds else None
 
     def median_step(self) -> StepResult | None:
         """The predicted step at the median (upper middle for an even count)."""
@@ -89,8 +112,14 @@ class WhatIf:
                       for b, p in zip(self.baseline, self.predicted, strict=True)],
             "notes": self.notes,
         }
+        if self.rejected:
+            body["rejected"] = [{"path": p, "problems": why} for p, why in self.rejected]
         if self.selfcheck_ok:
             body["median"] = m
+            rng = self.range_ns()
+            body["range"] = None if rng is None else {
+                "predicted_low_step_ns": rng[0], "predicted_high_step_ns": rng[1],
+                "unknowns": self.unknowns}
             mid = self.median_step()
             body["critical_path"] = {"step": mid.name if mid else None,
                                      "by_cause": [{"cause": k, "ns": v}
@@ -100,15 +129,35 @@ class WhatIf:
         return body
 
 
-def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
-    """Read the capture(s); the artifact with a host side and GPU ops; one-line refusals."""
+def load(paths: list[Path], store: Store | None = None, cache: CacheSettings | None = None
+         ) -> tuple[Store, int, list[ArtifactReport]]:
+    """Read the capture(s) (through the capture cache when given); the artifact with a host
+    side and GPU ops, and the inputs beside it that were rejected; one-line refusals."""
+    store, ids, bad = timelines(paths, store, cache)
+    if len(ids) > 1:
+        path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [ids[1]]
+                         ).fetchall()[0][0]
+        raise InputError(path, f"whatif replays one timeline at a time; {len(ids)} given")
+    return store, ids[0], bad
+
+
+def timelines(paths: list[Path], store: Store | None = None,
+              cache: CacheSettings | None = None
+              ) -> tuple[Store, list[int], list[ArtifactReport]]:
+    """Read the capture(s): the artifacts with a host side and GPU ops (several: the ranks
+    of a job, replay/rank_whatif.py), and the inputs beside them that were rejected;
+    one-line refusals."""
     store = store or Store()
-    reports = read_all(paths, store)
+    if cache is None:
+        reports = read_all(paths, store)
+    else:
+        from crossview.cache.read import read_inputs
+
+        reports = read_inputs(paths, store, cache).reports
     # files that are not captures (a bundle's *_cmd.txt) are skipped, as analyze skips them;
-    # a rejected or partial capture is refused: a replay of half a timeline predicts nothing
+    # a rejected or partial file beside a whole timeline is reported and the timeline
+    # replayed; a partial timeline alone is refused: a replay of half of one predicts nothing
     bad = [r for r in reports if r.status not in ("ok", "skipped")]
-    if bad:
-        raise InputError(bad[0].path, "; ".join(bad[0].problems))
     rows = store.sql(
         "SELECT a.artifact_id, a.path, a.kind, "
         "(SELECT count(*) FROM host_ops h WHERE h.artifact_id = a.artifact_id "
@@ -116,12 +165,11 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
         "(SELECT count(*) FROM gpu_ops g WHERE g.artifact_id = a.artifact_id), "
         "(SELECT count(*) FROM summary_stats s WHERE s.artifact_id = a.artifact_id) "
         "FROM artifacts a WHERE a.status = 'ok' ORDER BY a.artifact_id").fetchall()
-    timelines = [(aid, path) for aid, path, _kind, host, gpu, _summ in rows if host and gpu]
-    if len(timelines) > 1:
-        raise InputError(timelines[1][1], f"whatif replays one timeline at a time; "
-                         f"{len(timelines)} given ({', '.join(p for _, p in timelines)})")
-    if timelines:
-        return store, timelines[0][0]
+    found = [aid for aid, _path, _kind, host, gpu, _summ in rows if host and gpu]
+    if found:
+        return store, found, bad
+    if bad:
+        raise InputError(bad[0].path, "; ".join(bad[0].problems))
     what = ", ".join(str(p) for p in paths)
     if any(summ and not gpu for *_, gpu, summ in rows):
         raise InputError(what, "summary-only input (nsys stats CSV): no timeline to "
@@ -134,21 +182,36 @@ def load(paths: list[Path], store: Store | None = None) -> tuple[Store, int]:
                      "nothing to replay")
 
 
-def run(paths: list[Path], specs: list[str], store: Store | None = None) -> WhatIf:
-    store, aid = load(paths, store)
+def run(paths: list[Path], specs: list[str], store: Store | None = None,
+        cache: CacheSettings | None = None, ranges: bool = False) -> WhatIf | RankWhatIf:
+    """One timeline: its replay; several: the ranks of one job replayed together
+    (replay/rank_whatif.py), else a refusal. ranges: also replay the levers at the bounds of
+    what they cannot know (WhatIf.bounds)."""
+    store, ids, bad = timelines(paths, store, cache)
+    if len(ids) > 1:
+        from crossview.replay.rank_whatif import run as run_ranks
+
+        job = run_ranks(store, ids, specs, ", ".join(str(p) for p in paths))
+        job.rejected = [(r.path, list(r.problems)) for r in bad]
+        return job
+    aid = ids[0]
     path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
     n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
         raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
                          "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
+    cap = CaptureReplay(store, aid)
     with paused():
-        steps_from, steps, flagged = windows(store, aid)
-        g = graph_mod.build(store, aid, marks(steps))
-        base = baseline(g, steps)
-        w = predict(g, steps, steps_from, [lever_mod.parse(s) for s in specs], str(path),
-                    _roofline(store), base=base)
-    w.unsteady = flagged
-    pin = pinned_of(g, base, steps, w.unsteady)
+        parsed = [lever_mod.parse(s) for s in specs]
+        roof = _roofline(store)
+        stalls = (_stalls(store, aid) if any(s.name == "host-stalls" for s in parsed)
+                  else None)
+        w = cap.predict(parsed, str(path), roof, stalls=stalls)
+        if ranges and parsed and w.selfcheck_ok:
+            w.bounds, w.unknowns = bounds_mod.replay_bounds(cap.graph, cap.steps, parsed, roof,
+                                                            stalls)
+        pin = cap.pinned()
+    w.rejected = [(r.path, list(r.problems)) for r in bad]
     if pin is not None and pin.binds and w.selfcheck_ok:
         w.notes.append(pin.text())
     return w
@@ -221,13 +284,15 @@ def pinned_of(g: Graph, base: Baseline, steps: list[Step], unsteady_steps: dict[
 
 def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.LeverSpec],
             capture: str = "", roofline: dict[str, tuple[float, str]] | None = None,
-            base: Baseline | None = None, paths: bool = True) -> WhatIf:
+            base: Baseline | None = None, paths: bool = True,
+            stalls: list[HostStall] | None = None) -> WhatIf:
     """base: the graph's unchanged replay over these steps, when already computed; paths:
-    walk the critical paths (False: the WhatIf's `bound_by` is empty)."""
+    walk the critical paths (False: the WhatIf's `bound_by` is empty); stalls: the capture's
+    host stalls (the host-stalls lever)."""
     base = base or baseline(g, steps, paths)
     limit = graph_mod.params()["selfcheck"]["max_step_error"]
     changed = g.copy()
-    ctx = LeverContext(roofline or {})
+    ctx = LeverContext(roofline or {}, stalls=stalls)
     changes = [f"{s}: " + lever_mod.MODULES[s.name].apply(changed, s.param, ctx)
                for s in specs]
     pred = measure(changed, replay(changed), steps, paths) if specs else base.steps
@@ -236,6 +301,12 @@ def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.
         notes.append("no step could be placed on the graph")
     return WhatIf(capture, steps_from, base.steps, pred, [str(s) for s in specs], changes,
                   base.max_error, limit, notes, len(g), base.moved)
+
+
+def _stalls(store: Store, aid: int) -> list[HostStall]:
+    from crossview.replay.rank_graph import stalls_of
+
+    return stalls_of(store, aid)
 
 
 def _roofline(store: Store) -> dict[str, tuple[float, str]]:
@@ -257,3 +328,70 @@ def _roofline(store: Store) -> dict[str, tuple[float, str]]:
             pct, kind = max(pcts)
             out[k.name] = (pct / 100, kind)
     return out
+
+
+class CaptureReplay:
+    """One capture's replay, shared by every lever set predicted on it: its steps and
+    dependency graph are built once, its unchanged replay (the self-check every prediction is
+    compared with) and the delays that pin it computed once (the recap's findings and
+    `crossview whatif` both predict through it; issue 38). Graph, steps and baseline are
+    read-only to callers: a prediction replays a copy."""
+
+    def __init__(self, store: Store, artifact_id: int) -> None:
+        self.store = store
+        self.artifact_id = artifact_id
+        self._base: Baseline | None = None
+        self._base_paths = False
+        self._pinned: tuple[Pinned | None] | None = None
+
+    @cached_property
+    def _windows(self) -> tuple[str, list[Step], dict[str, str]]:
+        return windows(self.store, self.artifact_id)
+
+    @property
+    def steps_from(self) -> str:
+        """How the steps were found (the recap's steps table's phrase)."""
+        return self._windows[0]
+
+    @property
+    def steps(self) -> list[Step]:
+        return self._windows[1]
+
+    @property
+    def unsteady(self) -> dict[str, str]:
+        """Step name → why it is not steady state (warm-up, outlier, …)."""
+        return self._windows[2]
+
+    @cached_property
+    def graph(self) -> Graph:
+        return graph_mod.build(self.store, self.artifact_id, marks(self.steps))
+
+    def baseline(self, paths: bool = True) -> Baseline:
+        """The unchanged replay; `paths`: with each step's critical path (walked on the kept
+        replay when a first call did without)."""
+        if self._base is None:
+            self._base, self._base_paths = baseline(self.graph, self.steps, paths), paths
+        elif paths and not self._base_paths and self._base.timing is not None:
+            walked = measure(self.graph, self._base.timing, self.steps, True)
+            self._base = Baseline(walked, self._base.moved, self._base.max_error,
+                                  self._base.timing)
+            self._base_paths = True
+        return self._base
+
+    def pinned(self) -> Pinned | None:
+        """The unchanged replay's median steady step's unexplained launch → start delays."""
+        if self._pinned is None:
+            self._pinned = (pinned_of(self.graph, self.baseline(self._base_paths), self.steps,
+                                      self.unsteady),)
+        return self._pinned[0]
+
+    def predict(self, specs: list[lever_mod.LeverSpec], capture: str = "",
+                roofline: dict[str, tuple[float, str]] | None = None,
+                paths: bool = True, base_paths: bool = True,
+                stalls: list[HostStall] | None = None) -> WhatIf:
+        """The levers applied to a copy of the graph, replayed against the baseline (walked
+        with critical paths when `base_paths`); `unsteady` set from the steps."""
+        w = predict(self.graph, self.steps, self.steps_from, specs, capture, roofline,
+                    base=self.baseline(base_paths), paths=paths, stalls=stalls)
+        w.unsteady = self.unsteady
+        return w

@@ -2,13 +2,13 @@
 
 Extraction is defensive: only regular files, no absolute paths, no `..`, no links or
 devices; the bytes actually written are counted against a limit (an archive's declared sizes
-are not trusted: a zip bomb lies about them). The folder lives until the process exits, so
-the extracted files are what the analysis and its error lines name (`crossview-<archive>-…`).
+are not trusted: a zip bomb lies about them). The folder lives until the process exits (removed on
+every exit path: sources/tempdirs.py), so the extracted files are what the analysis and its
+error lines name (`crossview-<archive>-…`).
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import tarfile
@@ -23,7 +23,10 @@ from crossview.sources import guard, tempdirs
 SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 # uncompressed bytes one archive may expand to; CROSSVIEW_ARCHIVE_MAX_BYTES overrides it
 MAX_BYTES = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_BYTES", 64 << 30))
-MAX_MEMBERS = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_MEMBERS", 100_000))
+# members one archive may hold (input_limits.yaml max_archive_members: no more than one run
+# reads files), counted from the headers before anything is extracted
+MAX_MEMBERS = int(os.environ.get("CROSSVIEW_ARCHIVE_MAX_MEMBERS", 0)) or int(
+    guard.limit("max_archive_members"))
 _CHUNK = 1 << 20
 
 
@@ -54,6 +57,10 @@ def _members(path: Path, skipped: list[str] | None = None
              ) -> Iterator[tuple[str, IO[bytes]]]:
     """(name, stream) of each regular file; links, devices and folders are skipped."""
     if path.name.lower().endswith(".zip"):
+        if _zip_entries(path) > MAX_MEMBERS:  # from its end record: the central directory
+            # of a million entries is never parsed
+            raise InputError(path, f"archive has more than {MAX_MEMBERS:,} members "
+                             "(CROSSVIEW_ARCHIVE_MAX_MEMBERS): refused before extracting")
         with zipfile.ZipFile(path) as z:
             infos = [i for i in z.infolist() if not i.is_dir()]
             if len(infos) > MAX_MEMBERS:
@@ -84,6 +91,18 @@ def _members(path: Path, skipped: list[str] | None = None
                 yield m.name, member
 
 
+def _zip_entries(path: Path) -> int:
+    """Entries a zip says it holds (its end-of-central-directory record, zip64 included),
+    read before the central directory is parsed; 0 when there is no such record (ZipFile
+    then says what is wrong)."""
+    end_record = getattr(zipfile, "_EndRecData", None)
+    if end_record is None:
+        return 0
+    with open(path, "rb") as f:
+        rec = end_record(f)
+    return int(rec[getattr(zipfile, "_ECD_ENTRIES_TOTAL", 4)]) if rec else 0
+
+
 def _budget(dest: Path, archive: Path) -> int:
     """Bytes one archive may expand to: MAX_BYTES, and at most a share of the temp folder's
     free space (input_limits.yaml archive_free_disk_share) — a bomb stops before the disk
@@ -100,8 +119,7 @@ def extract(path: Path, skipped: list[str] | None = None) -> Path:
     """Extract into a fresh temporary folder; the folder is removed at exit (and, if this
     process is killed, by the next run: sources/tempdirs.py)."""
     guard.check_open(path)
-    dest = Path(tempdirs.make(path.name))
-    atexit.register(shutil.rmtree, dest, True)
+    dest = Path(tempdirs.make(path.name))  # removed on every exit path (tempdirs)
     guard.allow_own(dest)
     cap = _budget(dest, path)
     budget = [cap, cap]  # [left, total]
@@ -113,10 +131,10 @@ def extract(path: Path, skipped: list[str] | None = None) -> Path:
         if n == 0:
             raise InputError(path, "empty archive: it holds no regular file", "empty")
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError) as e:
-        shutil.rmtree(dest, True)
+        tempdirs.remove(dest)
         raise InputError(path, f"corrupt or unreadable archive: {e}") from None
-    except InputError:
-        shutil.rmtree(dest, True)
+    except BaseException:
+        tempdirs.remove(dest)
         raise
     return dest
 

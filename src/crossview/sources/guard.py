@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from crossview.core import inert
 from crossview.errors import InputError
 from crossview.knowledge.loader import load_yaml
 
@@ -82,6 +83,9 @@ def check_open(path: Path | str) -> Path:
     except OSError as e:
         raise InputError(show(p), f"cannot read: {e.strerror or e}") from None
     what = _kind(st.st_mode)
+    if what == "a folder" and not os.access(p, os.R_OK | os.X_OK):
+        raise InputError(show(p), "cannot read: Permission denied (a folder: its files "
+                         "cannot be listed)")
     if what is not None:
         raise InputError(show(p), f"not a regular file ({what}): refused before reading",
                          "unsupported")
@@ -97,8 +101,11 @@ def is_regular(path: Path) -> bool:
 
 def walk(folder: Path) -> Iterator[Path]:
     """Every entry under `folder` that is not a folder (files, links, FIFOs…: the readers
-    refuse the wrong ones by name), sorted; folder symlinks are not followed (no loops)."""
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+    refuse the wrong ones by name), sorted; folder symlinks are not followed (no loops). A
+    folder that cannot be listed (mode 000) is yielded too: its open says so, never silence."""
+    unlisted: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False,
+                                                onerror=unlisted.append):
         dirnames.sort()
         base = Path(dirpath)
         for n in sorted(filenames):
@@ -106,6 +113,10 @@ def walk(folder: Path) -> Iterator[Path]:
         for n in dirnames:  # a link to a folder: listed, not entered
             if (base / n).is_symlink():
                 yield base / n
+        while unlisted:
+            yield Path(unlisted.pop(0).filename or folder)
+    while unlisted:
+        yield Path(unlisted.pop(0).filename or folder)
 
 
 def too_deep(path: Path | str, what: str = "JSON") -> InputError:
@@ -117,10 +128,7 @@ def too_deep(path: Path | str, what: str = "JSON") -> InputError:
 
 def show(path: Path | str) -> str:
     """A path as it may appear in one error line: control characters escaped."""
-    s = str(path)
-    if s.isprintable():
-        return s
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    return inert.name(path)
 
 
 def quote(value: object, n: int | None = None) -> str:
@@ -149,9 +157,6 @@ def resource_problem(e: BaseException) -> str:
             "--memory-limit, or read fewer / smaller files per run")
 
 
-_SIZE = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-         "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
 
 def ratio_budget(compressed: int) -> int:
     """Bytes `compressed` bytes may expand to before they are called a bomb
@@ -162,15 +167,12 @@ def ratio_budget(compressed: int) -> int:
 
 def gunzip_budget() -> int:
     """Decompressed bytes one gzip input may expand to in memory: input_limits.yaml
-    max_gunzip_bytes, and at most gzip_memory_multiple × --memory-limit when one is set."""
-    cap = int(limit("max_gunzip_bytes"))
-    text = os.environ.get("CROSSVIEW_MEMORY_LIMIT", "").strip().lower().replace(" ", "")
-    num = text.rstrip("kmgtib")
-    unit = text[len(num):]
-    if num and unit in _SIZE:
-        with contextlib.suppress(ValueError):
-            cap = min(cap, int(float(num) * _SIZE[unit] * float(limit("gzip_memory_multiple"))))
-    return cap
+    max_gunzip_bytes, and at most gzip_memory_multiple × the memory limit (--memory-limit, or
+    the default from the usable memory: store/memory.py)."""
+    from crossview.store import memory
+
+    return min(int(limit("max_gunzip_bytes")),
+               int(memory.limit_bytes() * float(limit("gzip_memory_multiple"))))
 
 
 def gunzip(path: Path | str, raw: bytes) -> bytes:

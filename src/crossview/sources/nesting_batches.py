@@ -123,11 +123,30 @@ def nest_in_memory(op_base: int, n: int, paths: Paths, chunks: Iterable[Chunk]) 
                     for k in ("depth", "parent", "node_id", "self_ns")))
 
 
+class TooDeep(Exception):
+    """Host events nest deeper than a call stack may (input_limits.yaml max_stack_depth): the
+    reader refuses the file alone — its call paths, and every tree built over them, cost
+    time per level (20,000 events sharing one start and duration nest 20,000 deep)."""
+
+    def __init__(self, depth: int, cap: int) -> None:
+        super().__init__(f"host events nest {depth:,} levels deep, past the {cap:,} a call "
+                         "stack may hold (input_limits.yaml max_stack_depth; many events with "
+                         "one start and duration nest inside each other): refused")
+
+
 def _nest_chunk(ch: Chunk, op_base: int, paths: Paths) -> Nested:
     nested = nest(ch.thread, ch.start, ch.dur)
+    if len(nested.depth) and (deepest := int(nested.depth.max())) >= _max_depth():
+        raise TooDeep(deepest + 1, _max_depth())
     prov = np.asarray(paths(ch, nested), dtype=np.int64)
     parent = np.where(nested.parent >= 0, nested.parent + (op_base + ch.offset), -1)
     return Nested(nested.depth, parent, prov, nested.self_ns)
+
+
+def _max_depth() -> int:
+    from crossview.sources import guard
+
+    return int(guard.limit("max_stack_depth"))
 
 
 def insert_host_ops(store: Store, artifact_id: int, op_base: int, pid_sql: str, tid_sql: str,

@@ -12,7 +12,7 @@ from typing import Any
 
 from crossview import progress
 from crossview.errors import InputError
-from crossview.sources import archive, guard, outputs, reader_net
+from crossview.sources import archive, file_budget, guard, outputs, reader_net
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.store import Store
 
@@ -140,32 +140,41 @@ def discover(paths: Iterable[Path]) -> list[Path]:
     return discover_all(paths)[0]
 
 
-def discover_all(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
-    """(files to read, files skipped) — folders expanded without following folder links;
-    a FIFO or device named like a capture is kept, so its reader refuses it by name; files
-    with a generic extension (.csv, .txt, …) whose content no reader recognizes are skipped
-    and returned, so the caller can say so."""
-    out: list[Path] = []
-    skipped: list[Path] = []
+def discover_all(paths: Iterable[Path], budget: int | None = None
+                 ) -> tuple[list[Path], list[Path], list[Path]]:
+    """(files to read, files skipped, files past the budget) — folders expanded without
+    following folder links; a FIFO or device named like a capture is kept, so its reader
+    refuses it by name; files with a generic extension (.csv, .txt, …) whose content no reader
+    recognizes are skipped and returned, so the caller can say so. `budget`: at most this many
+    files are looked at (sniffed or read), the shallowest first (sources/file_budget.py)."""
+    found: list[tuple[Path, bool]] = []  # (file, kept only if its content sniffs)
     suffixes = tuple(s for r in READERS for s in r.suffixes) + archive.SUFFIXES
     maybe = tuple(s for r in READERS for s in r.sniff_only)
     for p in paths:
         if not p.is_dir():
-            out.append(p)  # files as given, in the given order
+            found.append((p, False))  # files as given, in the given order
             continue
-        found: list[Path] = []
+        here: list[tuple[Path, bool]] = []
         for f in guard.walk(p):
             name = f.name.lower()
             if _own_output(f) or outputs.is_own_output(f):
                 continue
-            if name.endswith(suffixes) or not guard.inside_roots(f):
+            if name.endswith(suffixes) or not guard.inside_roots(f) or (
+                    f.is_dir() and not f.is_symlink()):  # a folder walk could not list
                 # outside the MCP roots (a link out): kept so its open refuses it with that
                 # reason — never sniffed, so nothing of its bytes decides how it is reported
-                found.append(f)
+                here.append((f, False))
             elif name.endswith(maybe):
-                (found if _sniffs(f) else skipped).append(f)
-        out.extend(sorted(found))
-    return out, skipped
+                here.append((f, True))
+        found.extend(sorted(here))
+    over: list[tuple[Path, bool]] = []
+    if budget is not None:
+        found, over = file_budget.cap(found, budget, key=lambda e: e[0])
+    out: list[Path] = []
+    skipped: list[Path] = []
+    for f, sniff in found:
+        (out if not sniff or _sniffs(f) else skipped).append(f)
+    return out, skipped, [f for f, _ in over]
 
 
 def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
@@ -173,14 +182,16 @@ def read_all(paths: Iterable[Path], store: Store) -> list[ArtifactReport]:
     # .tar/.tar.gz/.zip bundles are read as the folder they extract to (sources/archive.py)
     paths, bad = archive.expand(paths)
     reports = [ArtifactReport(e.path, "archive", e.status, [e.problem]) for e in bad]
-    files, skipped = discover_all(paths)
+    files, skipped, over = discover_all(paths, file_budget.files_per_run())
+    if over:
+        reports.append(file_budget.refused(over))
     # archives found by walking a folder: expanded once (an archive inside an archive is not)
     nested = [f for f in files if archive.is_archive(f)]
     if nested:
         files = [f for f in files if f not in nested]
         inner, bad = archive.expand(nested)
         reports += [ArtifactReport(e.path, "archive", e.status, [e.problem]) for e in bad]
-        more, more_skipped = discover_all(inner)
+        more, more_skipped, _ = discover_all(inner)  # members: ≤ max_archive_members
         skipped += more_skipped
         for f in more:
             if archive.is_archive(f):

@@ -11,7 +11,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from crossview import identity
 from crossview.errors import UsageError
+from crossview.store import memory
 from crossview.store.schema import TABLES
 
 COMPRESSED_DB = "cv"
@@ -36,13 +38,21 @@ class Store:
     def __init__(self, path: Path | str | None = None, threads: int | None = None,
                  memory_limit: str | None = None, compress: bool | None = None) -> None:
         """memory_limit: DuckDB's (e.g. "1GB"); default `crossview --memory-limit`
-        (CROSSVIEW_MEMORY_LIMIT). Past it the store spills to its temp folder.
+        (CROSSVIEW_MEMORY_LIMIT), else store/memory.py's share of the usable memory. Past it
+        the store spills to its temp folder.
         compress: an in-memory store with DuckDB's storage compression (dictionary, FSST:
         a kernel name repeated on a million rows is kept about once per row group), so a
         GROUP BY name scans dictionary vectors: the MCP server's stores, queried many times
         after one read, and any large nsys export (5 M kernels: peak 5.0 → 3.9 GB, same
         JSON). Default on; CROSSVIEW_STORE_COMPRESS=0 turns it off."""
-        self.con = duckdb.connect(str(path) if path else ":memory:")
+        # threads at connect: a database started with DuckDB's defaults starts a worker per
+        # core and 8 async I/O threads at once, before a SET could lower them (issue 43)
+        threads = threads or default_threads()
+        config: dict[str, Any] = {"threads": int(threads)} if threads else {}
+        io_threads = default_async_threads()
+        if io_threads is not None:
+            config["async_threads"] = io_threads
+        self.con = duckdb.connect(str(path) if path else ":memory:", config=config)
         if compress is None:
             compress = os.environ.get("CROSSVIEW_STORE_COMPRESS", "1") != "0"
         self._compressed = bool(compress and not path)
@@ -56,18 +66,17 @@ class Store:
         # spill files (past a memory_limit) go to the system temp folder, never to a `.tmp`
         # folder in the user's working directory (DuckDB's default for in-memory databases)
         self.con.execute(f"SET temp_directory={_quote(spill_dir())}")
-        limit = memory_limit or os.environ.get("CROSSVIEW_MEMORY_LIMIT")
-        if limit:
-            try:
-                self.con.execute(f"SET memory_limit={_quote(limit)}")
-            except duckdb.Error as e:
-                origin = "memory_limit" if memory_limit else "CROSSVIEW_MEMORY_LIMIT"
-                raise UsageError(f"{origin}={limit!r}: {e}") from None
-        threads = threads or default_threads()
-        if threads:
-            self.con.execute(f"SET threads={int(threads)}")
+        # given, else CROSSVIEW_MEMORY_LIMIT, else a share of what this process may use
+        # (RAM, cgroup, ulimit -v: store/memory.py), never DuckDB's 80% of RAM
+        limit = memory.limit_text(memory_limit)
+        try:
+            self.con.execute(f"SET memory_limit={_quote(limit)}")
+        except duckdb.Error as e:
+            origin = "memory_limit" if memory_limit else memory.ENV
+            raise UsageError(f"{origin}={limit!r}: {e}") from None
         for name, cols in TABLES.items():
             self.con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({cols})")
+        identity.register(self.con)  # frame_key(name) in SQL: frames matched across runs
         self._next_artifact = 0
         self._next_node = 0
         self._next_op = 0
@@ -220,6 +229,20 @@ def default_threads() -> int | None:
     except (AttributeError, OSError):  # not Linux
         return None
     return allowed if allowed < (os.cpu_count() or allowed) else None
+
+
+def default_async_threads() -> int | None:
+    """DuckDB's async I/O threads (Parquet, CSV reads) per store: CROSSVIEW_ASYNC_THREADS
+    (the MCP server sets it: mcp/pressure.py); None = DuckDB's own default (8)."""
+    env = os.environ.get("CROSSVIEW_ASYNC_THREADS")
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        raise UsageError(f"CROSSVIEW_ASYNC_THREADS={env!r}: give a whole number of threads"
+                         ) from None
+    return max(n, 0)
 
 
 def _quote(text: str) -> str:

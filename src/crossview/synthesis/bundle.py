@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -78,15 +79,17 @@ class Bundle:
     def rel(self, path: str | Path) -> str:
         p = Path(path)
         # the name as found in the bundle first (a symlink keeps its own name, so a dangling
-        # or escaping link is reported as itself), then the resolved path
-        for a, b in ((Path(os.path.normpath(p.absolute())),
-                      Path(os.path.normpath(self.root.absolute()))),
-                     (p.resolve(), self.root.resolve())):
-            try:
-                return a.relative_to(b).as_posix()
-            except ValueError:
-                continue
-        return str(path)
+        # or escaping link is reported as itself), then the resolved path (resolved only
+        # when needed: a resolve per file is most of a 10,000-file inventory)
+        try:
+            return Path(os.path.normpath(p.absolute())).relative_to(
+                os.path.normpath(self.root.absolute())).as_posix()
+        except ValueError:
+            pass
+        try:
+            return p.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
 
     def facts_of(self, path: str | Path) -> ArtifactFacts:
         rel = self.rel(path)
@@ -183,6 +186,26 @@ def _read_yaml(yml: Path) -> str:
     return yml.read_text(encoding="utf-8")
 
 
+def _empty_file(f: Path) -> bool:
+    try:
+        st = f.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size == 0
+
+
+def in_outputs(f: Path, root: Path) -> bool:
+    """`f`, found by walking `root` (folder links not followed), lies in the bundle's
+    findings/ folder (crossview's own outputs). Only a link is resolved: a resolve per file
+    was most of a 10,000-file inventory."""
+    if f.is_symlink():
+        return (root / OUTPUT_DIR).resolve() in f.resolve().parents
+    try:
+        return f.relative_to(root).parts[:1] == (OUTPUT_DIR,)
+    except ValueError:
+        return (root / OUTPUT_DIR).resolve() in f.resolve().parents
+
+
 def load(root: Path) -> Bundle:
     """Read the bundle folder; a broken bundle.yaml is an InputError naming it."""
     if not root.is_dir():
@@ -204,15 +227,15 @@ def load(root: Path) -> Bundle:
         warnings += [f"{yml.name}: unknown top-level key `{k}` (ignored)"
                      for k in data if k not in TOP_KEYS]
     context, extra = _context(yml, _mapping(yml, data, "context"), warnings)
-    out_dir = (root / OUTPUT_DIR).resolve()
     files = [f for f in discover([root])
-             if out_dir not in f.resolve().parents and f.name != BUNDLE_FILE]
+             if not in_outputs(f, root) and f.name != BUNDLE_FILE]
     # an empty file has no suffix-independent content: discover() skips generic extensions
     # it cannot sniff, so list zero-byte files too (they are capture problems, not silence)
-    seen = {f.resolve() for f in files}
-    files += sorted(f for f in root.rglob("*") if f.is_file() and f.stat().st_size == 0
-                    and f.resolve() not in seen and out_dir not in f.resolve().parents
-                    and f.name != BUNDLE_FILE and not outputs.is_own_output(f))
+    empty = [f for f in root.rglob("*") if _empty_file(f) and not in_outputs(f, root)
+             and f.name != BUNDLE_FILE and not outputs.is_own_output(f)]
+    if empty:
+        seen = {f.resolve() for f in files}
+        files += sorted(f for f in empty if f.resolve() not in seen)
     return Bundle(root, context, extra, _mapping(yml, data, "capture"),
                   _facts(yml, _mapping(yml, data, "artifacts"), warnings),
                   _refs(yml, data.get("source_refs")), sorted(files), warnings,

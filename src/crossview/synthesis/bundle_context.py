@@ -21,10 +21,12 @@ import yaml
 
 from crossview.core.context import UNKNOWN, Context
 from crossview.core.scalars import scalar_of
+from crossview.errors import InputError
 from crossview.knowledge.loader import load_yaml
 from crossview.sources import outputs
+from crossview.sources.nsys import schema_probe
 from crossview.store.store import Store
-from crossview.synthesis.bundle import OUTPUT_DIR, Bundle
+from crossview.synthesis.bundle import Bundle, in_outputs
 
 _HF_CACHE = re.compile(r"models--([^/]+?)--([^/]+)")
 _LOCAL_HOSTS = ("127.", "localhost", "::1")
@@ -84,9 +86,10 @@ def strip_profiler(argv: list[str]) -> tuple[list[str], str]:
 
 def read_commands(b: Bundle) -> list[Command]:
     out: list[Command] = []
-    out_dir = (b.root / OUTPUT_DIR).resolve()
-    files = sorted(f for f in b.root.rglob("*") if f.is_file()
-                   and out_dir not in f.resolve().parents and not outputs.is_own_output(f))
+    globs = [spec["glob"] for spec in _table()["command_files"]]
+    files = sorted(f for f in b.root.rglob("*")  # names first: a check per file is costly
+                   if any(fnmatch.fnmatch(f.name, g) for g in globs) and f.is_file()
+                   and not in_outputs(f, b.root) and not outputs.is_own_output(f))
     for spec in _table()["command_files"]:
         for f in files:
             if not fnmatch.fnmatch(f.name, spec["glob"]):
@@ -220,16 +223,21 @@ def facts_of_nsys(store: Store, b: Bundle) -> list[Found]:
     for (path,) in store.sql("SELECT path FROM artifacts WHERE kind = 'nsys' ORDER BY 1"
                              ).fetchall():
         try:
-            con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+            # read-only and immutable (no -wal/-shm written beside a WAL-mode file), tables
+            # only (a view can run without end): as the reader opens it
+            con = schema_probe.connect(Path(path))
             try:
+                tables = set(schema_probe.table_names(con)[0])
                 env = dict(con.execute(
                     "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN "
-                    "('Hostname', 'NvDriverVersion')").fetchall())
+                    "('Hostname', 'NvDriverVersion')").fetchall()
+                    if "TARGET_INFO_SYSTEM_ENV" in tables else [])
                 uuids = sorted({str(u) for (u,) in con.execute(
-                    "SELECT uuid FROM TARGET_INFO_GPU WHERE uuid IS NOT NULL AND uuid <> ''")})
+                    "SELECT uuid FROM TARGET_INFO_GPU WHERE uuid IS NOT NULL AND uuid <> ''")}
+                    if "TARGET_INFO_GPU" in tables else set())
             finally:
                 con.close()
-        except sqlite3.Error:
+        except (sqlite3.Error, InputError):
             continue  # an older schema without these tables: nothing to add
         rel = b.rel(path)
         if env.get("Hostname"):

@@ -47,6 +47,9 @@ class Entry:
     problems: list[CaptureProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     artifact_id: int | None = None
+    # read whole, but the reader doubts something (clocks, names…): also among the notes,
+    # and one warning line on stderr
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "kind": self.kind, "source": self.source,
@@ -157,7 +160,8 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
     elif r.status == "empty":
         problem("empty", "; ".join(r.problems) or "no data")
     elif r.status not in ("ok", "partial"):
-        problem("unreadable", "; ".join(r.problems) or r.status)
+        said = "; ".join(r.problems) or r.status
+        problem("no-access" if "Permission denied" in said else "unreadable", said)
     aid = r.artifact_id
     if e.problems or aid is None:
         e.valid, e.what = False, "nothing read"
@@ -252,6 +256,7 @@ def take(bundle: Bundle, gpu: str | None = None) -> Inventory:
         _validate(store, bundle, r, e)
         if r.status == "ok" and r.problems:
             e.notes += r.problems
+            e.warnings = list(r.problems)
         entries.append(e)
     entries.sort(key=lambda x: x.path)
     read = {e.path for e in entries}

@@ -10,7 +10,7 @@ from typing import Any
 
 from crossview.core.finding import Finding
 from crossview.core.measurement import Measurement
-from crossview.kernels.names import normalize
+from crossview.identity import kernel_key as normalize
 from crossview.knowledge import synthesis as kb
 from crossview.synthesis import contradictions
 from crossview.synthesis.bundle import SourceRef, phase_words, window_words
@@ -49,6 +49,9 @@ class Lever:
     # why the expected effect could not be sized (kept, never dropped: issue 17), e.g. no
     # GPU named for the ceilings; the row then ranks after every sized row
     unsized: str | None = None
+    # `crossview diff BEFORE AFTER --lever NAME --ledger …`: the replay's prediction beside the
+    # measured twin and its error (synthesis/ledger_replay.py), carried by id (persist.py)
+    replay_checks: list[Any] = field(default_factory=list)
 
     @property
     def actionable(self) -> bool:
@@ -112,7 +115,8 @@ class Lever:
                 "sol_rigor": self.sol_rigor, "confidence": self.confidence,
                 "unsized": self.unsized,
                 "rubric": self.rubric, "ab": self.ab, "subject": self.subject,
-                "prediction_check": self.prediction_check()}
+                "prediction_check": self.prediction_check(),
+                **({"replay_checks": self.replay_checks} if self.replay_checks else {})}
 
     def prediction_check(self) -> list[dict[str, object]]:
         """Measured vs predicted change per A/B metric, with the error ([] before an A/B)."""

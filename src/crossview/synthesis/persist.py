@@ -30,6 +30,7 @@ def keep_outcomes(root: Path, levers: list[Lever], warnings: list[str] | None = 
     (experiments/gates.py); an outcome without it goes back to DRAFT, with a warning.
     Returns the ids kept."""
     outcome: dict[str, tuple[str, object]] = {}
+    checks: dict[str, list[object]] = {}  # replay checks (`diff --lever --ledger`) by lever id
     for path in _earlier(root):
         try:
             guard.check_open(path)  # a regular file inside the MCP roots (issue 18)
@@ -39,8 +40,11 @@ def keep_outcomes(root: Path, levers: list[Lever], warnings: list[str] | None = 
         for row in data.get("ledger", []) if isinstance(data, dict) else []:
             if isinstance(row, dict) and row.get("confidence") in KEEP and "id" in row:
                 outcome[str(row["id"])] = (str(row["confidence"]), row.get("ab"))
+            if isinstance(row, dict) and isinstance(row.get("replay_checks"), list):
+                checks[str(row.get("id"))] = list(row["replay_checks"])
     kept = []
     for lv in levers:
+        lv.replay_checks = list(checks.get(lv.id, []))
         ab_rec = outcome[lv.id][1] if lv.id in outcome else None
         if lv.id in outcome and not (isinstance(ab_rec, dict)
                                      and ab_rec.get("failed_gates") == []):

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from crossview import units
 from crossview.core.measurement import Comparison, Measurement, compare
+from crossview.identity import kernel_key as normalize
 from crossview.kernels import match as kernel_match
 from crossview.kernels.families import classify
-from crossview.kernels.names import normalize
 from crossview.knowledge import synthesis as kb
 from crossview.sol.roofline import KernelRoofline
 from crossview.synthesis.inventory import Entry, Inventory

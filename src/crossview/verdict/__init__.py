@@ -39,6 +39,7 @@ def decide(v: Views, replay: bool = True) -> list[Finding]:
     owners.resolve(v, cases)
     if replay:
         replayed.run(v.store, cases)
+        replayed.run_ranks(v, cases)
     severity.judge(v, cases)
     ranked = severity.rank(cases, v.limits)
     fit = Fitter(v)

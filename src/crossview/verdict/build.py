@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
+from crossview.core import inert
 from crossview.core.claim import FixPart
 from crossview.core.finding import Evidence, Finding
 from crossview.detectors import host_cpu
@@ -66,6 +67,10 @@ def finding(c: Case, fit: Fitter, readings: list[host_cpu.Reading]) -> Finding:
         if r.held and r.pinned is not None:
             rep["pinned_ns"] = r.pinned.pinned_ns
         rep["predicts_fix"] = r.predicts_fix
+        if r.ranks is not None:
+            rep["all_ranks_on_time_ns"] = r.ranks.everyone_ns
+            rep["late_ranks_on_time_ns"] = r.ranks.alone_ns
+            rep["host_stalls_ns"] = r.ranks.stalls_ns
         if c.refuted:
             rep["short_of_claim"] = True
         details["replay"] = rep
@@ -76,10 +81,14 @@ def finding(c: Case, fit: Fitter, readings: list[host_cpu.Reading]) -> Finding:
         if path_holds(c):
             details["path_top"] = {"cause": c.path.top[0], "share": c.path.top[1]}
     details["saving"] = c.saving.to_dict()
+    # one paragraph each: a name quoted in the prose (as it was read) cannot break a line of
+    # the recap (core/inert.py, decision 0890)
+    one = inert.name
     return Finding(
-        pattern=claim.pattern, severity=c.severity, title=said.title, observation=observation,
-        fix=fix, share=claim.share, evidence=evidence, rigor=claim.rigor,
+        pattern=claim.pattern, severity=c.severity, title=one(said.title),
+        observation=one(observation), fix=one(fix), share=claim.share,
+        evidence=[Evidence(one(e.artifact), one(e.what)) for e in evidence], rigor=claim.rigor,
         confidence="DRAFT (partial: ranks missing)" if claim.partial else "DRAFT",
-        actionable=claim.actionable, expected_effect=effect, details=details,
+        actionable=claim.actionable, expected_effect=one(effect), details=details,
         share_of=claim.basis)
 

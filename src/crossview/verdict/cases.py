@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from crossview.core.claim import Claim
 from crossview.core.finding import Severity
 from crossview.detectors.declare import About, Declaration
+from crossview.replay.rank_findings import RankLevers
 from crossview.replay.whatif import Pinned
 
 
@@ -28,6 +29,7 @@ class Replayed:
     pinned: Pinned | None  # unexplained launch → start delays hold the step (a lower bound)
     pinned_first: bool  # the first replay that says so (later ones refer to it)
     caveat: str | None  # what the lever leaves out of the fix (replay.yaml lever_caveats)
+    ranks: RankLevers | None = None  # a job's ranks replayed together (the late-ranks claim)
 
     @property
     def held(self) -> bool:

@@ -10,8 +10,11 @@ from crossview.core.finding import Evidence
 from crossview.knowledge import evidence_tables
 from crossview.knowledge.loader import load_yaml
 from crossview.replay.measure import BEFORE_FIRST_OP
+from crossview.replay.rank_findings import Bound, RankLevers
+from crossview.replay.rank_levers import ALL_ON_TIME
+from crossview.units import duration
 from crossview.verdict.cases import Case, OnPath, Replayed
-from crossview.verdict.severity import path_holds
+from crossview.verdict.severity import path_holds, rules
 
 STARTUP_NOTE = (" Measured in start-up (this capture has no steady-state step): first launches"
                 " load modules and compile, so this says nothing about the steady state.")
@@ -27,12 +30,46 @@ def cite(c: Cite) -> Evidence:
 
 def replay_effect(r: Replayed) -> str:
     """Replay (`crossview whatif --lever X`): median step A → B ms (…). Then …"""
+    if r.ranks is not None:
+        return ranks_effect(r.ranks)
     meas, pred = r.measured_ns, r.predicted_ns
     d = pred - meas
     sign = "+" if d >= 0 else "−"
     return (f"Replay (`crossview whatif --lever {r.lever}`): median step {meas / 1e6:.2f} → "
             f"{pred / 1e6:.2f} ms ({sign}{abs(d) / 1e6:.2f} ms, {sign}{abs(d) / meas:.1%}; "
             f"self-check {r.selfcheck:.2%}).") + then(r) + (f" {r.caveat}" if r.caveat else "")
+
+
+def _step(meas: float, pred: float) -> str:
+    d = pred - meas
+    sign = "+" if d >= 0 else "−"
+    return (f"{duration(meas)} → {duration(pred)} ({sign}{duration(abs(d))}, "
+            f"{sign}{abs(d) / meas:.1%})" if meas else duration(pred))
+
+
+def _bound(b: Bound | None) -> str:
+    if b is None:
+        return ""
+    return (f"; the step is then bound by rank {b.rank} ({b.share:.0%} of its critical path, "
+            f"{b.cause} {b.cause_share:.0%} of that)")
+
+
+def ranks_effect(r: RankLevers) -> str:
+    """The job step replayed across its ranks with each rank lever (replay/rank_findings)."""
+    who = ("rank " if len(r.named) == 1 else "ranks ") + " and ".join(map(str, r.named))
+    text = (f"Replay across the {r.ranks} ranks (`crossview whatif {r.folder} --lever "
+            f"{ALL_ON_TIME}`; self-check {r.selfcheck:.2%}, the worst rank): the job step "
+            f"{_step(r.measured_ns, r.everyone_ns)} with every rank on time"
+            f"{_bound(r.everyone_bound)}; with {who} alone on time "
+            f"{_step(r.measured_ns, r.alone_ns)}.")
+    if r.stalls_ns is not None:
+        text += (" Every rank's stalled host ops at their median (`--lever host-stalls`, what "
+                 f"giving each rank its cores removes): {_step(r.measured_ns, r.stalls_ns)}"
+                 f"{_bound(r.stalls_bound)}.")
+    if r.everyone_ns > rules().late_alone_barely * r.measured_ns:
+        text += (" Lateness alone barely moves the step: the other ranks' own work (their "
+                 "hosts, here) holds it next, so the fix must shorten that on every rank.")
+    return text
 
 
 def then(r: Replayed) -> str:

@@ -1,7 +1,10 @@
 """The replay behind a finding's predicted saving (issue 16, decision 0766): each claim whose
 pattern declares a lever (About.levers, or the claim's own `lever`) gets the replayed median
-step with that lever applied; a kernel-side claim with no lever gets the unchanged replay's
-critical path (how much of the step GPU kernels hold today). Typed results only: the verdict
+step with that lever applied; the late-ranks claim of a job's ranks analyzed together gets
+the joined replay across ranks (`run_ranks`: every rank on time, its late ranks on time, the
+ranks' host stalls removed — the best of them is its saving); a kernel-side claim with no
+lever gets the unchanged replay's critical path (how much of the step GPU kernels hold
+today). Typed results only: the verdict
 judges and phrases them. Nothing here when the capture cannot be replayed (more than one
 timeline, no host side, too large for a recap, self-check failed, lever unavailable): the
 claim's own bound stands."""
@@ -10,12 +13,15 @@ from __future__ import annotations
 
 from crossview.errors import CrossviewError
 from crossview.replay import graph as graph_mod
+from crossview.replay import rank_findings
 from crossview.replay.gc_pause import paused
 from crossview.replay.levers import parse
-from crossview.replay.steps import marks, windows
-from crossview.replay.whatif import Baseline, Pinned, WhatIf, baseline, pinned_of, predict
+from crossview.replay.whatif import Baseline, CaptureReplay, Pinned, WhatIf
 from crossview.store.store import Store
 from crossview.verdict.cases import Case, OnPath, Replayed
+from crossview.views.views import Views
+
+LATE_RANKS = "late-ranks"  # detectors/late_ranks.py
 
 
 def _artifact(store: Store) -> int | None:
@@ -52,10 +58,24 @@ def run(store: Store, cases: list[Case]) -> None:
             return
 
 
+def run_ranks(v: Views, cases: list[Case]) -> None:
+    """The late-ranks claim's replay across the job's ranks (in place)."""
+    c = next((x for x in cases if x.pattern == LATE_RANKS), None)
+    if c is None:
+        return
+    r = rank_findings.levers(v)
+    if r is None or not r.measured_ns:
+        return
+    lever, predicted = r.best
+    c.replay = Replayed(lever=lever, measured_ns=r.measured_ns, predicted_ns=predicted,
+                        selfcheck=r.selfcheck, bound_after=(), pinned=None, pinned_first=False,
+                        caveat=None, ranks=r)
+
+
 def _run(store: Store, todo: list[Case], aid: int) -> None:
-    # flagged: warm-up / outlier steps, out of the medians
-    how, steps, flagged = windows(store, aid)
-    g = graph_mod.build(store, aid, marks(steps))
+    # one graph, steps and baseline for every lever (replay/whatif.py CaptureReplay); its
+    # warm-up / outlier steps stay out of the medians
+    cap = CaptureReplay(store, aid)
     caveats = graph_mod.params()["lever_caveats"]
     side = [c for c in todo if not _levers(c)]  # read against the unchanged path
     done: dict[str, str] = {}  # lever → the pattern whose replay already says it
@@ -76,15 +96,14 @@ def _run(store: Store, todo: list[Case], aid: int) -> None:
             try:
                 spec = parse(lever)
                 if base is None:  # step times only, unless a kernel-side claim reads the path
-                    base = baseline(g, steps, paths=bool(side))
-                    pin = pinned_of(g, base, steps, flagged)
-                w = predict(g, steps, how, [spec], base=base)  # with the predicted paths
+                    base = cap.baseline(paths=bool(side))
+                    pin = cap.pinned()
+                w = cap.predict([spec], base_paths=bool(side))  # with the predicted paths
                 break
             except CrossviewError:
                 continue  # the lever needs what this capture lacks: the next, or the bound
         if w is None:
             continue
-        w.unsteady = flagged
         if not w.selfcheck_ok or not w.baseline:
             continue
         m = w.medians()
@@ -99,11 +118,10 @@ def _run(store: Store, todo: list[Case], aid: int) -> None:
         said = said or held
         done[lever] = c.pattern
     if side:
-        base = base or baseline(g, steps)
-        pin = pin or pinned_of(g, base, steps, flagged)
+        base = base or cap.baseline()
+        pin = pin or cap.pinned()
         if pin is None or not pin.binds:  # a pinned step's path says little of its kernels
-            w = predict(g, steps, how, [], base=base)
-            w.unsteady = flagged
+            w = cap.predict([])
             path = w.bound_by()
             total = sum(ns for _, ns in path)
             if w.selfcheck_ok and path and total > 0:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -15,9 +17,8 @@ from crossview.sol import op_roofline, roofline
 from crossview.store import host_calls
 from crossview.store.store import Store
 from crossview.views import summary
-from crossview.views.counters import device_counters as gpu_metrics
-from crossview.views.device import gpu_activity, kernel_rows, timeline
-from crossview.views.device import trace_metrics as metrics
+from crossview.views.counters import device_counters
+from crossview.views.device import gpu_activity, kernel_rows, timeline, trace_metrics
 from crossview.views.device.account import Account, KernelColumns
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.device.steps import StepSet
@@ -27,9 +28,10 @@ from crossview.views.host import calltree, sampled
 # views most captures never read (multi-rank, sampled CPU, busy lanes): imported where
 # computed, not at start-up (docs/decisions/0760)
 if TYPE_CHECKING:
+    from crossview.sol import workload
     from crossview.views import capture_context
     from crossview.views.device import busy_lanes, fusion_runs
-    from crossview.views.distributed import crossrank, grad_sync, peer_wait
+    from crossview.views.distributed import crossrank, grad_sync, parallelism, peer_wait
     from crossview.views.host import first_calls, op_cost, sampled_runtime
 
 
@@ -80,7 +82,23 @@ class FrameTime:
     samples: int | None = None  # sampled CPU view (L1): samples that ended in this frame
 
 
+@dataclass
+class _KernelRead:
+    """What f_gpu's one kernel read (one scan, one join to the launch calls) feeds: the idle
+    metrics, the kernel union per device (a NULL device leaves it to the SQL read), the steps
+    as detected, the account's columns (dropped once it is computed) and the traced GPU view.
+    Read on first use of any of them; the columns themselves are not kept."""
+    metrics: trace_metrics.Metrics
+    union: list[timeline.DeviceIntervals] | None
+    steps: StepSet | None  # None under `--step` (found over the whole capture instead)
+    account_kernels: KernelColumns | None
+    gpu: calltree.CallTree
+
+
 class Views:
+    """Each view is computed on first use and kept (a renderer or MCP tool pays only for what
+    it shows); none depends on the order they are read in (decision 0841)."""
+
     def __init__(self, store: Store, resolved: ResolvedFilter, limits: Thresholds) -> None:
         self.store = store
         self.filter = resolved
@@ -88,46 +106,96 @@ class Views:
         # inputs no reader could take (set by analysis.analyze): a rejected rank file is a
         # missing rank in the cross-rank analysis
         self.rejected: list[rank_job.Rejected] = []
-        # f_gpu's kernels, read once (one scan, one join to the launch calls) for the idle
-        # metrics and the steps; the steps are found now so the columns are not kept
-        kernels = KernelRows(store, names=True)
-        self.metrics = metrics.compute(store, limits, kernels)
-        # the kernel union per device from the same columns (the steps, the account and the
-        # host-call effects read it); a NULL device leaves it to the SQL read
-        self._union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
-                       if not (kernels.dev == kernel_rows.NULL).any() else None)
-        self._steps = self._find_steps(kernels) if resolved.requested.step is None else None
-        # the columns the account reads, kept from this read (dropped once it is computed)
-        self._account_kernels = KernelColumns.of(kernels) if self._union is not None \
-            else None
-        self._frames = calltree.frames_of(store)
-        self.gpu = calltree.gpu_view(store, self._frames, kernels)  # traced kernels
-        del kernels
-        if not self.gpu.roots and sampled.gpu_present(store):  # else sampled GPU stacks (L1)
-            self.gpu = sampled.gpu_view(store, self._frames)
-        # sampled stacks in scope (nsys CPU sampling) are the L1 CPU view, else traced ops
-        self.cpu = (sampled.cpu_view(store, self._frames) if sampled.present(store)
-                    else calltree.cpu_view(store, self._frames))
-        self.artifact_info = self._artifact_info()
-        self.families = self._families()
-        self.top_kernels = self._top_kernels()
-        self.top_self = self._top_self()
-        self.engine = frames.engine_of(
-            [n for n, k in self._python_frame_names()]
-        )
-        # metrics first (conventions §1 step 2): counters, serving metrics, benchmark trials
-        self.gpu_metrics = gpu_metrics.compute(store, resolved, limits.itl_spike_ratio)
-        # workload speed-of-light: counters as % of the GPU's ceilings (sol/workload.py)
-        from crossview.sol import workload as workload_sol
-        self.workload_sol = workload_sol.compute(self.gpu_metrics.devices, self.limits)
-        self.engine = self.engine or self.gpu_metrics.engine
-        self.has_trace = bool(self.metrics.devices) or self.metrics.host_span_ns > 0 or bool(
+        # the joined replay of a multi-rank job, run when its critical path is first read
+        # (analysis.py sets replay/rank_findings.replay_job: views sit below replay/)
+        self.rank_replayer: Callable[[Views, crossrank.RankAnalysis], object] | None = None
+
+    @cached_property
+    def _kernel_read(self) -> _KernelRead:
+        kernels = KernelRows(self.store, names=True)
+        m = trace_metrics.compute(self.store, self.limits, kernels)
+        union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
+                 if not (kernels.dev == kernel_rows.NULL).any() else None)
+        found = (self._find_steps(kernels, union) if self.filter.requested.step is None
+                 else None)
+        cols = KernelColumns.of(kernels) if union is not None else None
+        return _KernelRead(m, union, found, cols, calltree.gpu_view(self.store, self._frames,
+                                                                     kernels))
+
+    @cached_property
+    def metrics(self) -> trace_metrics.Metrics:
+        return self._kernel_read.metrics
+
+    @cached_property
+    def _frames(self) -> calltree._Frames:
+        return calltree.frames_of(self.store)
+
+    @cached_property
+    def gpu(self) -> calltree.CallTree:
+        """Traced kernels under the host stacks that launched them, else sampled GPU stacks
+        (L1)."""
+        traced = self._kernel_read.gpu
+        if not traced.roots and sampled.gpu_present(self.store):
+            return sampled.gpu_view(self.store, self._frames)
+        return traced
+
+    @cached_property
+    def cpu(self) -> calltree.CallTree:
+        """Sampled stacks in scope (nsys CPU sampling) are the L1 CPU view, else traced ops."""
+        return (sampled.cpu_view(self.store, self._frames) if sampled.present(self.store)
+                else calltree.cpu_view(self.store, self._frames))
+
+    @cached_property
+    def artifact_info(self) -> list[ArtifactInfo]:
+        return self._artifact_info()
+
+    @cached_property
+    def families(self) -> list[FamilyShare]:
+        return self._families()
+
+    @cached_property
+    def top_kernels(self) -> list[KernelTime]:
+        return self._top_kernels()
+
+    @cached_property
+    def top_self(self) -> list[FrameTime]:
+        return self._top_self()
+
+    @cached_property
+    def engine(self) -> str | None:
+        """The serving engine the Python frames name, else the one its metrics name."""
+        return frames.engine_of([n for n, k in self._python_frame_names()]) \
+            or self.gpu_metrics.engine
+
+    @cached_property
+    def gpu_metrics(self) -> device_counters.GpuMetrics:
+        """Metrics first (conventions §1 step 2): counters, serving metrics, benchmark
+        trials."""
+        return device_counters.compute(self.store, self.filter, self.limits.itl_spike_ratio)
+
+    @cached_property
+    def workload_sol(self) -> list[workload.DeviceSol]:
+        """Workload speed-of-light: counters as % of the GPU's ceilings (sol/workload.py)."""
+        from crossview.sol import workload
+
+        return workload.compute(self.gpu_metrics.devices, self.limits)
+
+    @cached_property
+    def has_trace(self) -> bool:
+        m = self.metrics
+        return bool(m.devices) or m.host_span_ns > 0 or bool(
             self.store.sql("SELECT count(*) FROM f_host").fetchall()[0][0]
-        ) or self.metrics.cpu_samples > 0 or self.metrics.summary_only \
-            or self.metrics.gpu_samples > 0
-        # summary-only evidence (nsys stats CSV) and what each capture did not collect
-        self.summaries = summary.summaries(store, resolved.artifacts)
-        self.capture_notes = summary.artifact_notes(store, resolved.artifacts)
+        ) or m.cpu_samples > 0 or m.summary_only or m.gpu_samples > 0
+
+    @cached_property
+    def summaries(self) -> list[summary.SummaryReport]:
+        """Summary-only evidence (nsys stats CSV)."""
+        return summary.summaries(self.store, self.filter.artifacts)
+
+    @cached_property
+    def capture_notes(self) -> dict[str, list[str]]:
+        """What each capture did not collect."""
+        return summary.artifact_notes(self.store, self.filter.artifacts)
 
     # -- simple summaries -------------------------------------------------------------
     def _families(self) -> list[FamilyShare]:
@@ -210,20 +278,43 @@ class Views:
         return int((ue - us).sum()), len(rows), rows[:3]
 
     @cached_property
-    def steps(self) -> StepSet:
-        """The repeated unit of work and its steady state (views/device/steps.py)."""
-        if self._steps is not None:
-            return self._steps
-        return self._find_steps(None)
+    def _detected(self) -> StepSet:
+        """The steps as detected, before the account flags JIT / start-up steps."""
+        found = self._kernel_read.steps
+        return found if found is not None else self._find_steps(None, None)
 
-    def _find_steps(self, kernels: KernelRows | None) -> StepSet:
+    @cached_property
+    def _steps_and_account(self) -> tuple[StepSet, Account | None]:
+        """The account over the detected steps, and those steps with the JIT / start-up
+        flags it sets: one computation, so `steps` reads the same whoever asks first."""
+        from crossview.views.device import account
+
+        found = self._detected
+        kernels, self._kernel_read.account_kernels = self._kernel_read.account_kernels, None
+        acc = account.compute(self.store, found, self.device_union, kernels, self.peer_wait)
+        return found, acc
+
+    @property
+    def steps(self) -> StepSet:
+        """The repeated unit of work and its steady state (views/device/steps.py), with the
+        account's JIT / start-up flags."""
+        return self._steps_and_account[0]
+
+    @property
+    def account(self) -> Account | None:
+        """Per device and step, wall time in disjoint causes (views/device/account.py); None
+        without kernels."""
+        return self._steps_and_account[1]
+
+    def _find_steps(self, kernels: KernelRows | None,
+                    unions: list[timeline.DeviceIntervals] | None) -> StepSet:
         from crossview.scope import steps as step_scope
         from crossview.views.device import steps
 
         spec = self.filter.requested.step
         if spec is None:
             return steps.detect(self.store, kernels=kernels,
-                                unions=self._union if kernels is not None else None)
+                                unions=unions if kernels is not None else None)
         # `--step`: the steps as numbered over the whole capture, then the selected ones
         ids = [int(a) for (a,) in self.store.sql(
             "SELECT artifact_id FROM artifacts WHERE path IN (SELECT unnest($p))",
@@ -232,27 +323,26 @@ class Views:
         return steps.StepSet(found.source, got)
 
     @cached_property
-    def account(self) -> Account | None:
-        """Per device and step, wall time in disjoint causes (views/device/account.py); None without
-        kernels. Computing it flags JIT / start-up steps on `steps`."""
-        from crossview.views.device import account
-
-        kernels, self._account_kernels = self._account_kernels, None
-        return account.compute(self.store, self.steps, self.device_union, kernels,
-                               self.peer_wait)
-
-    @cached_property
     def peer_wait(self) -> list[peer_wait.PeerWait]:
-        """Collective kernels waiting for a peer rank, per device, from the steps' repeats
-        (views/distributed/peer_wait.py)."""
+        """Collective kernels waiting for a peer rank, per device, from the detected steps'
+        repeats (views/distributed/peer_wait.py; an input of the account)."""
         from crossview.views.distributed import peer_wait
 
-        return peer_wait.compute(self.store, self.steps.steps, self.limits.peer_wait_min_steps,
-                                 self.limits.peer_wait_min_excess_ns)
+        found = peer_wait.compute(self.store, self._detected.steps,
+                                  self.limits.peer_wait_min_steps,
+                                  self.limits.peer_wait_min_excess_ns)
+        if self.ranks is None or not self.ranks.comm:
+            return found
+        # ranks analyzed together: each collective's wait for its last member, measured
+        # across ranks (views/distributed/rank_comm.py), replaces the one-rank estimate
+        job = rank_job.peer_waits(self.store, self.ranks)
+        have = {(w.artifact_id, w.device) for w in job}
+        return job + [w for w in found if (w.artifact_id, w.device) not in have]
 
     @cached_property
     def device_union(self) -> list[timeline.DeviceIntervals]:
-        return self._union if self._union is not None else timeline.kernel_union(self.store)
+        union = self._kernel_read.union
+        return union if union is not None else timeline.kernel_union(self.store)
 
     @cached_property
     def busy_lanes(self) -> busy_lanes.BusyLanes:
@@ -265,8 +355,19 @@ class Views:
     def ranks(self) -> crossrank.RankAnalysis | None:
         """Cross-rank analysis when the input holds more than one rank
         (views/distributed/rank_job.py)."""
-        return rank_job.analyze_ranks(self.store, list(self.filter.artifacts), self.rejected,
-                                      self.limits)
+        job = rank_job.analyze_ranks(self.store, list(self.filter.artifacts), self.rejected,
+                                     self.limits)
+        if job is not None and self.rank_replayer is not None:
+            job.replayer = functools.partial(self.rank_replayer, self, job)
+        return job
+
+    @cached_property
+    def parallelism(self) -> parallelism.Parallelism:
+        """Tensor parallel, FSDP, pipeline or data parallel, from the capture's frames and
+        collectives (views/distributed/parallelism.py): which communication fix fits."""
+        from crossview.views.distributed import parallelism
+
+        return parallelism.detect(self.store)
 
     @cached_property
     def comm(self) -> list[timeline.CommExposure]:
@@ -309,7 +410,7 @@ class Views:
     @cached_property
     def device_activity(self) -> list[gpu_activity.DeviceActivity]:
         """Union of all GPU ops (kernels, copies, memsets) per device: the nsys rules' view."""
-        return gpu_activity.activity(self.store, self._union)
+        return gpu_activity.activity(self.store, self._kernel_read.union)
 
     @cached_property
     def gpu_vendor(self) -> str | None:
@@ -397,5 +498,7 @@ class Views:
     @cached_property
     def comm_bandwidth(self) -> comm_bandwidth.CommBandwidth:
         """Collective algbw/busbw and copy bytes/s (views/distributed/comm_bandwidth.py)."""
-        return comm_bandwidth.compute(self.store)
+        job = self.ranks
+        return comm_bandwidth.compute(self.store, rank_job.transfers(self.store, job)
+                                      if job is not None and job.comm else None)
 

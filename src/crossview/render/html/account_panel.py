@@ -3,7 +3,7 @@ Format only."""
 
 from __future__ import annotations
 
-from crossview.render.html.esc import esc, section, table
+from crossview.render.html.esc import code, esc, section, table
 from crossview.units import duration
 from crossview.views.views import Views
 
@@ -20,7 +20,7 @@ def account_panel(v: Views) -> str:
                      f"{esc(duration(summ.max_ns))}.</p>")
     parts.append(table(
         ["step", "wall", "GPU busy", "kept out because"],
-        [[f"<code>{esc(x.name)}</code>", esc(duration(x.wall_ns)),
+        [[code(x.name), esc(duration(x.wall_ns)),
           esc(f"{duration(x.gpu_busy_ns)} ({x.gpu_busy_ns / x.wall_ns:.0%})"
               if x.wall_ns else "—"),
           esc("; ".join(x.reasons) or "steady")] for x in s.steps], num={1, 2}))
@@ -29,7 +29,7 @@ def account_panel(v: Views) -> str:
             ["cause", "per step", "% of step", "top frames", "evidence"],
             [[esc(c.label + (" (start-up)" if c.startup else "")), esc(duration(c.ns)),
               esc(f"{100 * c.share_of_step:.1f}%"),
-              "; ".join(f"<code>{esc(f.frame)}</code> {esc(duration(f.ns))}"
+              "; ".join(f"{code(f.frame)} {esc(duration(f.ns))}"
                         for f in c.top_frames), esc(c.evidence)]
              for c in acc.steady_state], num={1, 2}))
     return section("account", "Steps and time account", "".join(parts),

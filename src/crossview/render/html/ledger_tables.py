@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from crossview.render.html.esc import esc, section, table
+from crossview.render.html.esc import code, esc, section, table
 from crossview.render.html.inputs import LEDGER_KEYS, Synthesis
 
 
@@ -19,7 +19,7 @@ def _cell(v: Any) -> str:
         if "text" in v:  # a Measurement: its own text carries value and unit
             return esc(v["text"])
         return "; ".join(f"{esc(k)}: {_cell(x)}" for k, x in v.items())
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(v))  # Markdown inline code
+    return re.sub(r"`([^`]+)`", r"<code><bdi>\1</bdi></code>", esc(v))  # Markdown inline code
 
 
 # columns shown for the synthesis' other lists (keys of synthesis/*.to_dict); rows of any
@@ -53,7 +53,7 @@ def ledger_panel(syn: Synthesis) -> str:
     body += _items("Experiments", syn.experiments)
     body += _items("Frontier", syn.frontier)
     return section("ledger", "Lever ledger (synthesis)", body,
-                   f"From <code>{esc(syn.path)}</code>. Confidence stays DRAFT until a "
+                   f"From {code(syn.path)}. Confidence stays DRAFT until a "
                    "same-node A/B confirms a lever (every VERDICT gate passed).")
 
 
@@ -82,7 +82,7 @@ def ab_panel(d: dict[str, Any], path: Path) -> str:
         verdict = str(m.get("verdict") or "–")
         reason = m.get("reason")
         rows.append([
-            f"<code>{esc(m['metric'])}</code>", _arm(m.get("baseline")), _arm(m.get("variant")),
+            code(m['metric']), _arm(m.get("baseline")), _arm(m.get("variant")),
             esc(f"{delta:+.2f} %") if isinstance(delta, int | float) else "–", esc(ci_text),
             _num(m.get("p")),
             f'<span class="verdict v-{esc(verdict)}">{esc(verdict)}</span>'
@@ -98,4 +98,4 @@ def ab_panel(d: dict[str, Any], path: Path) -> str:
             f"Variant: {esc(', '.join(map(str, d.get('variant') or [])))}")
     method = esc(d.get("method") or "")
     return section("ab", "A/B: variant vs baseline", body,
-                   f"From <code>{esc(path)}</code>. {arms}. {method}")
+                   f"From {code(path)}. {arms}. {method}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crossview.render import metrics_md
-from crossview.render.html.esc import esc, section, table
+from crossview.render.html.esc import code, esc, section, table
 from crossview.render.html.recap import to_html
 from crossview.units import duration
 from crossview.views.views import Views
@@ -64,7 +64,7 @@ def metrics_panel(v: Views) -> str:
                      f'scope {esc(duration(v.cpu.total_ns))}.</p>')
     elif v.summaries:  # nsys stats CSVs: kernel totals without a timeline
         parts.append("<p>Summary-only evidence (nsys stats): " + "; ".join(
-            f"<code>{esc(Path(s.artifact).name)}</code> {esc(s.report)}, {s.row_count:,} rows"
+            f"{code(Path(s.artifact).name)} {esc(s.report)}, {s.row_count:,} rows"
             for s in v.summaries) + ". No timeline, so busy and idle are not measured; the "
             "per-name totals are in the recap below.</p>")
     if not parts:

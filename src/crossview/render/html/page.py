@@ -11,7 +11,7 @@ from crossview.analysis import Analysis
 from crossview.render import kernels as kernels_md
 from crossview.render.html import ledger_tables as extras
 from crossview.render.html import op_roofline_panel, panels, whatif_panel
-from crossview.render.html.esc import esc, section
+from crossview.render.html.esc import code, esc, section
 from crossview.render.html.findings_panel import findings_panel
 from crossview.render.html.inputs import Synthesis
 from crossview.render.html.inputs_line import inputs_line
@@ -59,6 +59,11 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
         out.append(("account", "Time account", account_panel(v)))
     if v.metrics.kernel_count:
         out.append(("timeline", "Timeline", panels.timeline_panel(v)))
+    if v.ranks is not None and v.ranks.comm:  # a multi-rank job: one lane per rank
+        from crossview.render.html.ranks_panel import ranks_panel
+
+        if lanes := ranks_panel(v.ranks):
+            out.append(("ranks", "Ranks", lanes))
     if v.kernels:
         out.append(("roofline", "Roofline", panels.roofline_panel(v)))
     if trace and (ops := op_roofline_panel.panel(v)):
@@ -82,7 +87,7 @@ def render(a: Analysis, ex: Extras | None = None) -> str:
         head.append(f'<p class="meta">Filter: {esc(v.filter.describe())} · '
                     f"{esc(inputs_line(v, kinds))}</p>")
     for r in a.rejected:
-        head.append(f'<p class="bad">Rejected <code>{esc(r.path)}</code> ({esc(r.status)}): '
+        head.append(f'<p class="bad">Rejected {code(r.path)} ({esc(r.status)}): '
                     f"{esc('; '.join(r.problems))}</p>")
     body = _panels(a, ex)
     body.append(("recap", "Recap", section(

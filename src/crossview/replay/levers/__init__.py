@@ -15,6 +15,7 @@ from crossview.replay.levers import (
     ddp_bookkeeping,
     fuse_elementwise,
     graph_region,
+    host_stalls,
     kernel_speedup,
     overlap_comm,
     pinned,
@@ -25,7 +26,7 @@ from crossview.replay.levers.common import LeverUnavailable
 
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (
     dataloader, cuda_graphs, remove_sync, pinned, kernel_speedup, startup, overlap_comm,
-    bucket_grads, fuse_elementwise, ddp_bookkeeping, graph_region)}
+    bucket_grads, fuse_elementwise, ddp_bookkeeping, graph_region, host_stalls)}
 
 __all__ = ["MODULES", "LeverSpec", "LeverUnavailable", "parse"]
 

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from crossview.errors import UsageError
 from crossview.replay.graph import CPU, GAP, Graph
-from crossview.replay.levers.common import LeverContext, LeverUnavailable, defaults, number
+from crossview.replay.levers.common import LeverContext, LeverUnavailable, bounded, number
 
 NAME = "bucket-grads"
 SUMMARY = "gradients all-reduced in buckets: the c10d calls' host cost scales to SHARE"
+PARAM_IS = "calls_kept_share"
+UNKNOWNS = {"calls_kept_share": "the calls a bucketed reducer keeps per gradient (the "
+            "gradient bytes that set the bucket count are not in the trace)"}
 
 
 def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
-    keep = number(NAME, param, defaults(NAME)["calls_kept_share"])
+    keep = number(NAME, param, bounded(NAME, "calls_kept_share", ctx))
     if keep > 1:
         raise UsageError(f"--lever {NAME}={param}: a share of the calls, between 0 and 1")
     n = saved = looped = 0

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from crossview.knowledge.api_roles import role_of
 from crossview.replay.graph import CALL, Graph
-from crossview.replay.levers.common import LeverContext, LeverUnavailable, defaults, number
+from crossview.replay.levers.common import LeverContext, LeverUnavailable, bounded, number
 
 NAME = "cuda-graphs"
 SUMMARY = "launch calls cost the CUDA graph's per-kernel cost"
+PARAM_IS = "per_kernel_us"
+UNKNOWNS = {"per_kernel_us": "the host cost per kernel of a graph launch on this GPU and "
+            "driver (measured once, on MI300X)"}
 
 
 def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
-    per = int(number(NAME, param, defaults(NAME)["per_kernel_us"]) * 1e3)
+    per = int(number(NAME, param, bounded(NAME, "per_kernel_us", ctx)) * 1e3)
     n = saved = 0
     for i in range(len(g)):
         if g.kind[i] == CALL and role_of(g.name[i]) == "launch" and g.dur[i] > per:

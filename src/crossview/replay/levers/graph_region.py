@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from crossview.knowledge.api_roles import role_of
 from crossview.replay.graph import CALL, CPU, Graph
-from crossview.replay.levers.common import LeverContext, LeverUnavailable, defaults, number
+from crossview.replay.levers.common import LeverContext, LeverUnavailable, bounded, number
 
 NAME = "graph-region"
 SUMMARY = "the step's graphable region replayed as CUDA graphs (eager islands kept)"
+PARAM_IS = "per_kernel_us"
+DEFAULTS_OF = "cuda-graphs"  # its unknown is cuda-graphs' per-kernel cost
+UNKNOWNS = {"per_kernel_us": "the host cost per kernel of a graph launch on this GPU and "
+            "driver (measured once, on MI300X)"}
 
 
 def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
-    per = int(number(NAME, param, defaults("cuda-graphs")["per_kernel_us"]) * 1e3)
+    per = int(number(NAME, param, bounded("cuda-graphs", "per_kernel_us", ctx)) * 1e3)
     host = launches = n = 0
     for i in range(len(g)):
         t = g.tags[i]

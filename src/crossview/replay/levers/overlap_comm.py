@@ -5,15 +5,18 @@ that waited on it."""
 from __future__ import annotations
 
 from crossview.replay.graph import KERNEL, Graph
-from crossview.replay.levers.common import LeverContext, LeverUnavailable, defaults, number
+from crossview.replay.levers.common import LeverContext, LeverUnavailable, bounded, number
 
 NAME = "overlap-comm"
 SUMMARY = "communication overlapped with compute"
+PARAM_IS = "max_hidden_share"
+UNKNOWNS = {"max_hidden_share": "the share of each collective compute can hide (the bucket "
+            "count is not in the trace)"}
 _COMM = ("comm", "nccl", "collective", "communication")
 
 
 def apply(g: Graph, param: str | None, ctx: LeverContext) -> str:
-    share = number(NAME, param, defaults(NAME)["max_hidden_share"])
+    share = number(NAME, param, bounded(NAME, "max_hidden_share", ctx))
     idx = [i for i in range(len(g)) if g.kind[i] == KERNEL and (
         (g.family[i] or "").lower() in _COMM or "nccl" in g.name[i].lower())]
     if not idx:

@@ -199,8 +199,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
     text = read_text(path)
     r = _Reader()
     r.run(text)
-    kind = KIND + (" dmon" if r.rows.source and set(r.rows.source) == {"nvidia-smi-dmon"}
-                   else "")
+    kind = KIND + (" dmon" if r.rows.all_sources() == {"nvidia-smi-dmon"} else "")
     problems = problem_lines(r.bad, "nvidia-smi")
     if text.strip() and not text.endswith(("\n", "\r")):
         problems.append("partial: the file ends without a newline (nvidia-smi always writes "

@@ -60,6 +60,14 @@ def _scaled_le(le: str, scale: float) -> str:
     return "+Inf" if math.isinf(v) else repr(v * scale)
 
 
+def _bound_ok(le: str | None) -> bool:
+    """A bucket's `le`: a number, or ±Inf (NaN is no bound)."""
+    try:
+        return le is not None and not math.isnan(promtext.parse_float(le.strip()))
+    except ValueError:
+        return False
+
+
 def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
     try:
@@ -73,7 +81,7 @@ def read(path: Path, store: Store) -> ArtifactReport:
     sources: set[str] = set()
     fb_total: dict[int, float] = {}
     label_text: dict[tuple[tuple[str, str], ...], str] = {}  # label set → its JSON, once
-    infinite = 0
+    infinite = bad_le = 0
     for s in parsed.samples:
         family, part = promtext.family_of(s.name, parsed.types)
         if part == "created":
@@ -82,6 +90,9 @@ def read(path: Path, store: Store) -> ArtifactReport:
             infinite += not math.isnan(s.value)
             continue
         mtype = _PART_TYPE.get(part, "untyped")
+        if mtype == "bucket" and not _bound_ok(s.labels.get("le")):
+            bad_le += 1  # a bucket without a numeric upper bound cannot be placed
+            continue
         if mtype == "gauge" and family.endswith("_info"):
             mtype = "info"
         if family.startswith("DCGM_"):
@@ -133,8 +144,10 @@ def read(path: Path, store: Store) -> ArtifactReport:
                         "short, what followed is missing")
     if infinite:
         problems.append(f"{infinite} sample(s) with an infinite value skipped")
-    if parsed.scrapes > 1 and parsed.timed_scrapes == 0 and not any(
-            t is not None for t in rows.ts_ns):
+    if bad_le:
+        problems.append(f"partial: {bad_le:,} histogram bucket sample(s) whose `le` bound is "
+                        "missing or not a number were skipped")
+    if parsed.scrapes > 1 and parsed.timed_scrapes == 0 and not rows.has_timestamps():
         problems.append(f"{parsed.scrapes} scrapes without timestamps: counters cannot be "
                         "turned into rates (add `# scrape_time <epoch s>` lines)")
     kind = KIND + ":" + ",".join(sorted(sources)) if sources else KIND

@@ -81,10 +81,13 @@ def write(store: Store, path: Path, kind: str, records: Sequence[KernelRecord],
         for t in (*_TABLES, "devices"):
             store.con.execute(f"DELETE FROM {t} WHERE artifact_id = ?", [artifact_id])
         raise InputError(path, f"values cannot be stored: {str(e).splitlines()[0]}") from None
+    # every problem an ncu reader reports is something lost (a row cut or malformed, a
+    # result not loaded): read in part, said on stderr and in the recap
+    status = "partial" if problems else "ok"
     store.add_artifact(artifact_id=artifact_id, path=str(path), kind=kind,
-                       bytes=path.stat().st_size, status="ok", problems=problems, rigor="L4",
+                       bytes=path.stat().st_size, status=status, problems=problems, rigor="L4",
                        events=len(records))
-    return ArtifactReport(str(path), kind, "ok", problems, artifact_id)
+    return ArtifactReport(str(path), kind, status, problems, artifact_id)
 
 
 _KERNEL_SCHEMA = pa.schema([

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from crossview.errors import InputError
+from crossview.sources import guard
 from crossview.sources.artifact_report import ArtifactReport
-from crossview.sources.ncu import ingest
+from crossview.sources.ncu import ingest, native_log
 from crossview.sources.ncu.record import KernelRecord, MetricRow, RuleRow
 from crossview.sources.ncu.rep_format import MAGIC, walk
 from crossview.sources.ncu.units import normalize
@@ -61,17 +62,28 @@ def read(path: Path, store: Store) -> ArtifactReport:
         raise InputError(path, f"reading .ncu-rep needs the optional ncu-report package: "
                          f"{EXTRA_HINT}; or export it with `ncu --import {path.name} --csv "
                          "--page details`", "unsupported")
-    try:
-        ctx = N.load_report(str(path))
-        recs = [_record(N, ctx.range_by_idx(r).action_by_idx(a), r, a, path)
-                for r in range(ctx.num_ranges())
-                for a in range(ctx.range_by_idx(r).num_actions())]
-    except Exception as e:  # the native loader: any failure is this file's problem
-        raise InputError(path, f"ncu_report cannot load it: {type(e).__name__}: {e}") from None
+    with native_log.caught() as said:  # its protobuf log lines: this file's problems
+        try:
+            ctx = N.load_report(str(path))
+            recs = [_record(N, ctx.range_by_idx(r).action_by_idx(a), r, a, path)
+                    for r in range(ctx.num_ranges())
+                    for a in range(ctx.range_by_idx(r).num_actions())]
+            error = None
+        except Exception as e:  # the native loader: any failure is this file's problem
+            recs, error = [], f"{type(e).__name__}: {e}"
+    native = f" ({guard.quote('; '.join(said), 200)})" if said else ""
+    if error is not None:
+        raise InputError(path, f"ncu_report cannot load it: {error}{native}")
+    if layout.results and not recs:
+        raise InputError(path, f"damaged .ncu-rep: it holds {layout.results} profiled "
+                         f"result(s), ncu_report loaded none{native}")
     problems = []
     if len(recs) != layout.results:
         problems.append(f"the file holds {layout.results} profiled results, ncu_report "
                         f"loaded {len(recs)}")
+    if said:
+        problems.append("ncu_report could not parse part of it: "
+                        + guard.quote("; ".join(said), 200))
     return ingest.write(store, path, KIND, recs, problems)
 
 

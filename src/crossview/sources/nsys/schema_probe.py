@@ -41,6 +41,8 @@ class Probe:
     version: str | None  # EXPORT_SCHEMA_VERSION, e.g. "3.17.1"
     product: str | None  # EXPORT_PRODUCT_VERSION, e.g. "2025.1.1.110"
     notes: list[str] = field(default_factory=list)
+    # views in the file: never queried (see `probe`), said as a problem of the artifact
+    views: list[str] = field(default_factory=list)
 
     def has(self, table: str) -> bool:
         return table in self.tables
@@ -71,16 +73,27 @@ def connect(path: Path) -> sqlite3.Connection:
         raise InputError(path, f"cannot open as SQLite: {e}") from None
 
 
+def table_names(con: sqlite3.Connection) -> tuple[list[str], list[str]]:
+    """(tables, views) of an open export. Only tables are ever queried: nsys writes no view,
+    and a view can recurse without end (`WITH RECURSIVE` with no stop: a query that never
+    returns), so a view — whatever its name — is found here, before any query reads it."""
+    rows = con.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')"
+                       ).fetchall()
+    return ([str(n) for n, t in rows if t == "table"], [str(n) for n, t in rows if t == "view"])
+
+
 def probe(path: Path, con: sqlite3.Connection) -> Probe:
     try:
-        names = [r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
+        names, views = table_names(con)
     except sqlite3.DatabaseError as e:
         raise InputError(path, f"corrupt SQLite file: {e}") from None
     if not any(m in names for m in NSYS_MARKERS):
         raise InputError(
             path, "SQLite database is not an Nsight Systems export (none of its tables: "
             + ", ".join(NSYS_MARKERS[:3]) + ", …)", "unsupported")
+    if "StringIds" in views:
+        raise InputError(path, "Nsight Systems export whose StringIds is a view, not a table "
+                         "(an edited export; a view can run without end): refused unread")
     if "StringIds" not in names:
         raise InputError(
             path, "Nsight Systems export lacks the StringIds table, so no kernel, API or "
@@ -93,7 +106,7 @@ def probe(path: Path, con: sqlite3.Connection) -> Probe:
         raise InputError(path, f"corrupt SQLite file: {e}") from None
     meta = _meta(con, tables)
     version = meta.get("EXPORT_SCHEMA_VERSION")
-    p = Probe(tables, version, meta.get("EXPORT_PRODUCT_VERSION"))
+    p = Probe(tables, version, meta.get("EXPORT_PRODUCT_VERSION"), views=views)
     if version is None:
         p.notes.append("export schema version not recorded (no META_DATA_EXPORT / "
                        "EXPORT_META_DATA): read by column names")

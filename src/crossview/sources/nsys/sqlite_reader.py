@@ -17,8 +17,10 @@ import pyarrow as pa
 
 from crossview import progress
 from crossview.errors import InputError
+from crossview.sources import timeline_checks
 from crossview.sources.artifact_report import ArtifactReport
-from crossview.sources.nsys import callchains, fetch, gpu, host, native, sampling
+from crossview.sources.nesting_batches import TooDeep
+from crossview.sources.nsys import callchains, fetch, gpu, host, name_check, native, sampling
 from crossview.sources.nsys import clock as nsys_clock
 from crossview.sources.nsys import schema_probe as sp
 from crossview.sources.nsys.schema_probe import Probe, connect, probe
@@ -49,6 +51,9 @@ def read(path: Path, store: Store) -> ArtifactReport:
         except sqlite3.DatabaseError as e:
             _cleanup(store, artifact_id)
             raise InputError(path, f"corrupt or truncated SQLite export: {e}") from None
+        except TooDeep as e:
+            _cleanup(store, artifact_id)
+            raise InputError(path, str(e)) from None
         except Exception:
             _cleanup(store, artifact_id)
             raise
@@ -122,10 +127,17 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
     ).fetchall()[0][0]
     problems = [f"partial: {n:,} row(s) of {t} skipped: start/end not stored as integers, "
                 "end before start, or out of range" for t, n in sorted(skipped.items())]
+    if p.views:  # never queried (schema_probe.table_names): what they stand for is missing
+        shown = ", ".join(p.views[:3]) + (f" and {len(p.views) - 3} more" if len(p.views) > 3
+                                          else "")
+        problems.append(f"partial: {len(p.views)} view(s) not read ({shown}): an nsys export "
+                        "holds tables only, and a view can run without end")
     if p.has(sp.KERNEL) and not p.cols(sp.KERNEL):
         problems.append(f"partial: {sp.KERNEL} has no columns (a view or a damaged table): "
                         "kernels not read")
     status = "partial" if problems else "ok"
+    problems += timeline_checks.doubts(store, artifact_id)  # all read, but times doubted
+    problems += name_check.unresolved(store, artifact_id)
     store.add_artifact(
         artifact_id=artifact_id, path=str(path), kind=KIND, bytes=path.stat().st_size,
         status=status, problems=problems, rigor="L2" if n_host + gc.kernels else "L1",
@@ -138,27 +150,33 @@ def _read(path: Path, src: sqlite3.Connection, p: Probe, store: Store, artifact_
 def _not_collected(p: Probe, hc: host.HostCounts, gc: gpu.GpuCounts) -> list[str]:
     """Say what the capture did not collect (absent tables), never report it as zero."""
     out: list[str] = []
-    if not any(p.has(t) for t in sp.CUPTI_TABLES):
+    if all(_absent(p, t) for t in sp.CUPTI_TABLES):
         out.append(NO_CUDA)
     else:
-        if not p.has(sp.KERNEL):
+        if _absent(p, sp.KERNEL):
             out.append("no kernel ran in the capture (CUPTI_ACTIVITY_KIND_KERNEL absent)")
-        if not p.has(sp.RUNTIME):
+        if _absent(p, sp.RUNTIME):
             out.append("CUDA API calls not collected (CUPTI_ACTIVITY_KIND_RUNTIME absent): "
                        "kernels cannot be tied to their launches")
-        if not p.has(sp.MEMCPY):
+        if _absent(p, sp.MEMCPY):
             out.append("no memcpy recorded (CUPTI_ACTIVITY_KIND_MEMCPY absent)")
-        if not p.has(sp.MEMSET):
+        if _absent(p, sp.MEMSET):
             out.append("no memset recorded (CUPTI_ACTIVITY_KIND_MEMSET absent)")
-    if not p.has(sp.NVTX):
+    if _absent(p, sp.NVTX):
         out.append("NVTX not collected (NVTX_EVENTS absent)")
-    elif hc.nvtx == 0:
+    elif p.has(sp.NVTX) and hc.nvtx == 0:
         out.append("NVTX collected but no push/pop or start/end range recorded")
-    if not p.has(sp.OSRT):
+    if _absent(p, sp.OSRT):
         out.append("OS runtime calls not collected (OSRT_API absent)")
-    if not (p.has(sp.SAMPLES) and p.has(sp.CALLCHAINS)):
+    if _absent(p, sp.SAMPLES) or _absent(p, sp.CALLCHAINS):
         out.append("CPU sampling not collected (COMPOSITE_EVENTS / SAMPLING_CALLCHAINS absent)")
     return out
+
+
+def _absent(p: Probe, table: str) -> bool:
+    """Not collected: neither a table nor a view (a view is not read, but it is not absent:
+    its problem says so instead)."""
+    return not p.has(table) and table not in p.views
 
 
 def _enum(src: sqlite3.Connection, p: Probe, table: str) -> dict[int, str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from crossview.errors import InputError
+from crossview.sources import guard
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.stacks import leaves
 from crossview.sources.stacks.model import Profile
@@ -27,6 +28,11 @@ def check(path: Path, p: Profile, what: str) -> None:
     if all(s.count == 0 and s.weight_ns == 0 for s in p.stacks):
         raise InputError(path, f"{what}: every stack has zero weight (nothing was sampled)",
                          "empty")
+    deepest = max(len(s.frames) for s in p.stacks)
+    if deepest > (cap := int(guard.limit("max_stack_depth"))):
+        # refused alone: the call trees built from it are walked and serialized per level
+        raise InputError(path, f"{what}: a stack of {deepest:,} frames is deeper than "
+                         f"{cap:,} (input_limits.yaml max_stack_depth): refused")
 
 
 def ingest(store: Store, path: Path, kind: str, p: Profile, what: str) -> ArtifactReport:

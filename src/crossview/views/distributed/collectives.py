@@ -32,6 +32,8 @@ class CollectiveCall:
     start_ns: int
     end_ns: int
     name: str  # kernel name
+    device: int = -1  # the kernel's device (-1: not recorded)
+    gpu_op_id: int = -1  # its gpu_ops row: the replay graph joins ranks at this node
 
     @property
     def key(self) -> tuple[str, str]:
@@ -48,18 +50,19 @@ def calls_of(store: Store, artifact_id: int, scoped: bool = True) -> list[Collec
     # the type: the kernel's args, else the op holding its launch call (collectives.yaml)
     rows = store.sql(
         "SELECT g.collective, g.process_group, g.stream, g.coll_seq, g.start_ns,"
-        " g.start_ns + g.dur_ns, g.name, lp.name"
+        " g.start_ns + g.dur_ns, g.name, lp.name, g.device, g.gpu_op_id"
         f" FROM {table} g {LAUNCH_OP_JOIN}"
         " WHERE g.artifact_id = $a AND g.kind = 'kernel' AND g.family = 'comm'"
         " ORDER BY g.start_ns, g.gpu_op_id", {"a": artifact_id},
     ).fetchall()
     count: dict[tuple[str, str], int] = defaultdict(int)
     out: list[CollectiveCall] = []
-    for coll, pg, stream, seq, s, e, name, launch_op in rows:
+    for coll, pg, stream, seq, s, e, name, launch_op, dev, op_id in rows:
         op = collective_type(coll, name or "", launch_op)
         group = f"pg {pg}" if pg not in (None, "") else f"stream {stream}"
         i = count[(group, op)]
         count[(group, op)] += 1
         out.append(CollectiveCall(op, group, i, None if seq is None else int(seq),
-                                  int(s), int(e), name or ""))
+                                  int(s), int(e), name or "",
+                                  -1 if dev is None else int(dev), int(op_id)))
     return out

@@ -7,7 +7,9 @@ and bus bandwidth busbw = algbw × NCCL's factor for the type (knowledge/comm_ba
 from nccl-tests PERFORMANCE.md), averaged as Σ S ÷ Σ t over the calls. The ceiling is the
 GPU's NVLink per-direction bandwidth (sol_ceilings.yaml) when the group fits in the GPUs the
 trace lists (one node), else InfiniBand NDR per direction (an assumption, said so).
-Kernel time includes any wait for peers, so busbw is a lower bound of the link's speed.
+Kernel time includes any wait for peers, so busbw is a lower bound of the link's speed;
+where the ranks of a job are analyzed together, each call's transfer part (its time after the
+last member arrived, views/distributed/rank_comm.py) gives busbw over the transfer alone.
 
 Copies: per copy kind and memory kinds (HtoD Pageable→Device, …): count, bytes, time and
 bytes/s against the PCIe / NVLink per-direction or HBM ceiling (comm_bandwidth.yaml).
@@ -65,9 +67,18 @@ class CollectiveBw:
     kernel_name_differs: int = 0
     # calls typed by their kernel name alone (no args, launch call not in the capture)
     typed_by_name: int = 0
+    # ranks analyzed together: the calls' time after their last member arrived, and busbw
+    # over it (None: one rank, no peer to align with)
+    transfer_ns: int | None = None
+    busbw_transfer_bytes_per_s: float | None = None
+    pct_of_ceiling_transfer: float | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        d = asdict(self)
+        if self.transfer_ns is None:  # one rank: the contract as before
+            for k in ("transfer_ns", "busbw_transfer_bytes_per_s", "pct_of_ceiling_transfer"):
+                d.pop(k)
+        return d
 
 
 @dataclass
@@ -114,8 +125,17 @@ def _per_direction(total: float | None, direction: str | None) -> float | None:
     return total / 2 if direction == "bidirectional" else total
 
 
-def compute(store: Store) -> CommBandwidth:
+def compute(store: Store, transfers: tuple[list[int], list[int], list[int]] | None = None
+            ) -> CommBandwidth:
+    """transfers: (artifact ids, kernel starts, transfer ns) of the collective calls whose
+    transfer part is known (views/distributed/rank_comm.transfers)."""
     spec, n_gpus = _spec_and_gpus(store)
+    join, tsum, params = "", "NULL::BIGINT", {}
+    if transfers is not None and transfers[0]:
+        join = ("LEFT JOIN (SELECT unnest($ta) AS a, unnest($ts) AS s, unnest($tt) AS t) x"
+                " ON x.a = g.artifact_id AND x.s = g.start_ns")
+        tsum = "sum(x.t)"
+        params = {"ta": transfers[0], "ts": transfers[1], "tt": transfers[2]}
     # sizes: the kernel's own args first; else the launching op's (record_param_comms
     # args, or its first tensor input: symm_mem / custom all-reduce ops record only that);
     # the type: the kernel's args, else the op holding the launch call (`nccl:all_reduce`)
@@ -125,30 +145,33 @@ def compute(store: Store) -> CommBandwidth:
                'stream ' || g.stream), a.group_size, a.dtype,
                greatest(a.in_nelems, a.out_nelems), p.group_size, p.dtype,
                greatest(p.in_nelems, p.out_nelems), p.input_dims, p.input_types,
-               art.world_size, count(*), sum(g.dur_ns)
+               art.world_size, count(*), sum(g.dur_ns), {tsum}
         FROM f_gpu g LEFT JOIN op_args a ON a.op_id = g.gpu_op_id AND a.on_gpu
         {LAUNCH_OP_JOIN}
         LEFT JOIN op_args p ON p.op_id = r.parent AND NOT p.on_gpu
         LEFT JOIN artifacts art ON art.artifact_id = g.artifact_id
+        {join}
         WHERE g.kind = 'kernel' AND g.family = 'comm'
         GROUP BY ALL ORDER BY 15 DESC
-        """
+        """, params
     ).fetchall()
     notes: list[str] = []
     colls: dict[tuple[Any, ...], list[Any]] = {}
     for (coll, name, launch_op, group, n, dt, nel, pn, pdt, pnel, pdims, ptypes, world, cnt,
-         ns) in rows:
+         ns, tns) in rows:
         op, by_name = typed(coll, name or "", launch_op)
         first = op in table()["first_input_types"]
         key = (op, group, *_sizes(n, dt, nel, pn, pdt, pnel, pdims if first else None, ptypes,
                                   world))
-        acc = colls.setdefault(key, [0, 0, 0, 0])
+        acc = colls.setdefault(key, [0, 0, 0, 0, None])
         acc[0] += int(cnt)
         acc[1] += int(ns)
         acc[2] += int(cnt) if not by_name and name_misleads(name or "", op) else 0
         acc[3] += int(cnt) if by_name else 0
-    out = [_coll(k, c, ns, spec, n_gpus, other, by_name)
-           for k, (c, ns, other, by_name) in colls.items()]
+        if tns is not None:
+            acc[4] = (acc[4] or 0) + int(tns)
+    out = [_coll(k, c, ns, spec, n_gpus, other, by_name, tns)
+           for k, (c, ns, other, by_name, tns) in colls.items()]
     _disproved_per_group(out)
     out.sort(key=lambda c: -c.time_ns)
     if out and all(c.message_bytes is None for c in out):
@@ -188,7 +211,8 @@ def _sizes(n: Any, dt: Any, nel: Any, pn: Any, pdt: Any, pnel: Any, pdims: Any, 
 
 
 def _coll(key: tuple[Any, ...], count: int, ns: int, spec: HwSpec | None, n_gpus: int,
-          kernel_name_differs: int, typed_by_name: int) -> CollectiveBw:
+          kernel_name_differs: int, typed_by_name: int,
+          transfer_ns: int | None = None) -> CollectiveBw:
     op, group, n, dt, size, sizes_from = key
     alg = size * count / (ns * 1e-9) if size is not None and ns else None
     fac = bus_factor(op, int(n)) if n else None
@@ -209,9 +233,17 @@ def _coll(key: tuple[Any, ...], count: int, ns: int, spec: HwSpec | None, n_gpus
         what = (f"none: the busbw exceeds {what} ({ceil / 1e9:.0f} GB/s), so that ceiling "
                 "does not bound this group")
         ceil, pct = None, None
-    return CollectiveBw(op, group, int(n) if n else None, dt, size, count, ns,
-                        ns / count if count else 0.0, alg, bus, fac, ceil, what, pct,
-                        sizes_from, kernel_name_differs, typed_by_name)
+    out = CollectiveBw(op, group, int(n) if n else None, dt, size, count, ns,
+                       ns / count if count else 0.0, alg, bus, fac, ceil, what, pct,
+                       sizes_from, kernel_name_differs, typed_by_name)
+    if transfer_ns is not None:
+        out.transfer_ns = transfer_ns
+        if size is not None and fac is not None and transfer_ns > 0:
+            out.busbw_transfer_bytes_per_s = size * count / (transfer_ns * 1e-9) * fac
+            pct_t = 100.0 * out.busbw_transfer_bytes_per_s / ceil if ceil else None
+            # above the ceiling: the transfer part is mis-measured (clock error), no score
+            out.pct_of_ceiling_transfer = pct_t if pct_t is not None and pct_t <= 100 else None
+    return out
 
 
 def _disproved_per_group(out: list[CollectiveBw]) -> None:
@@ -224,6 +256,7 @@ def _disproved_per_group(out: list[CollectiveBw]) -> None:
         why = gone.get((c.group, c.ranks))
         if why is not None and c.pct_of_ceiling is not None:
             c.ceiling, c.ceiling_bytes_per_s, c.pct_of_ceiling = why, None, None
+            c.pct_of_ceiling_transfer = None
 
 
 def _copies(store: Store, spec: HwSpec | None) -> list[CopyBw]:

@@ -1,25 +1,31 @@
-"""Cross-rank merge: align collectives across ranks, measure skew, name the straggler.
+"""Cross-rank merge: align collectives across ranks, measure skew, name the late ranks.
 
 Pure functions of per-rank summaries (views/distributed/ranks.py): no store, so summaries
 computed in worker processes merge here unchanged.
 
-Clock: ranks on one node share one clock (CUPTI/Kineto timestamps come from the same host
-clock), so when the ranks' kernel spans overlap their timestamps are used as they are
-("global"). When they do not overlap (different nodes, unsynchronized clocks), each rank is
-shifted so that the first collective both ranks share ENDS at the same time as on the
-reference (lowest) rank: a collective completes on all ranks together (nobody leaves an
-all-reduce before the last rank has contributed), while its start is what skew measures.
-The choice and the offsets are part of the output.
+Clock: views/distributed/clock.py puts every rank on the reference (lowest) rank's clock from
+the collectives' ends — a collective completes on all ranks together, while its start is what
+skew measures — and states each offset with its error. Then: each rank's collective time
+split into waiting for a peer and transfer (rank_comm.py), the late ranks by their share of
+the time the others waited (late_ranks.py), and the majority-vote straggler (decision 0056).
 """
 
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from crossview.views.distributed import clock as clock_mod
+from crossview.views.distributed import late_ranks, rank_comm
+from crossview.views.distributed.aligned import AlignedCollective
 from crossview.views.distributed.collectives import CollectiveCall
 from crossview.views.distributed.ranks import RankSummary
+
+if TYPE_CHECKING:
+    from crossview.views.distributed.rank_path import CriticalPath
 
 
 @dataclass(frozen=True)
@@ -30,33 +36,6 @@ class MissingRank:
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "rank": self.rank, "problem": self.problem}
-
-
-@dataclass
-class AlignedCollective:
-    op: str
-    group: str
-    index: int
-    seq: int | None
-    starts: dict[int, int]  # rank → start on the common clock (ns)
-    ends: dict[int, int]
-
-    @property
-    def label(self) -> str:
-        n = f"seq {self.seq}" if self.seq is not None else f"#{self.index + 1}"
-        return f"{self.op} {n} ({self.group})"
-
-    @property
-    def start_spread_ns(self) -> int:
-        return max(self.starts.values()) - min(self.starts.values())
-
-    @property
-    def end_spread_ns(self) -> int:
-        return max(self.ends.values()) - min(self.ends.values())
-
-    @property
-    def last_rank(self) -> int:
-        return max(self.starts, key=lambda r: (self.starts[r], -r))
 
 
 @dataclass
@@ -84,12 +63,32 @@ class RankAnalysis:
     ranks: list[RankSummary]
     collectives: list[AlignedCollective]
     stragglers: list[Straggler]
-    clock: str  # global | first-collective-end
+    clock: str  # global | collective-ends | first-collective-end (views/distributed/clock.py)
     clock_note: str
     offsets_ns: dict[int, int]
     missing: list[MissingRank]
     expected: int | None  # world size the traces declare
     notes: list[str] = field(default_factory=list)
+    clock_errors_ns: dict[int, int | None] = field(default_factory=dict)
+    comm: dict[int, rank_comm.RankComm] = field(default_factory=dict)  # wait vs transfer
+    late: late_ranks.LateRanks | None = None  # by share of the time the others waited
+    # the cross-rank critical path of the job's step, from the joined replay (set by
+    # replay/rank_findings.py; None: not replayed — fan-out, too large, or no step); read it
+    # through `replayed()`, which runs that replay on first use
+    critical_path: CriticalPath | None = None
+    # why it is missing when the replay ran no critical path
+    critical_path_note: str = ""
+    # runs the joined replay once (analysis.py injects replay/rank_findings.replay_job: the
+    # views sit below replay/); None: nothing to run (fan-out sets the note instead)
+    replayer: Callable[[], object] | None = field(default=None, repr=False, compare=False)
+    replay_result: object = field(default=None, repr=False, compare=False)
+
+    def replayed(self) -> RankAnalysis:
+        """This job with its joined replay run (critical_path / critical_path_note set)."""
+        run, self.replayer = self.replayer, None
+        if run is not None:
+            self.replay_result = run()
+        return self
 
     @property
     def partial(self) -> bool:
@@ -108,6 +107,7 @@ class RankAnalysis:
                 + " — a missing rank may be the real straggler")
 
     def to_dict(self) -> dict[str, object]:
+        self.replayed()
         skewed = [c for c in self.collectives if c.start_spread_ns > 0]
         return {
             "clock": self.clock, "clock_note": self.clock_note,
@@ -118,6 +118,11 @@ class RankAnalysis:
             "max_start_spread_ns": max((c.start_spread_ns for c in skewed), default=0),
             "max_end_spread_ns": max((c.end_spread_ns for c in self.collectives), default=0),
             "notes": self.notes,
+            "clock_errors_ns": {str(r): e for r, e in sorted(self.clock_errors_ns.items())},
+            "late_ranks": self.late.to_dict() if self.late is not None else None,
+            "critical_path": (self.critical_path.to_dict() if self.critical_path is not None
+                              else None),
+            "critical_path_note": self.critical_path_note,
         }
 
 
@@ -126,27 +131,6 @@ def _by_key(calls: list[CollectiveCall]) -> dict[tuple[str, str], list[Collectiv
     for c in calls:
         out[c.key].append(c)
     return out
-
-
-def _clock(ranks: list[RankSummary]) -> tuple[str, str, dict[int, int]]:
-    if max(r.first_ns for r in ranks) < min(r.last_ns for r in ranks):
-        return ("global", "ranks' timestamps used as one clock (their kernel spans overlap: "
-                "same node or synchronized clocks)", {r.rank: 0 for r in ranks})
-    ref = ranks[0]
-    offsets = {ref.rank: 0}
-    how = "first kernel"
-    first = ref.collectives[0] if ref.collectives else None
-    for r in ranks[1:]:
-        mine = next((c for c in r.collectives if first and c.key == first.key
-                     and c.index == 0), None)
-        if first is not None and mine is not None:
-            offsets[r.rank] = first.end_ns - mine.end_ns
-            how = f"end of the first {first.op} ({first.group})"
-        else:
-            offsets[r.rank] = ref.first_ns - r.first_ns
-    return ("first-collective-end", f"ranks' kernel spans do not overlap (different clocks):"
-            f" each rank shifted so the {how} coincides with rank {ref.rank}'s",
-            offsets)
 
 
 def _align(ranks: list[RankSummary], offsets: dict[int, int], notes: list[str]
@@ -175,7 +159,7 @@ def _align(ranks: list[RankSummary], offsets: dict[int, int], notes: list[str]
             out.append(AlignedCollective(
                 key[1], key[0], one.index, ident if by_seq else None,
                 {rk: c.start_ns + offsets[rk] for rk, c in members.items()},
-                {rk: c.end_ns + offsets[rk] for rk, c in members.items()}))
+                {rk: c.end_ns + offsets[rk] for rk, c in members.items()}, dict(members)))
     out.sort(key=lambda c: min(c.starts.values()))
     return out
 
@@ -230,9 +214,12 @@ def merge_ranks(summaries: list[RankSummary], missing: list[MissingRank], min_sk
         return None
     worlds = [r.world_size for r in ranks if r.world_size]
     expected = max(worlds) if worlds else None
-    clock, clock_note, offsets = _clock(ranks)
-    if not one_job(ranks, clock):
+    clk = clock_mod.align(ranks)
+    offsets = clk.offsets_ns
+    if not one_job(ranks, clk.kind):
         return None
     coll = _align(ranks, offsets, notes) if len(ranks) > 1 else []
     return RankAnalysis(ranks, coll, _stragglers(coll, offsets, min_skew_ns, min_late_share),
-                        clock, clock_note, offsets, missing, expected, notes)
+                        clk.kind, clk.note, offsets, missing, expected, notes, clk.errors_ns,
+                        rank_comm.split(coll, {r.rank: r.path for r in ranks}, offsets),
+                        late_ranks.compute(coll, ranks, offsets) if coll else None)

@@ -17,6 +17,7 @@ from crossview.views.distributed import ranks as rank_views
 # reaches them (start-up time, docs/decisions/0760)
 if TYPE_CHECKING:
     from crossview.views.distributed.crossrank import MissingRank, RankAnalysis
+    from crossview.views.distributed.peer_wait import PeerWait
 
 # readers whose files carry one rank's timeline; a rejected one of these is a missing rank
 _TRACE_KINDS = ("kineto", "nsys")
@@ -68,4 +69,38 @@ def analyze_ranks(store: Store, artifacts: list[str], rejected: list[Rejected],
         c = straggler_cause.explain(store, by_rank[st.rank].artifact_id, st.windows,
                                     limits.straggler_gpu_busy_share)
         st.cause_kind, st.cause = c.kind, c.text
+    explain_late(store, job)
     return job
+
+
+def artifact_ids(store: Store) -> dict[str, int]:
+    """path → artifact id of the store's readable artifacts (a rank's file in this store)."""
+    return {str(p): int(a) for p, a in store.sql(
+        "SELECT path, artifact_id FROM artifacts WHERE status = 'ok'").fetchall()}
+
+
+def peer_waits(store: Store, job: RankAnalysis) -> list[PeerWait]:
+    """The job's collective waits for peers, for the ranks whose file is in this store."""
+    from crossview.views.distributed import rank_comm
+
+    return rank_comm.peer_waits(job.comm, artifact_ids(store))
+
+
+def transfers(store: Store, job: RankAnalysis) -> tuple[list[int], list[int], list[int]]:
+    """(artifact ids, own-clock starts, transfer ns) of the job's collective calls in this
+    store: comm_bandwidth's busbw from the transfer part."""
+    from crossview.views.distributed import rank_comm
+
+    return rank_comm.transfers(job.comm, artifact_ids(store))
+
+
+def explain_late(store: Store, job: RankAnalysis, scoped: bool = True) -> None:
+    """Why each named late rank in this store was late (views/distributed/late_cause.py)."""
+    if job.late is None or not job.late.named:
+        return
+    from crossview.views.distributed import late_cause
+
+    got = late_cause.explain(store, job.late, job.collectives, job.ranks, artifact_ids(store),
+                             peer_waits(store, job), scoped)
+    for lr in job.late.ranks:
+        lr.cause = got.get(lr.rank, lr.cause)
