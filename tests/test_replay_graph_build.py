@@ -16,7 +16,6 @@ import json
 from pathlib import Path
 
 import pytest
-from crossview.verdict.replayed import _artifact
 
 from conftest import SHARED_DATA, shared_file
 from crossview.replay.graph import Graph
@@ -24,6 +23,7 @@ from crossview.replay.levers import parse
 from crossview.replay.whatif import CaptureReplay
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
+from crossview.verdict.replayed import _artifact
 
 K = SHARED_DATA / "kineto"
 CASES = {
