@@ -103,6 +103,17 @@ def declarations() -> list[Declaration]:
     return [sys.modules[d.__module__].DECLARATION for d in DETECTORS]
 
 
+def levers_by_pattern() -> dict[str, tuple[str, ...]]:
+    """Each pattern whose declaration names replay levers → those levers (About.levers)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for d in declarations():
+        for p in d.patterns:
+            lv = d.about_of(p).levers
+            if lv and p not in out:
+                out[p] = lv
+    return out
+
+
 def about(pattern: str) -> About:
     """A pattern's facts (its first declaration's): side, levers, … (detectors/declare.py)."""
     return next((d.about_of(pattern) for d in declarations() if pattern in d.patterns),
