@@ -74,12 +74,13 @@ def test_pageable_input_copy_waits_on_the_stream_so_kernels_are_on_the_path() ->
 
     a = analyze([path])
     tc = next(f for f in a.findings if f.pattern == "tensor-cores-unused")
-    assert tc.severity == "red" and 0.05 < tc.details["kernel_path_share"] < 0.12  # type: ignore[operator]
+    # the most faster kernels can save is the kernels' 8% of the critical path, under a 🔴's
+    # saving (verdict.yaml red_saving): a 🟡 (issue 37)
+    assert tc.severity == "yellow" and 0.05 < tc.details["kernel_path_share"] < 0.12  # type: ignore[operator]
     assert "so the step shortens by about" not in tc.expected_effect
     assert "An A/B compares the step time and these ops' kernel time" in tc.expected_effect
     assert "Today GPU kernels are 8% of the median step's critical path" in tc.expected_effect
-    assert ("The dominant pattern is **tensor-cores-unused**, but GPU kernels are only 8% of "
-            "the step's critical path today (7") in markdown.render(a)
+    assert "no 🔴 issue in this capture" in markdown.render(a)
 
 
 def test_gpu_bound_capture_keeps_its_kernel_findings() -> None:

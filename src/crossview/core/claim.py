@@ -28,7 +28,9 @@ from msgspec import Meta, Struct
 
 Tier = Literal["top", "consider", "note"]
 Rigor = Literal["L1", "L2", "L3", "L4"]
-Basis = Literal["time", "kernel_time"]
+# time: of the steady step; kernel_time: of GPU kernel time; requests: of the serving engine's
+# requests (a serving metric: no step-time saving to rank by)
+Basis = Literal["time", "kernel_time", "requests"]
 
 
 def _u(unit: str) -> Meta:

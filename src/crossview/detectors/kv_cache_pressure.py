@@ -50,7 +50,8 @@ def detect(v: Views) -> list[Claim]:
         red = pre > 0 and (rate is None or rate >= lim.preemption_red_rate)
         share = rate if rate is not None else (kv.mean / 100 if kv else 0.0)
         out.append(Claim(
-            pattern=PATTERN, share=min(1.0, share), tier="top" if red else "consider",
+            pattern=PATTERN, share=min(1.0, share), basis="requests",
+            tier="top" if red else "consider",
             cutoff=(Cutoff("preemption_red_rate", lim.preemption_red_rate, rate or 0.0) if red
                     else Cutoff("kv_usage_high_pct", lim.kv_usage_high_pct,
                                 kv.max if kv else 0.0)),

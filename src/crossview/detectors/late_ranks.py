@@ -118,7 +118,7 @@ def _fix(v: Views, named: list[LateRank]) -> tuple[FixPart, ...]:
             kind = "host-stalls"
         by_kind.setdefault(kind, []).append(r)
     kind_of_job = v.parallelism.kind
-    graphs = flag_text(GRAPHS, (kind_of_job,) if kind_of_job else ())
+    graphs = flag_text(GRAPHS, (kind_of_job,) if kind_of_job else (), v.context.has)
     out = []
     for kind, ranks in by_kind.items():
         what = "; ".join(

@@ -80,7 +80,8 @@ def _from_engine(v: Views) -> list[Claim]:
         if ratio < lim.itl_spike_ratio or isl is None or isl < lim.long_prompt_tokens:
             continue
         out.append(Claim(
-            pattern=PATTERN, form="engine", share=lim.yellow_share, tier="consider",
+            pattern=PATTERN, form="engine", share=lim.yellow_share, basis="requests",
+            tier="consider",
             cutoff=Cutoff("itl_spike_ratio", lim.itl_spike_ratio, ratio), rigor="L3",
             fix=(FixPart(key=PATTERN),), cites=ev(s, "itl", "prompt_len", "prompt_tokens"),
             facts=EngineItl(where=scrapes(s), p99=itl.p99.text(fmt_s), p50=itl.p50.text(fmt_s),
@@ -111,6 +112,7 @@ def _from_bench(v: Views) -> list[Claim]:
         engine = str(b.context.get("engine") or "")
         out.append(Claim(
             pattern=PATTERN, form="bench", share=spike if spike else lim.yellow_share,
+            basis="requests",
             tier="top" if chunked == "off" else "consider",
             cutoff=Cutoff("itl_spike_ratio", lim.itl_spike_ratio, ratio), rigor="L3",
             fix=(FixPart(key=PATTERN, known=(("engine", engine),) if engine else ()),),

@@ -45,7 +45,8 @@ def detect(v: Views) -> list[Claim]:
         if rate >= lim.prefix_hit_low_pct:
             continue
         out.append(Claim(
-            pattern=PATTERN, share=(100.0 - rate) / 100.0 * lim.prefix_miss_share_weight,
+            pattern=PATTERN, basis="requests",
+            share=(100.0 - rate) / 100.0 * lim.prefix_miss_share_weight,
             tier="consider", cutoff=Cutoff("prefix_hit_low_pct", lim.prefix_hit_low_pct, rate),
             rigor="L3", fix=(FixPart(key=PATTERN),),
             cites=ev(s, "prefix_cache_queries", "prefix_cache_hits", "prefix_cache_hit_rate"),

@@ -114,7 +114,8 @@ def detect(v: Views) -> list[Claim]:
             continue
         share = max(x for x in (g_share, l_share) if x is not None)
         out.append(Claim(
-            pattern=PATTERN, share=share, tier=cut[0], cutoff=cut[1], rigor="L3",
+            pattern=PATTERN, share=share, basis="requests", tier=cut[0], cutoff=cut[1],
+            rigor="L3",
             fix=(FixPart(key=PATTERN),),
             cites=ev(s, "requests_waiting", "requests_running", "queue_time", "e2e_latency",
                      "queue_time_total"),

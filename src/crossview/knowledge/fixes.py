@@ -53,10 +53,19 @@ def fix_for(key: str, known: Mapping[str, str | None] | None = None, where: str 
     return fill(v.text, where, **facts) if v is not None else ""
 
 
-def flag_text(key: str, flags: tuple[str, ...]) -> str:
-    """The text of the first variant of `key` needing no more than `flags` (a phrase another
-    fix fills in, chosen by a fact the claim states: late-rank-graphs by the parallelism)."""
-    v = pick(key, lambda r: all(f in flags for f in r.flags))
+def flag_text(key: str, flags: tuple[str, ...],
+              has: Callable[[str, str], bool | None]) -> str:
+    """The text of the first variant of `key` whose flags are among `flags` and whose other
+    requirements `has(key, value)` confirms (a capture context's `has`; unknown = unmet): a
+    phrase another fix fills in, chosen by what the capture shows (late-rank-graphs by the
+    parallelism and framework)."""
+    keys = ("framework", "engine", "phase", "model", "vendor", "dtype", "source", "code")
+
+    def met(r: FixRequires) -> bool:
+        return all(f in flags for f in r.flags) and all(
+            has(k, getattr(r, k)) is True for k in keys if getattr(r, k) is not None)
+
+    v = pick(key, met)
     return v.text if v is not None else ""
 
 

@@ -54,6 +54,9 @@ def saving(v: Views, c: Case) -> Saving:
         return Saving(rep.saved, "replay", "the replayed median step (`crossview whatif "
                       f"--lever {rep.lever}`)", rep.saved)
     share, basis = c.share, "the claim's share of the steady step"
+    if c.claim.basis == "requests":  # a serving metric: its own cut-off, no step to weigh
+        return Saving(share, "bound", "the share of the engine's requests it holds (a serving "
+                      "metric: no step-time saving)", share)
     if c.claim.basis == "kernel_time":
         busy = _busy_fraction(v)
         if busy is not None:
@@ -92,7 +95,8 @@ def judge(v: Views, cases: list[Case]) -> None:
             if c.off_path:
                 c.off_path_demoted = sev == "red"
                 sev = _min(sev, "yellow")
-        if sev == "red" and c.saving.source == "bound" and c.saving.share < r.red_saving:
+        if sev == "red" and c.saving.source == "bound" and c.saving.share < r.red_saving \
+                and c.claim.basis != "requests":
             sev = "yellow"  # the most the claim can save is under a 🔴's saving
         replayed_red = rep is not None and rep.predicts_fix and rep.saved >= r.red_saving
         for cav in c.caveats:
