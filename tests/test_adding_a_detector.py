@@ -74,6 +74,7 @@ def test_the_doc_names_every_place_a_detector_touches() -> None:
         ("append", "src/crossview/knowledge/thresholds.yaml"),
         ("append", "src/crossview/knowledge/thresholds_schema.py"),
         ("append", "src/crossview/knowledge/fixes.yaml"),
+        ("append", "src/crossview/knowledge/evidence.yaml"),
     ], files
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from conftest import SHARED_DATA
 from crossview.analysis import analyze
-from crossview.replay import findings
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
+from crossview.verdict import replayed as findings
 from crossview.views.device import gpu_activity, host_state, idle_pieces, timeline
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.host import calltree
@@ -128,8 +128,8 @@ def test_find_with_repeated_keys_takes_the_search() -> None:
 
 
 def _artifact_by_join(store: Store) -> int | None:
-    """The query `replay.findings._artifact` replaced: every artifact id of gpu_ops joined to
-    the runtime calls of host_ops."""
+    """The query `verdict.replayed._artifact` (formerly replay/findings.py) replaced: every
+    artifact id of gpu_ops joined to the runtime calls of host_ops."""
     rows = store.sql(
         "SELECT DISTINCT artifact_id FROM gpu_ops WHERE artifact_id IN (SELECT artifact_id "
         "FROM host_ops WHERE kind = 'runtime')").fetchall()

@@ -148,13 +148,17 @@ def test_every_fix_key_named_exists_and_every_fix_key_is_named() -> None:
         for n in ast.walk(tree):
             if isinstance(n, ast.Constant) and isinstance(n.value, str):
                 strings.add(n.value)
-            if isinstance(n, ast.Call) and n.args and getattr(n.func, "id", getattr(
-                    n.func, "attr", None)) == "fix_for":
-                a = n.args[0]
+            # fix_for("key", …) and a claim's FixPart(key="key", …) (core/claim.py)
+            name = getattr(n.func, "id", getattr(n.func, "attr", None)) \
+                if isinstance(n, ast.Call) else None
+            if name in ("fix_for", "FixPart"):
+                assert isinstance(n, ast.Call)
+                a = n.args[0] if n.args else next(
+                    (k.value for k in n.keywords if k.arg == "key"), None)
                 key = a.value if isinstance(a, ast.Constant) else (
                     consts.get(a.id) if isinstance(a, ast.Name) else None)
                 if key is not None:  # a computed key must be in its detector's declaration
-                    assert key in fixes, f"fix_for({key!r}) in {_p.name}: not in fixes.yaml"
+                    assert key in fixes, f"{name}({key!r}) in {_p.name}: not in fixes.yaml"
     assert declared <= set(fixes), sorted(declared - set(fixes))
     unnamed = sorted(k for k in fixes if k not in strings and k not in declared)
     assert not unnamed, f"fixes.yaml keys no code names: {unnamed}"

@@ -23,7 +23,7 @@ import pytest
 
 from conftest import SHARED_DATA, shared_file
 from crossview.analysis import Analysis, analyze
-from crossview.knowledge.fixes import fix_for
+from crossview.knowledge.fixes import variant_text
 from crossview.replay import graph as graph_mod
 from crossview.replay.levers import parse
 from crossview.replay.steps import step_windows
@@ -74,8 +74,8 @@ def test_v100_nccl_finding_says_bucket_the_gradients() -> None:
     assert f"{per_step_host_ms:.2f} ms of host time per step" in f.observation  # 37.69 ms
     # the calls run under CompiledFunctionBackward (the raw events' parent): the variant for
     # collectives inside the compiled graph (decision 0807)
-    assert f.fix.startswith(fix_for("nccl-collective-bound-per-gradient", "in_compiled_graph",
-                                    calls="404", grads="404",
+    assert f.fix.startswith(variant_text("nccl-collective-bound-per-gradient",
+                                         "in_compiled_graph", calls="404", grads="404",
                                     parent="CompiledFunctionBackward")[:200])
     assert "optimize_ddp" in f.fix and "gradient_as_bucket_view=True" in f.fix
     # its expected effect is the bucket-grads replay, which cannot refute the finding

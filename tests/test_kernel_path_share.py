@@ -74,19 +74,21 @@ def test_pageable_input_copy_waits_on_the_stream_so_kernels_are_on_the_path() ->
 
     a = analyze([path])
     tc = next(f for f in a.findings if f.pattern == "tensor-cores-unused")
-    assert tc.severity == "red" and 0.05 < tc.details["kernel_path_share"] < 0.12  # type: ignore[operator]
+    # the most faster kernels can save is the kernels' 8% of the critical path, under a 🔴's
+    # saving (verdict.yaml red_saving): a 🟡 (issue 37)
+    assert tc.severity == "yellow" and 0.05 < tc.details["kernel_path_share"] < 0.12  # type: ignore[operator]
     assert "so the step shortens by about" not in tc.expected_effect
     assert "An A/B compares the step time and these ops' kernel time" in tc.expected_effect
     assert "Today GPU kernels are 8% of the median step's critical path" in tc.expected_effect
-    assert ("The dominant pattern is **tensor-cores-unused**, but GPU kernels are only 8% of "
-            "the step's critical path today (7") in markdown.render(a)
+    assert "no 🔴 issue in this capture" in markdown.render(a)
 
 
 def test_gpu_bound_capture_keeps_its_kernel_findings() -> None:
     """The H100 Qwen forward: kernels hold 61% of its critical path, above the kernel-side
-    🟡's shares (19.8%, 6.0%): nothing is added or demoted."""
+    claims' shares (19.8%, 6.0%): nothing is added or demoted by the path. (The memory-bound
+    ops are one-op kernels the unfused-elementwise 🔴 owns: a note naming it, issue 37.)"""
     found = analyze([shared_file(QWEN)]).findings
-    for pattern in ("memory-bandwidth-bound", "kernel-inefficiency"):
+    for pattern, sev in (("memory-bandwidth-bound", "info"), ("kernel-inefficiency", "yellow")):
         f = next(f for f in found if f.pattern == pattern)
-        assert f.severity == "yellow" and f.details["kernel_path_share"] > 0.5  # type: ignore[operator]
+        assert f.severity == sev and f.details["kernel_path_share"] > 0.5  # type: ignore[operator]
         assert "Today GPU kernels are" not in f.expected_effect

@@ -49,5 +49,5 @@ def test_kernel_time_left_names_top_kernel_and_the_vendor_tool(trace: str, tool:
 def test_nvidia_and_unknown_gpus_get_nsight_compute() -> None:
     from crossview.knowledge.fixes import fix_for
 
-    assert "ncu --set full" in fix_for("kernel-time-left", None)
-    assert "rocprof" not in fix_for("kernel-time-left", None)
+    assert "ncu --set full" in fix_for("kernel-time-left", {"vendor": None})
+    assert "rocprof" not in fix_for("kernel-time-left", {"vendor": "nvidia"})

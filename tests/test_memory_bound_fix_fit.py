@@ -12,7 +12,7 @@ import pytest
 
 from conftest import SHARED_DATA, SHARED_DATA_ABSENT
 from crossview.analysis import analyze
-from crossview.knowledge.fixes import fix_for
+from crossview.knowledge.fixes import variant_text
 from test_op_roofline_synthetic import _launch, _op, _trace
 
 QWEN = SHARED_DATA / "kineto" / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
@@ -31,8 +31,8 @@ def test_bf16_model_gets_no_autocast_advice() -> None:
     """Qwen's GEMMs are bf16 (its one FP32 bmm, the rotary embedding's 3.5 µs, is far under
     fp32_math_min_share); its FP32 near-ceiling ops are Qwen2RMSNorm's upcast chain."""
     f = _finding(QWEN)
-    assert f.fix.endswith(fix_for("memory-bandwidth-bound-analytic", "sixteen_bit_upcast",
-                                  "aten::mul"))
+    assert f.fix.endswith(variant_text("memory-bandwidth-bound-analytic",
+                                       "sixteen_bit_upcast", "aten::mul"))
     assert "autocast does not remove" in f.fix and "`torch.autocast`" not in f.fix
     assert WEIGHTS not in f.fix  # no matmul among its near-ceiling ops
     assert "halving the bytes (a fused kernel)" in f.expected_effect  # no "16-bit instead"
@@ -43,8 +43,8 @@ def test_fp32_training_on_v100_keeps_the_mixed_precision_advice() -> None:
     (the fc layer's weight gradient, 51.5% of DRAM bandwidth), which is no decode GEMV: no
     weight quantization in a training step."""
     f = _finding(WORKERS0)
-    assert f.fix == fix_for("memory-bandwidth-bound-analytic", "training_fp16",
-                            "aten::cudnn_batch_norm_backward")
+    assert f.fix == variant_text("memory-bandwidth-bound-analytic", "training_fp16",
+                                 "aten::cudnn_batch_norm_backward")
     assert "GradScaler" in f.fix and WEIGHTS not in f.fix
     assert "halving the bytes (16-bit instead of FP32, a fused kernel)" in f.expected_effect
 
@@ -61,6 +61,6 @@ def test_decode_gemv_near_the_ceiling_gets_weight_quantization(tmp_path: Path) -
     a = analyze([_trace(tmp_path, ev)])
     (f,) = [f for f in a.findings if f.pattern == "memory-bandwidth-bound"]
     assert "= 83.5% of DRAM bandwidth" in f.observation
-    assert f.fix == (fix_for("memory-bandwidth-bound-analytic", "sixteen_bit", "aten::mm")
-                     + " " + fix_for("memory-bandwidth-bound-weights", None, ""))
+    assert f.fix == (variant_text("memory-bandwidth-bound-analytic", "sixteen_bit", "aten::mm")
+                     + " " + variant_text("memory-bandwidth-bound-weights", "default"))
     assert WEIGHTS in f.fix and "FP8" in f.fix

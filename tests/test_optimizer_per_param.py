@@ -71,7 +71,8 @@ def test_parts_match_the_raw_trace(finding) -> None:
 
 
 def test_finding_numbers_and_fix(finding) -> None:
-    assert finding.severity == "yellow"
+    # a part of the launch-bound 🔴 (its time lies inside that wait): a note, issue 37
+    assert finding.severity == "info"
     assert finding.title == ("Per-parameter optimizer work: 1,212 kernels per step for 404 "
                              "parameters, the GPU idle 7.8% of the step meanwhile")
     assert "27.25 ms of GPU idle per step" in finding.observation

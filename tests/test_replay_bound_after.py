@@ -29,15 +29,13 @@ def test_start_up_capture_names_no_cause_for_unrecorded_time() -> None:
     """Synthetic WhatIf (the branch no shared capture reaches since decision 0806: nvfuser
     2025.1's one-unit step used to start on another lane's first op, 97% of its path before
     the launching thread's first recorded op; it now starts on that thread)."""
-    from crossview.replay.findings import effect_text
-    from crossview.replay.measure import BEFORE_FIRST_OP, StepResult
+    from crossview.replay.measure import BEFORE_FIRST_OP
+    from crossview.verdict.cases import Replayed
+    from crossview.verdict.prose import replay_effect
 
-    path = {BEFORE_FIRST_OP: 97_000, "host: CPU (ops and Python)": 3_000}
-    steps = [StepResult("capture", 100_000, 100_000, 0, dict(path))]
-    w = whatif.WhatIf("x", "the whole capture", steps, [StepResult("capture", 100_000, 99_000,
-                                                                   0, dict(path))],
-                      ["pinned-copies"], [], 0.0, 0.02)
-    text = effect_text(w, "pinned-copies") or ""
+    path = ((BEFORE_FIRST_OP, 97_000.0), ("host: CPU (ops and Python)", 3_000.0))
+    text = replay_effect(Replayed("pinned-copies", 100_000, 99_000, 0.0, path, None, False,
+                                  None))
     assert "Then 97% of the step's critical path lies before the first op the capture records " \
         "on its lane: this capture does not say what holds it." in text
     assert "bound by before" not in text
@@ -47,10 +45,13 @@ def test_start_up_capture_names_no_cause_for_unrecorded_time() -> None:
 
 
 def test_every_next_fix_names_a_fix_text() -> None:
+    from crossview.detectors import declarations
     from crossview.knowledge.loader import load_yaml
     from crossview.replay.levers import MODULES
 
-    fixes, p = load_yaml("fixes.yaml"), load_yaml("replay.yaml")
-    for lever, by_cause in p["next_fix"].items():
-        assert lever in MODULES, lever
-        assert set(by_cause.values()) <= set(fixes), by_cause
+    fixes = load_yaml("fixes.yaml")
+    for d in declarations():
+        for about in (d.about, *d.per_pattern.values()):
+            assert set(about.levers) <= set(MODULES), about.levers
+            for _cause, key in about.next_fix:
+                assert about.levers and key in fixes and key in d.fix_keys, key

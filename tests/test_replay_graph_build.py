@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED_DATA, shared_file
-from crossview.replay.findings import _artifact
 from crossview.replay.graph import Graph
 from crossview.replay.levers import parse
 from crossview.replay.whatif import CaptureReplay
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
+from crossview.verdict.replayed import _artifact
 
 K = SHARED_DATA / "kineto"
 CASES = {

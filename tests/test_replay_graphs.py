@@ -166,20 +166,27 @@ def test_kernel_to_a_fraction_of_its_roofline() -> None:
 
 
 def test_findings_of_one_lever_share_one_replay() -> None:
-    from crossview.core.finding import Finding
-    from crossview.replay.findings import annotate
+    # claims of three patterns (the verdict's cases): two declare the remove-sync lever, one
+    # none; the lever is replayed once, for the first (verdict/replayed.py)
+    from crossview.core.claim import Claim
+    from crossview.detectors import gpu_gap, sync_bound, sync_memcpy
+    from crossview.detectors.declare import Declaration
+    from crossview.verdict import prose, replayed
+    from crossview.verdict.cases import Case
 
-    def finding(pattern: str) -> Finding:
-        return Finding(pattern, "yellow", pattern, "", "fix", 0.1, [],
-                       expected_effect="Up to 1 ms")
+    def case(d: Declaration) -> Case:
+        c = Claim(pattern=d.patterns[0], share=0.1, tier="consider")
+        return Case(claim=c, decl=d, about=d.about_of(c.pattern), share=0.1)
 
-    fs = [finding("sync-bound"), finding("sync-memcpy"), finding("gpu-gap")]
-    annotate(overlap_and_sync().store, fs)
+    cs = [case(sync_bound.DECLARATION), case(sync_memcpy.DECLARATION),
+          case(gpu_gap.DECLARATION)]
+    replayed.run(overlap_and_sync().store, cs)
+    effects = [prose.effect(c, "Up to 1 ms", None) for c in cs]
     # remove-sync: 280 → 133 µs (test_sync_removed_host_runs_on)
-    assert fs[0].expected_effect.startswith("Replay (`crossview whatif --lever remove-sync`)")
-    assert "median step 0.28 → 0.13 ms" in fs[0].expected_effect
-    assert fs[1].expected_effect == "The same replay as `sync-bound` (--lever remove-sync)."
-    assert fs[2].expected_effect == "Up to 1 ms"  # no lever for it: its own bound stays
+    assert effects[0].startswith("Replay (`crossview whatif --lever remove-sync`)")
+    assert "median step 0.28 → 0.13 ms" in effects[0]
+    assert effects[1] == "The same replay as `sync-bound` (--lever remove-sync)."
+    assert effects[2] == "Up to 1 ms"  # no lever for it: its own bound stays
 
 
 def test_levers_on_one_shared_baseline_as_on_their_own() -> None:

@@ -144,8 +144,8 @@ def test_ledger_sizes_the_fusion_lever_by_replay_else_by_the_runs(tmp_path, monk
     row is the runs' estimate (20,935,248 ns, recomputed above), still a prediction."""
     import shutil
 
-    from crossview.replay import findings as replay_findings
     from crossview.synthesis import synthesize
+    from crossview.verdict import replayed
 
     smi = SHARED_DATA / "metrics" / "nvidia-smi_h100_capture.txt"
     b = tmp_path / "bundle"
@@ -157,7 +157,7 @@ def test_ledger_sizes_the_fusion_lever_by_replay_else_by_the_runs(tmp_path, monk
     row = next(lv for lv in levers if lv.id == "finding:unfused-elementwise")
     assert row.effect == "replay" and 10.0e6 < row.recoverable.value < 11.0e6
     assert row.recoverable.evidence == QWEN.name and row.evidence_artifacts[0] == QWEN.name
-    monkeypatch.setattr(replay_findings, "annotate", lambda store, found: found)
+    monkeypatch.setattr(replayed, "run", lambda store, cases: None)
     row = next(lv for lv in synthesize.run(b).levers if lv.id == "finding:unfused-elementwise")
     assert (row.rank, row.effect, row.recoverable.value) == (1, "fused", 20_935_248)
     assert row.recoverable.evidence == QWEN.name

@@ -67,16 +67,16 @@ def test_step_views_see_the_same_steady_steps(order: str) -> None:
 def test_findings_are_found_when_first_read() -> None:
     """An MCP tool that shows a view never runs the detectors or the replay; the recap reads
     `findings` and gets them (the same list on every read)."""
-    from crossview.replay import findings as replay_findings
+    from crossview.verdict import replayed
 
     calls: list[int] = []
-    real = replay_findings.annotate
+    real = replayed.run
 
-    def counted(store, found):  # type: ignore[no-untyped-def]
+    def counted(store, cases):  # type: ignore[no-untyped-def]
         calls.append(1)
-        return real(store, found)
+        return real(store, cases)
 
-    replay_findings.annotate = counted  # type: ignore[assignment]
+    replayed.run = counted  # type: ignore[assignment]
     try:
         a = analyze([shared_file(KINETO)])
         assert a.views is not None and a.views.metrics.kernel_count == 8868
@@ -84,4 +84,4 @@ def test_findings_are_found_when_first_read() -> None:
         first = a.findings
         assert calls == [1] and a.findings is first and first
     finally:
-        replay_findings.annotate = real  # type: ignore[assignment]
+        replayed.run = real  # type: ignore[assignment]

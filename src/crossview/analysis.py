@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crossview.core.finding import Finding
-from crossview.detectors import run_all
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.scope.filter import Filter
 from crossview.scope.resolve import resolve
@@ -116,7 +115,9 @@ def analyze_store(
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
                       for r in reports if r.status not in NOT_REJECTED]
     views.rank_replayer = _replay_job
-    return Analysis(reports, views, lambda: _findings(store, views))
+    # claims → findings, each built once (issue 37): the verdict runs when a caller first
+    # reads them (lazy findings, issue 38)
+    return Analysis(reports, views, lambda: _findings(views))
 
 
 def _replay_job(views: Views, job: RankAnalysis) -> object:
@@ -125,19 +126,10 @@ def _replay_job(views: Views, job: RankAnalysis) -> object:
     return replay_job(views, job)
 
 
-def _findings(store: Store, views: Views) -> list[Finding]:
-    from crossview.detectors import rank, related
-    from crossview.replay.findings import annotate  # expected effects from the replay
+def _findings(views: Views) -> list[Finding]:
+    from crossview.verdict import decide
 
-    # re-ranked: a replay that refutes a finding's share demotes it (replay/findings.py);
-    # then each finding whose time lies inside another's says so (detectors/related.py)
-    found = annotate(store, run_all(views))
-    if views.ranks is not None:  # the ranks of one job replayed together (replay/rank_findings)
-        from crossview.replay.rank_findings import annotate as annotate_ranks
-
-        found = annotate_ranks(views, found)
-    found = rank(found, views.limits)
-    return related.apply(found)
+    return decide(views)
 
 
 def bench_arms(path: Path) -> list[BenchArm]:

@@ -20,7 +20,7 @@ class Evidence:
         return f"{self.artifact}: {self.what}"
 
 
-ShareOf = Literal["time", "kernel_time"]
+ShareOf = Literal["time", "kernel_time", "requests"]
 
 
 @dataclass

@@ -1,13 +1,14 @@
-"""Detectors: one module per pattern; `run_all` applies them and ranks the findings."""
+"""Detectors: one module per pattern, each with its Declaration (detectors/declare.py): typed
+claims from the views, and the pattern's facts. The verdict (crossview.verdict) turns claims
+into findings."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
-from crossview.core.finding import Finding
+from crossview.core.claim import Claim
 from crossview.detectors import (
-    account_rules,
     below_roofline,
     capture_window,
     carry_in,
@@ -15,17 +16,18 @@ from crossview.detectors import (
     dataloader,
     ddp_host,
     first_calls,
-    fix_fit,
     gpu_gap,
     gpu_idle,
     graph_unrecorded,
     host_cpu,
     host_op_cost,
+    host_preprocess,
     host_python,
     kernel_inefficiency,
     kv_cache_pressure,
     late_ranks,
     launch_bound,
+    launch_config,
     launch_lag,
     layout_conversions,
     low_gpu_util,
@@ -48,18 +50,17 @@ from crossview.detectors import (
     unfused_elementwise,
     utilization_regime,
 )
-from crossview.detectors.declare import Declaration
-from crossview.knowledge import thresholds
-from crossview.knowledge.thresholds import Thresholds
+from crossview.detectors.declare import About, Declaration
 from crossview.views.views import Views
 
 # One line per detector; a new pattern is one new module plus one line here.
-DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
+DETECTORS: tuple[Callable[[Views], list[Claim]], ...] = (
     gpu_idle.detect,
     graph_unrecorded.detect,
     launch_bound.detect,
     sync_bound.detect,
     dataloader.detect,
+    host_preprocess.detect,
     ddp_host.detect,
     nccl.detect,
     nccl_straggler.detect,
@@ -93,78 +94,27 @@ DETECTORS: tuple[Callable[[Views], list[Finding]], ...] = (
     op_fp32_math.detect,
     unfused_elementwise.detect,
     layout_conversions.detect,
+    launch_config.detect,
 )
-
-_ORDER = {"red": 0, "yellow": 1, "info": 2}
-
-
-def predicted_saving(f: Finding) -> float:
-    """Conventions §3's ranking key: the share of the steady step the fix is predicted to
-    save. The what-if replay's saving where its lever models the whole fix and nothing pins
-    the step (replay/findings.py `predicts_fix`); else the finding's share of the time
-    account, the bound a partial or pinned replay cannot tighten, which for a kernel-side
-    finding is capped by the GPU kernels' share of the step's critical path."""
-    rep = f.details.get("replay") if isinstance(f.details, dict) else None
-    if isinstance(rep, dict) and rep.get("predicts_fix"):
-        meas, pred = float(rep["measured_step_ns"]), float(rep["predicted_step_ns"])
-        if meas > 0:
-            return max(meas - pred, 0.0) / meas
-    # a kernel-side finding saves at most the GPU kernel time on the step's critical path
-    # (replay/findings.py _on_path)
-    on = f.details.get("kernel_path_share") if isinstance(f.details, dict) else None
-    return min(f.share, float(on)) if isinstance(on, (int, float)) else f.share
-
-
-def _key(f: Finding) -> tuple[int, float]:
-    return _ORDER[f.severity], -predicted_saving(f)
-
-
-def _cap(findings: list[Finding], severity: str, limit: int, demote_to: str) -> None:
-    """Keep the `limit` largest findings of a severity; demote the rest one level."""
-    kept = 0
-    for f in findings:
-        if f.severity == severity:
-            kept += 1
-            if kept > limit:
-                f.severity = demote_to  # type: ignore[assignment]
-    findings.sort(key=_key)
-
-
-def rank(findings: list[Finding], lim: Thresholds | None = None) -> list[Finding]:
-    """Conventions §3: at most max_red red and max_yellow yellow (thresholds.yaml);
-    non-actionable never red; within a severity, the largest predicted saving first."""
-    for f in findings:
-        if f.severity == "red" and not f.actionable:
-            f.severity = "yellow"
-    findings.sort(key=_key)
-    lim = lim or thresholds.defaults()
-    _cap(findings, "red", lim.max_red, "yellow")
-    _cap(findings, "yellow", lim.max_yellow, "info")
-    return findings
 
 
 def declarations() -> list[Declaration]:
-    """Each detector's declaration (detectors/declare.py), in DETECTORS order. A detector
-    module without one (added on another branch) still runs, declared by its PATTERN only;
-    tests/test_findings_account.py asks for the real declaration."""
-    out = []
-    for d in DETECTORS:
-        mod = sys.modules[d.__module__]
-        out.append(getattr(mod, "DECLARATION", None) or Declaration(
-            patterns=(str(getattr(mod, "PATTERN", mod.__name__)),), detect=d))
+    """Each detector's declaration (detectors/declare.py), in DETECTORS order."""
+    return [sys.modules[d.__module__].DECLARATION for d in DETECTORS]
+
+
+def levers_by_pattern() -> dict[str, tuple[str, ...]]:
+    """Each pattern whose declaration names replay levers → those levers (About.levers)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for d in declarations():
+        for p in d.patterns:
+            lv = d.about_of(p).levers
+            if lv and p not in out:
+                out[p] = lv
     return out
 
 
-def run_all(views: Views) -> list[Finding]:
-    found: list[Finding] = []
-    decl_of: dict[int, Declaration] = {}
-    for decl in declarations():
-        got = decl.detect(views)
-        for f in got:
-            decl_of[id(f)] = decl
-        found.extend(got)
-    host_cpu.corroborate(views, found)  # host CPU samples as L3 evidence on host-side findings
-    if views.account is not None:
-        account_rules.apply(views.account, found, decl_of)
-    fix_fit.apply(views, found)  # fixes that fit the capture: graphs present, engine version
-    return rank(found, views.limits)
+def about(pattern: str) -> About:
+    """A pattern's facts (its first declaration's): side, levers, … (detectors/declare.py)."""
+    return next((d.about_of(pattern) for d in declarations() if pattern in d.patterns),
+                About())

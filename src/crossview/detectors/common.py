@@ -1,20 +1,21 @@
-"""Small shared helpers for detectors: severity cut-offs and unit formatting."""
+"""Small shared helpers for detectors: the cut-off a share crosses, evidence citations, and
+unit formatting for the phrasing functions."""
 
 from __future__ import annotations
 
-from crossview.core.finding import Evidence, Severity
-from crossview.knowledge import evidence_tables
-from crossview.knowledge.fixes import where_text
-from crossview.knowledge.frames import compiled_prefixes
+from crossview.core.claim import Cite, Cutoff, Tier
 from crossview.units import duration
 from crossview.views.views import Views
 
 
-def severity(share: float, red: float, yellow: float) -> Severity | None:
-    if share >= red:
-        return "red"
-    if share >= yellow:
-        return "yellow"
+def crossed(share: float, red: float | None, yellow: float | None,
+            keys: tuple[str, str]) -> tuple[Tier, Cutoff] | None:
+    """The cut-off a share crosses: the pattern's top-issue cut (`red`, keys[0]) or its mention
+    cut (`yellow`, keys[1]); None below both."""
+    if red is not None and share >= red:
+        return "top", Cutoff(keys[0], red, share, yellow)
+    if yellow is not None and share >= yellow:
+        return "consider", Cutoff(keys[1], yellow, share)
     return None
 
 
@@ -32,19 +33,21 @@ def artifact_kinds(v: Views) -> dict[str, str]:
         {"p": list(v.filter.artifacts)}).fetchall())
 
 
-def evidence(v: Views, what: str) -> list[Evidence]:
-    # a format with many tables (an nsys export) also names the tables that were read
+def cites(v: Views, read: str, **fill: object) -> tuple[Cite, ...]:
+    """Every artifact in scope (a format with many tables, an nsys export, also cites the
+    tables read); host CPU samples hold no trace rows (the host-cpu evidence cites them)."""
     kinds = artifact_kinds(v)
-    # host CPU samples hold no trace rows: detectors/host_cpu.py cites them on their own
-    return [Evidence(a, what + evidence_tables.cite(kinds.get(a), what))
-            for a in v.filter.artifacts if kinds.get(a) != "host-jsonl"]
+    f = tuple((k, str(x)) for k, x in fill.items())
+    return tuple(Cite(artifact=a, read=read, fill=f, kind=kinds.get(a))
+                 for a in v.filter.artifacts if kinds.get(a) != "host-jsonl")
 
 
-def kernel_evidence(v: Views, what: str) -> list[Evidence]:
-    """A kernel-side finding's evidence: the artifacts in scope that hold kernels. A counters
+def kernel_cites(v: Views, read: str) -> tuple[Cite, ...]:
+    """A kernel-side claim's evidence: the artifacts in scope that hold kernels. A counters
     file beside the trace holds none (and "N artifacts" is no file a bundle can cite)."""
     arts = sorted({d.artifact for d in v.metrics.devices if d.kernel_count})
-    return [Evidence(a, what) for a in arts] or [Evidence(v.evidence_path, what)]
+    return tuple(Cite(artifact=a, read=read) for a in arts) or (
+        Cite(artifact=v.evidence_path, read=read),)
 
 
 def short(name: str, limit: int = 90) -> str:
@@ -52,14 +55,9 @@ def short(name: str, limit: int = 90) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
-def fix_where(v: Views) -> str:
-    """The {where} sentence of a fix: the user's hottest own frame, or why none is named."""
-    return where_text(*v.code_site())
-
-
 def step_share(v: Views, kernel_share: float) -> float:
     """A share of kernel time as a share of the steady step (for ranking beside the time
-    account's findings): × the busy-kernel fraction of the mean steady step. Unchanged when
+    account's claims): × the busy-kernel fraction of the mean steady step. Unchanged when
     the capture has no time account."""
     acc = v.account
     if acc is None or not acc.steady_state:
@@ -69,23 +67,8 @@ def step_share(v: Views, kernel_share: float) -> float:
 
 
 def is_compiled(v: Views) -> bool:
-    """torch.compile ran (part of) the captured step: its compiled-function host ops are in
-    the trace (frames.yaml `compiled`)."""
-    prefixes = compiled_prefixes()
-    return bool(v.store.sql("SELECT 1 FROM f_host WHERE kind IN ('op', 'annotation') AND ("
-                            + " OR ".join("starts_with(name, ?)" for _ in prefixes)
-                            + ") LIMIT 1", prefixes).fetchall())
-
-
-def kernel_time_ab(busy_pct: float, bound_pct: float, measured: str, kernels: str,
-                   removed: str = "the kernel time removed") -> str:
-    """What an A/B of a kernel-side lever checks: on a GPU busy past `bound_pct` of its span
-    the kernels are the step, so the step shortens by about the kernel time removed."""
-    if busy_pct >= bound_pct:
-        return (f"The GPU is busy {busy_pct:.1f}% of its span, so the step shortens by about "
-                f"{removed}: an A/B compares {measured} before and after.")
-    return (f"An A/B compares the kernel time of {kernels}; the step shortens only once the "
-            "GPU's idle time is gone.")
+    """torch.compile ran (part of) the captured step (views/capture_context.py)."""
+    return v.context.compiled
 
 
 _PY_FRAMES = """
@@ -94,20 +77,29 @@ SELECT count(*) FROM f_host h JOIN (SELECT unnest($s) AS s, unnest($e) AS e) w
 """
 
 
-def profiler_stack_note(v: Views) -> str:
-    """A sentence for findings sized by host time when the capture records Python stacks
-    densely (`with_stack`): the profiler's own per-frame cost is part of that host time (B200
-    vLLM eager: 15,160 Python frames in 87.2 ms of step, 174 per ms). "" below
-    thresholds.yaml profiler_stack_frames_per_ms or without steps."""
+def stack_density(v: Views) -> tuple[int, int, float] | None:
+    """(Python frames recorded in the steady steps, their wall ns, frames per ms) when the
+    capture records Python stacks densely (`with_stack`: the profiler's own per-frame cost is
+    part of the host time; B200 vLLM eager: 15,160 frames in 87.2 ms of step, 174 per ms);
+    None below thresholds.yaml profiler_stack_frames_per_ms or without steps."""
     steps = v.steps.steady
     wall = sum(s.wall_ns for s in steps)
     if not wall:
-        return ""
+        return None
     n = int(v.store.sql(_PY_FRAMES, {"s": [s.start_ns for s in steps],
                                      "e": [s.end_ns for s in steps]}).fetchall()[0][0])
     per_ms = n / (wall / 1e6)
     if per_ms < v.limits.profiler_stack_frames_per_ms:
-        return ""
-    return (f" Time the step without the profiler first: this capture records {n:,} Python "
-            f"frames in {ms(wall)} of steps ({per_ms:,.0f} per ms, `with_stack=True`), and "
-            "their recording cost is part of the host time above.")
+        return None
+    return n, wall, per_ms
+
+
+def kernel_time_ab(busy_pct: float, bound_pct: float, measured: str, kernels: str,
+                   removed: str = "the kernel time removed") -> str:
+    """(phrasing) What an A/B of a kernel-side lever checks: on a GPU busy past `bound_pct` of
+    its span the kernels are the step, so the step shortens by about the kernel time removed."""
+    if busy_pct >= bound_pct:
+        return (f"The GPU is busy {busy_pct:.1f}% of its span, so the step shortens by about "
+                f"{removed}: an A/B compares {measured} before and after.")
+    return (f"An A/B compares the kernel time of {kernels}; the step shortens only once the "
+            "GPU's idle time is gone.")

@@ -1,4 +1,4 @@
-"""Shared by the per-kernel roofline detectors (ncu, rigor L4): weights, wording, evidence.
+"""Shared by the per-kernel roofline detectors (ncu, rigor L4): weights, evidence, wording.
 
 A profiled kernel is weighed by its share of the workload's kernel time when the bundle has
 one: a GPU timeline (Kineto, nsys export), else an nsys kernel summary (`cuda_gpu_kern_sum`,
@@ -11,16 +11,36 @@ not summed) — two profiled kernels then rank by their single launches, not by 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from crossview.core.finding import Evidence, Finding, Severity
-from crossview.detectors.common import severity, short
+from msgspec import Struct
+
+from crossview.core.claim import Cite, Claim, Cutoff, Facts, FixPart, Owns, Share, Tier
+from crossview.detectors.common import crossed, short
 from crossview.kernels.match import signature
 from crossview.sol.roofline import KernelRoofline
 from crossview.units import bandwidth, duration, flop_rate, size
 from crossview.views.views import Views
 
-MAX_NAMED = 3  # kernels named in one finding's observation
+MAX_NAMED = 3  # kernels named in one claim's observation
+
+
+class Weighed(Struct, frozen=True, kw_only=True):
+    """A profiled kernel with its weights (the phrasing's `head` reads them)."""
+
+    kernel: KernelRoofline
+    weight: Share  # its own weight, alone (weigh)
+    profiled_share: Share  # of the kernel time profiled on its GPU
+    timeline_share: Share | None = None  # of the timeline's kernel time (None: no timeline)
+    listed_share: Share | None = None  # of the kernel time an nsys summary lists
+    listed_in: str | None = None  # that summary's file name
+
+
+class KernelFacts(Facts, frozen=True, kw_only=True):
+    kernels: tuple[Weighed, ...]
+    basis: str  # timeline | listed | profiled: what the claim's share is a share of
+    listed_in: str | None = None
 
 
 def _gpu(k: KernelRoofline) -> str:
@@ -70,17 +90,8 @@ def summary_share(v: Views, ks: list[KernelRoofline]) -> tuple[float, str] | Non
     return t / top.total, Path(top.artifact).name
 
 
-def basis(v: Views, ks: list[KernelRoofline]) -> str:
-    """What a finding's share is a share of (see weigh)."""
-    if timeline_share(v, ks) is not None:
-        return "the timeline's kernel time"
-    listed = summary_share(v, ks)
-    return (f"the kernel time listed in {listed[1]}" if listed is not None
-            else "a GPU's profiled kernel time")
-
-
-def weigh(v: Views, ks: list[KernelRoofline]) -> tuple[float, Severity]:
-    """The weight of these kernels and its severity. With a timeline in the bundle, their
+def weigh(v: Views, ks: list[KernelRoofline]) -> tuple[float, Tier, Cutoff | None]:
+    """The weight of these kernels and the cut it crosses. With a timeline in the bundle, their
     share of its kernel time (a profiled kernel absent from the timeline weighs 0: per-kernel
     time cannot be ranked against timeline time); else with an nsys kernel summary, their
     share of the time it lists (likewise 0 when absent from it); else the largest share they
@@ -96,7 +107,62 @@ def weigh(v: Views, ks: list[KernelRoofline]) -> tuple[float, Severity]:
             by_gpu[_gpu(k)] = by_gpu.get(_gpu(k), 0.0) + sh[id(k)]
         share = max(by_gpu.values(), default=0.0)
     lim = v.limits
-    return share, severity(share, lim.kernel_red_share, lim.kernel_yellow_share) or "info"
+    cut = crossed(share, lim.kernel_red_share, lim.kernel_yellow_share,
+                  ("kernel_red_share", "kernel_yellow_share"))
+    return share, (cut[0] if cut else "note"), (cut[1] if cut else None)
+
+
+def facts(v: Views, ks: list[KernelRoofline]) -> KernelFacts:
+    sh = shares(v)
+    tl_any = timeline_share(v, ks)
+    listed = summary_share(v, ks) if tl_any is None else None
+    out = []
+    for k in ks:
+        tl = timeline_share(v, [k])
+        one = summary_share(v, [k]) if tl is None else None
+        out.append(Weighed(kernel=k, weight=weigh(v, [k])[0], profiled_share=sh[id(k)],
+                           timeline_share=tl,
+                           listed_share=one[0] if one else None,
+                           listed_in=one[1] if one else None))
+    return KernelFacts(kernels=tuple(out),
+                       basis="timeline" if tl_any is not None else
+                       "listed" if listed is not None else "profiled",
+                       listed_in=listed[1] if listed is not None else None)
+
+
+def cites(ks: list[KernelRoofline]) -> tuple[Cite, ...]:
+    out: dict[tuple[str, str], Cite] = {}
+    for k in ks[:MAX_NAMED]:
+        by_file: dict[str, list[str]] = {}
+        for c in k.evidence:
+            file, _, what = c.partition(": ")
+            by_file.setdefault(file, []).append(what)
+        for art in k.artifacts:
+            whats = by_file.get(Path(art).name)
+            out.setdefault((art, k.name), Cite(
+                artifact=art, read="ncu-counters" if whats else "ncu-default",
+                fill=(("names", "; ".join(dict.fromkeys(whats))),) if whats else ()))
+    return tuple(out.values())
+
+
+def claim(pattern: str, v: Views, ks: list[KernelRoofline], fix: tuple[FixPart, ...],
+          form: str = "", wrap: Callable[[KernelFacts], Facts] | None = None) -> Claim:
+    """A per-kernel claim: its weight, the kernels it owns, their counters as evidence;
+    `wrap` turns the kernels' facts into the pattern's own."""
+    share, tier, cutoff = weigh(v, ks)
+    kf = facts(v, ks)
+    return Claim(pattern=pattern, form=form, share=share, basis="kernel_time", tier=tier,
+                 cutoff=cutoff, owns=Owns(kernels=tuple(k.name for k in ks)), fix=fix,
+                 cites=cites(ks), rigor="L4", facts=wrap(kf) if wrap else kf)
+
+
+# --- phrasing (from the claim's KernelFacts) ----------------------------------------------
+def basis(f: KernelFacts) -> str:
+    """What a claim's share is a share of (see weigh)."""
+    if f.basis == "timeline":
+        return "the timeline's kernel time"
+    return (f"the kernel time listed in {f.listed_in}" if f.basis == "listed"
+            else "a GPU's profiled kernel time")
 
 
 def names(ks: list[KernelRoofline]) -> str:
@@ -105,27 +171,22 @@ def names(ks: list[KernelRoofline]) -> str:
     return shown + more
 
 
-def head(v: Views, k: KernelRoofline) -> str:
+def kernels_of(f: KernelFacts) -> list[KernelRoofline]:
+    return [w.kernel for w in f.kernels]
+
+
+def head(w: Weighed) -> str:
     """`name` (6.8 µs, 22.4% of profiled kernel time, RTX 5090)."""
+    k = w.kernel
     t = duration(k.duration_ns) if k.duration_ns is not None else "duration not collected"
-    share = shares(v)[id(k)]
-    tl = timeline_share(v, [k])
+    tl = w.timeline_share
     in_tl = "" if tl is None else (f", {100 * tl:.1f}% of the timeline's kernel time" if tl
                                    else ", not in the timeline of this bundle")
-    listed = summary_share(v, [k]) if tl is None else None
-    if listed is not None:
-        in_tl = (f", {100 * listed[0]:.1f}% of the kernel time listed in {listed[1]}"
-                 if listed[0] else f", not listed in {listed[1]}")
-    return (f"`{short(k.name, 70)}` ({t}, {100 * share:.1f}% of the kernel time profiled on "
-            f"{k.ceilings_note if k.hw_key else _gpu(k)}{in_tl})")
-
-
-def sol(k: KernelRoofline) -> str:
-    parts = [f"{label} {val:.1f}%" for label, val in (
-        ("compute (SM)", k.compute_sol_pct), ("memory", k.memory_sol_pct),
-        ("L1/TEX", k.l1_sol_pct), ("L2", k.l2_sol_pct), ("DRAM", k.dram_sol_pct))
-        if val is not None]
-    return "speed of light: " + ", ".join(parts) + " of peak" if parts else ""
+    if tl is None and w.listed_in is not None:
+        in_tl = (f", {100 * (w.listed_share or 0):.1f}% of the kernel time listed in "
+                 f"{w.listed_in}" if w.listed_share else f", not listed in {w.listed_in}")
+    return (f"`{short(k.name, 70)}` ({t}, {100 * w.profiled_share:.1f}% of the kernel time "
+            f"profiled on {k.ceilings_note if k.hw_key else _gpu(k)}{in_tl})")
 
 
 def roofline(k: KernelRoofline) -> str:
@@ -175,22 +236,5 @@ def ncu_says(k: KernelRoofline, rules: tuple[str, ...]) -> str:
     return ""
 
 
-def evidence(ks: list[KernelRoofline]) -> list[Evidence]:
-    out: dict[tuple[str, str], Evidence] = {}
-    for k in ks[:MAX_NAMED]:
-        by_file: dict[str, list[str]] = {}
-        for cite in k.evidence:
-            file, _, what = cite.partition(": ")
-            by_file.setdefault(file, []).append(what)
-        for art in k.artifacts:
-            whats = by_file.get(Path(art).name) or ["ncu per-kernel counters"]
-            out.setdefault((art, k.name), Evidence(art, "; ".join(dict.fromkeys(whats))))
-    return list(out.values())
-
-
-def finding(pattern: str, sev: Severity, title: str, observation: str, fix: str, share: float,
-            ks: list[KernelRoofline], effect: str = "") -> Finding:
-    return Finding(pattern=pattern, severity=sev, title=title, observation=observation,
-                   fix=fix, share=share, evidence=evidence(ks), rigor="L4",
-                   expected_effect=effect, share_of="kernel_time",
-                   details={"kernels": [k.name for k in ks]})
+def details(f: KernelFacts) -> dict[str, object]:
+    return {"kernels": [w.kernel.name for w in f.kernels]}

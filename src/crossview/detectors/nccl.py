@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from crossview.core.finding import Finding
-from crossview.detectors.account_share import claims, slice_of
-from crossview.detectors.common import (
-    compiled_prefixes,
-    evidence,
-    fix_where,
-    is_compiled,
-    ms,
-    pct,
-    severity,
-    short,
+from msgspec import Struct
+
+from crossview.core.claim import (
+    Bytes,
+    Claim,
+    Count,
+    CountF,
+    Facts,
+    FixPart,
+    Ns,
+    NsF,
+    Owns,
+    Phrasing,
+    Ratio,
+    Share,
 )
-from crossview.detectors.declare import Declaration
-from crossview.knowledge.fixes import fix_for
+from crossview.detectors.account_share import AccountSlice, facts, slice_of
+from crossview.detectors.common import cites, crossed, is_compiled, ms, pct, short
+from crossview.detectors.declare import About, Declaration
+from crossview.knowledge.frames import compiled_prefixes
 from crossview.units import size
 from crossview.views.device.account import PEER_WAIT
 from crossview.views.distributed.comm_bandwidth import CollectiveBw
@@ -36,7 +42,74 @@ LOOP = "collective_loop"
 CAUSES = ("exposed_comm", "collective_wait", "collective_call", LOOP)
 
 
-def detect(v: Views) -> list[Finding]:
+class Collective(Struct, frozen=True):
+    name: str
+    count: Count
+    ns: Ns
+
+
+class ByType(Struct, frozen=True):
+    op: str
+    count: Count
+    ns: Ns
+
+
+class BigBucket(Struct, frozen=True, kw_only=True):
+    message_bytes: Bytes
+    calls: Count
+    mean_ns: Ns
+    time_ns: Ns
+
+
+class PerGradient(Struct, frozen=True, kw_only=True):
+    artifact_id: int
+    artifact: str | None  # named when several artifacts (ranks) are in scope
+    steps: Count
+    calls: Count
+    grads: Count
+    host_ns: Ns
+    kernels: Count
+    kernel_ns: Ns
+    kernel_median_ns: Ns
+    loop_calls: Count
+    loop_ns: Ns
+    loop_spacing_ns: Ns
+    loop_lane: str
+    loop_parent: str
+    loop_compute: Count
+    step_ns: Ns
+    call_names: tuple[str, ...]
+    one_per_grad_max: Ratio
+    # per steady step
+    calls_per_step: CountF
+    grads_per_step: CountF
+    host_per_step_ns: NsF
+    step_per_step_ns: NsF
+    loop_per_step_ns: NsF
+    loop_calls_per_step: CountF
+    loop_compute_per_step: CountF
+    kernels_per_step: CountF
+    loop_row_ns: Ns | None  # the account's per-tensor loop row per steady step
+
+
+class Comm(Facts, frozen=True, kw_only=True):
+    comm_ns: Ns  # union over streams
+    exposed_ns: Ns
+    share_of_busy: Share
+    comm_share: Share | None  # the comm family's share of kernel time (summed per kernel)
+    top: tuple[Collective, ...]
+    by_type: tuple[ByType, ...] = ()  # when kernel names misname the collective
+    untyped: tuple[Count, Ns] = (0, 0)
+    slice: AccountSlice | None = None
+    peer_wait_ns: Ns | None = None
+    # ranks analyzed together with late ranks named: the kernel time counts the waits for
+    # them, and the late-ranks claim owns that wait (detectors/late_ranks.py)
+    late: bool = False
+    big: BigBucket | None = None
+    per_grad: PerGradient | None = None
+
+
+def detect(v: Views) -> list[Claim]:
     m, lim = v.metrics, v.limits
     if m.cpu_only or not v.comm:
         return []
@@ -46,68 +119,56 @@ def detect(v: Views) -> list[Finding]:
     share_busy = exposed / busy
     sl = slice_of(v, *CAUSES)
     # with a time account: the share of the steady step its own rows hold
-    sev = severity(sl.share if sl is not None else share_busy, lim.nccl_red_share,
-                   lim.nccl_yellow_share)
-    if sev is None:
+    cut = crossed(sl.share if sl is not None else share_busy, lim.nccl_red_share,
+                  lim.nccl_yellow_share, ("nccl_red_share", "nccl_yellow_share"))
+    if cut is None:
         return []
     top = sorted((t for c in v.comm for t in c.top_collectives), key=lambda t: -t[2])[:3]
-    names = "; ".join(f"{short(n, 70)} ×{k:,} ({ms(t)})" for n, k, t in top)
     comm_family = next((f for f in v.families if f.family == "comm"), None)
-    obs = (
-        # comm is a union over streams while the per-kernel totals are sums: say which is
-        # which, or a top collective reads longer than all communication together
-        f"Communication kernels occupied the GPU {ms(comm)} (union over streams; summed "
-        f"per kernel they are {pct(comm_family.share) if comm_family else '?'} of kernel "
-        f"time); {ms(exposed)} of it ({pct(exposed / comm if comm else 0)}) ran with no "
-        f"compute kernel alongside — exposed, {pct(share_busy)} of GPU busy time. Top "
-        f"(summed kernel time): {names}.{_by_collective(v)}"
-    )
-    f = Finding(
-        pattern=PATTERN, severity=sev,
-        title=(f"NCCL-bound: exposed communication is {pct(share_busy)} of GPU busy time"
-               if sl is None else f"NCCL-bound: communication holds {pct(sl.share)} of the "
-               f"step ({pct(share_busy)} of GPU busy time exposed"
-               # ranks together: the kernel time counts the waits for late ranks
-               + ("; kernel time, waits for late ranks included)" if _late(v) else ")")),
-        observation=obs + (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}; time account): "
-                           + "; ".join(f"{r.label} {ms(r.ns)}" for r in sl.rows if r.ns) + "."
-                           if sl is not None else ""),
-        # the parallelism the capture shows picks the fix (tensor parallel: no DDP buckets)
-        fix=fix_for(PATTERN, v.engine or v.parallelism.kind, fix_where(v)),
-        share=sl.share if sl is not None else (
-            exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0),
-        evidence=evidence(v, "comm-family kernels vs the union of compute kernels per device"),
-        expected_effect=(f"Overlapping communication with compute hides up to {ms(exposed)}."
-                         if sl is None else "Overlapping communication with compute hides up "
-                         f"to {ms(sl.ns)} per step ({ms(exposed)} over the capture)."),
-        details={"comm_ns": comm, "exposed_ns": exposed, "share_of_busy": share_busy,
-                 **(claims(*CAUSES) if sl is not None else {})},
-    )
-    f.observation += _peer_wait(v)
+    row = v.account.slice(PEER_WAIT) if v.account is not None else None
+    by_type, untyped = _by_collective(v)
     per_grad = _per_gradient(v)
+    big = _big_bucket(v) if per_grad is None else None
+    f = Comm(comm_ns=comm, exposed_ns=exposed, share_of_busy=share_busy,
+             comm_share=comm_family.share if comm_family else None,
+             top=tuple(Collective(n, k, t) for n, k, t in top), by_type=by_type,
+             untyped=untyped, slice=facts(sl) if sl is not None else None,
+             peer_wait_ns=row.ns if row is not None else None, late=_late(v),
+             big=BigBucket(message_bytes=big.message_bytes or 0, calls=big.count,
+                           mean_ns=int(big.mean_ns), time_ns=big.time_ns) if big else None,
+             per_grad=_per_grad_facts(v, per_grad) if per_grad is not None else None)
+    share = sl.share if sl is not None else (
+        exposed / m.kernel_span_ns if m.kernel_span_ns else 0.0)
     if per_grad is not None:
-        return [_as_per_gradient(v, f, per_grad)]
-    big = _big_bucket(v)
-    return [_as_big_bucket(v, f, big) if big is not None else f]
+        g = f.per_grad
+        assert g is not None
+        in_graph = per_grad.loop_parent.startswith(tuple(compiled_prefixes()))
+        flags = ("in_compiled_graph",) if in_graph else ("compiled",) if is_compiled(v) else ()
+        fix = FixPart(key=PER_GRADIENT, flags=flags, located=True, fill=(
+            ("calls", f"{g.calls_per_step:,.0f}"), ("grads", f"{g.grads_per_step:,.0f}"),
+            ("parent", per_grad.loop_parent)))
+        read = "comm-per-gradient"
+    elif big is not None:
+        fix = FixPart(key=BIG_BUCKET, located=True, fill=(
+            ("size", size(big.message_bytes or 0)), ("calls", f"{big.count:,}"),
+            ("mean", ms(int(big.mean_ns)))))
+        read = "comm-exposure"
+    else:
+        # the parallelism the capture shows picks the variant (tensor parallel: no DDP
+        # buckets; views/distributed/parallelism.py)
+        kind = v.parallelism.kind
+        fix = FixPart(key=PATTERN, located=True, flags=(kind,) if kind else ())
+        read = "comm-exposure"
+    return [Claim(
+        pattern=PATTERN, form="per-gradient" if per_grad is not None else "", share=share,
+        tier=cut[0], cutoff=cut[1], owns=Owns(causes=CAUSES) if sl is not None else Owns(),
+        fix=(fix,), cites=cites(v, read), facts=f,
+        lever=PER_GRADIENT_LEVER if per_grad is not None else None)]
 
 
 def _late(v: Views) -> bool:
     """Ranks analyzed together with late ranks named (detectors/late_ranks.py owns the wait)."""
     return v.ranks is not None and v.ranks.late is not None and bool(v.ranks.late.named)
-
-
-def _peer_wait(v: Views) -> str:
-    """The account's peer-wait row is not in the finding's share: say so, since the kernel
-    time above includes it (views/distributed/peer_wait.py)."""
-    row = v.account.slice(PEER_WAIT) if v.account is not None else None
-    if row is None:
-        return ""
-    if _late(v):
-        return (f" Not counted: {ms(row.ns)} per step of the collectives waiting for a late "
-                "rank (measured across the ranks: the late-ranks finding) — the fix there is "
-                "the late rank's, not the communication's.")
-    return (f" Not counted: {ms(row.ns)} per step of the collectives waiting for a peer rank "
-            "(the peer arrived late; the peer-wait note) — no change on this rank removes it.")
 
 
 def _big_bucket(v: Views) -> CollectiveBw | None:
@@ -123,24 +184,13 @@ def _big_bucket(v: Views) -> CollectiveBw | None:
     return top
 
 
-def _as_big_bucket(v: Views, f: Finding, c: CollectiveBw) -> Finding:
-    f.observation += (f" The largest all-reduce moves {size(c.message_bytes or 0)} per call "
-                      f"({c.count:,} calls, {ms(int(c.mean_ns))} each): one bucket, which "
-                      "starts only once its last gradient is ready.")
-    f.fix = fix_for(BIG_BUCKET, None, fix_where(v), size=size(c.message_bytes or 0),
-                    calls=f"{c.count:,}", mean=ms(int(c.mean_ns)))
-    f.details = {**f.details, "big_bucket": {"message_bytes": c.message_bytes,
-                                             "calls": c.count, "time_ns": c.time_ns}}
-    return f
-
-
-def _by_collective(v: Views) -> str:
+def _by_collective(v: Views) -> tuple[tuple[ByType, ...], tuple[int, int]]:
     """When kernel names spell another collective than the one run (NCCL 2.12–2.13 name every
     kernel after SendRecv), the collectives by their recorded type (kernel args, or the op
     holding the launch call: `nccl:all_reduce`): the fix depends on which one it is."""
     colls = v.comm_bandwidth.collectives
     if not any(c.kernel_name_differs for c in colls):
-        return ""
+        return (), (0, 0)
     by: dict[str, list[int]] = {}
     unknown = [0, 0]  # typed by a kernel name alone, which this capture shows misleads
     for c in colls:
@@ -148,12 +198,7 @@ def _by_collective(v: Views) -> str:
         acc[0] += c.count
         acc[1] += c.time_ns
     top = sorted(by.items(), key=lambda kv: -kv[1][1])
-    rest = (f"; {unknown[0]:,} more ({ms(unknown[1])}) that record no collective (no kernel "
-            "args, no `nccl:` op around a launch in the capture)") if unknown[0] else ""
-    return (" The kernel names do not say which collective ran (NCCL 2.12–2.13 name their "
-            "kernels after one function, NVIDIA/nccl#714); by the collective recorded on the "
-            "op holding each launch (`nccl:<collective>`): "
-            + "; ".join(f"{op} ×{k:,} ({ms(t)})" for op, (k, t) in top[:4]) + rest + ".")
+    return tuple(ByType(op, k, t) for op, (k, t) in top[:4]), (unknown[0], unknown[1])
 
 
 def _per_gradient(v: Views) -> GradSync | None:
@@ -165,79 +210,138 @@ def _per_gradient(v: Views) -> GradSync | None:
     return max(hits, key=lambda g: g.per_step(g.calls)) if hits else None
 
 
-def _as_per_gradient(v: Views, f: Finding, g: GradSync) -> Finding:
-    """The NCCL finding when each gradient gets its own collective: the call count is the
-    lever (bucketing, replayed by bucket-grads), not overlap alone."""
-    calls, grads = g.per_step(g.calls), g.per_step(g.grads)
-    host = g.per_step(g.host_ns)
-    step = g.per_step(g.step_ns)
-    names = ", ".join(f"`{n}`" for n in g.call_names[:2])
-    # several artifacts (ranks): say which one the counts are from
-    where = "" if len(v.grad_sync) == 1 else f" in `{g.artifact}`"
-    per = grads / calls if calls else 0.0
-    one = per < v.limits.grad_sync_one_per_grad_max
-    each = "one per gradient" if one else f"one per {per:.0f} gradients"
-    f.title = f.title.replace("NCCL-bound: ", f"NCCL-bound: {calls:,.0f} collective calls per "
-                              f"step, {each} — ", 1)
-    f.observation += (
-        # more gradients per call: small buckets, or one call per tensor with gradients
-        # accumulated over several micro-batches; the counts cannot say which
-        (" The gradients are reduced one tensor at a time: " if one else
-         " Collective calls come close to one per gradient (small buckets, or one per "
-         "tensor over accumulated micro-batches): ")
-        + f"{calls:,.0f} collective calls "
-        f"({names}) per steady step{where} for {grads:,.0f} gradients accumulated "
-        f"(`torch::autograd::AccumulateGrad`) over {g.steps} steady steps; median "
-        f"communication kernel {ms(g.kernel_median_ns)}. The calls hold {ms(int(host))} of "
-        f"host time per step ({pct(host / step if step else 0.0)} of the step)."
-        + _loop_text(v, g))
-    in_graph = g.loop_parent.startswith(tuple(compiled_prefixes()))
-    f.fix = fix_for(PER_GRADIENT, "in_compiled_graph" if in_graph else "compiled"
-                    if is_compiled(v) else None, fix_where(v), calls=f"{calls:,.0f}",
-                    grads=f"{grads:,.0f}", parent=g.loop_parent)
-    f.evidence = evidence(v, "comm-family kernels vs compute kernels per device; c10d "
-                          "collective calls and AccumulateGrad ops per steady step")
-    loop = g.per_step(g.loop_ns)
-    bound = (f"the loop around them ({ms(int(loop))} per step: the calls and the per-tensor "
-             "work between them) is the host-side bound" if loop > host else
-             f"their host time ({ms(int(host))} per step) is the host-side bound")
-    f.expected_effect = (
-        f"Bucketing cuts the {calls:,.0f} collective calls per step to one per bucket: "
-        f"{bound}, and the "
-        f"{g.per_step(g.kernels):,.0f} communication kernels per step (median "
-        f"{ms(g.kernel_median_ns)}, mean {ms(g.kernel_ns // g.kernels if g.kernels else 0)}: "
-        "most of their time is in the larger messages, which bucketing keeps) become a few "
-        "larger ones. An A/B counts the collective calls per step and compares the median "
-        "step.")
-    f.details = {**f.details, "replay_lever": PER_GRADIENT_LEVER, "per_gradient": {
-        "artifact_id": g.artifact_id, "steps": g.steps, "calls": g.calls, "grads": g.grads,
-        "host_ns": g.host_ns, "kernels": g.kernels, "kernel_median_ns": g.kernel_median_ns,
-        "loop_calls": g.loop_calls, "loop_ns": g.loop_ns, "loop_spacing_ns": g.loop_spacing_ns}}
-    return f
+def _per_grad_facts(v: Views, g: GradSync) -> PerGradient:
+    row = v.account.slice(LOOP) if v.account is not None else None
+    return PerGradient(
+        artifact_id=g.artifact_id, artifact=None if len(v.grad_sync) == 1 else g.artifact,
+        steps=g.steps, calls=g.calls, grads=g.grads, host_ns=g.host_ns, kernels=g.kernels,
+        kernel_ns=g.kernel_ns, kernel_median_ns=g.kernel_median_ns, loop_calls=g.loop_calls,
+        loop_ns=g.loop_ns,
+        loop_spacing_ns=g.loop_spacing_ns, loop_lane=g.loop_lane, loop_parent=g.loop_parent,
+        loop_compute=g.loop_compute, step_ns=g.step_ns, call_names=tuple(g.call_names[:2]),
+        one_per_grad_max=v.limits.grad_sync_one_per_grad_max,
+        calls_per_step=g.per_step(g.calls), grads_per_step=g.per_step(g.grads),
+        host_per_step_ns=g.per_step(g.host_ns), step_per_step_ns=g.per_step(g.step_ns),
+        loop_per_step_ns=g.per_step(g.loop_ns), loop_calls_per_step=g.per_step(g.loop_calls),
+        loop_compute_per_step=g.per_step(g.loop_compute),
+        kernels_per_step=g.per_step(g.kernels), loop_row_ns=row.ns if row else None)
 
 
-def _loop_text(v: Views, g: GradSync) -> str:
+def _loop_text(g: PerGradient) -> str:
     """The calls as a per-tensor loop on one thread (views/distributed/collective_loops.py),
     with the GPU idle the time account charges to it."""
     if not g.loop_calls:
         return ""
-    row = v.account.slice(LOOP) if v.account is not None else None
-    span = g.per_step(g.loop_ns)
-    step = g.per_step(g.step_ns)
-    idle = (f"; the GPU idles {ms(row.ns)} per step inside it (time account: per-tensor "
-            "collective loop), apart from the collective kernels it runs" if row else "")
+    span, step = g.loop_per_step_ns, g.step_per_step_ns
+    idle = (f"; the GPU idles {ms(g.loop_row_ns)} per step inside it (time account: per-tensor "
+            "collective loop), apart from the collective kernels it runs"
+            if g.loop_row_ns is not None else "")
     under = f" under `{g.loop_parent}`" if g.loop_parent else ""
-    compute = g.per_step(g.loop_compute)
-    alone = f", {compute:,.0f} compute kernels per step launched meanwhile"
+    alone = f", {g.loop_compute_per_step:,.0f} compute kernels per step launched meanwhile"
     return (f" They run as a loop on one thread (`{g.loop_lane}`){under}: "
-            f"{g.per_step(g.loop_calls):,.0f} calls per step spanning {ms(int(span))} "
+            f"{g.loop_calls_per_step:,.0f} calls per step spanning {ms(int(span))} "
             f"({pct(span / step if step else 0.0)} of the step), one every "
             f"{ms(g.loop_spacing_ns)} on average{alone} — each call's host cost plus the work "
             f"between calls{idle}.")
 
 
+def phrase(c: Claim) -> Phrasing:
+    f = c.facts
+    assert isinstance(f, Comm)
+    names = "; ".join(f"{short(t.name, 70)} ×{t.count:,} ({ms(t.ns)})" for t in f.top)
+    by = ""
+    if f.by_type or f.untyped[0]:
+        rest = (f"; {f.untyped[0]:,} more ({ms(f.untyped[1])}) that record no collective (no "
+                "kernel args, no `nccl:` op around a launch in the capture)") if f.untyped[0] \
+            else ""
+        by = (" The kernel names do not say which collective ran (NCCL 2.12–2.13 name their "
+              "kernels after one function, NVIDIA/nccl#714); by the collective recorded on the "
+              "op holding each launch (`nccl:<collective>`): "
+              + "; ".join(f"{t.op} ×{t.count:,} ({ms(t.ns)})" for t in f.by_type) + rest + ".")
+    obs = (
+        # comm is a union over streams while the per-kernel totals are sums: say which is
+        # which, or a top collective reads longer than all communication together
+        f"Communication kernels occupied the GPU {ms(f.comm_ns)} (union over streams; summed "
+        f"per kernel they are {pct(f.comm_share) if f.comm_share is not None else '?'} of "
+        f"kernel time); {ms(f.exposed_ns)} of it "
+        f"({pct(f.exposed_ns / f.comm_ns if f.comm_ns else 0)}) ran with no compute kernel "
+        f"alongside — exposed, {pct(f.share_of_busy)} of GPU busy time. Top (summed kernel "
+        f"time): {names}.{by}")
+    sl = f.slice
+    if sl is not None:
+        obs += (f" Per steady step: {ms(sl.ns)} ({pct(sl.share)}; time account): "
+                + "; ".join(f"{r.label} {ms(r.ns)}" for r in sl.rows if r.ns) + ".")
+    if f.peer_wait_ns is not None:
+        # the account's peer-wait row is not in the claim's share: say so, since the kernel
+        # time above includes it (views/distributed/peer_wait.py)
+        obs += (f" Not counted: {ms(f.peer_wait_ns)} per step of the collectives waiting for a "
+                "late rank (measured across the ranks: the late-ranks finding) — the fix there "
+                "is the late rank's, not the communication's." if f.late else
+                f" Not counted: {ms(f.peer_wait_ns)} per step of the collectives waiting for a "
+                "peer rank (the peer arrived late; the peer-wait note) — no change on this rank "
+                "removes it.")
+    title = (f"NCCL-bound: exposed communication is {pct(f.share_of_busy)} of GPU busy time"
+             if sl is None else f"NCCL-bound: communication holds {pct(sl.share)} of the "
+             f"step ({pct(f.share_of_busy)} of GPU busy time exposed"
+             # ranks together: the kernel time counts the waits for late ranks
+             + ("; kernel time, waits for late ranks included)" if f.late else ")"))
+    effect = (f"Overlapping communication with compute hides up to {ms(f.exposed_ns)}."
+              if sl is None else "Overlapping communication with compute hides up "
+              f"to {ms(sl.ns)} per step ({ms(f.exposed_ns)} over the capture).")
+    details: dict[str, object] = {"comm_ns": f.comm_ns, "exposed_ns": f.exposed_ns,
+                                  "share_of_busy": f.share_of_busy}
+    g = f.per_grad
+    if g is not None:
+        calls, grads = g.calls_per_step, g.grads_per_step
+        per = grads / calls if calls else 0.0
+        one = per < g.one_per_grad_max
+        each = "one per gradient" if one else f"one per {per:.0f} gradients"
+        title = title.replace("NCCL-bound: ", f"NCCL-bound: {calls:,.0f} collective calls per "
+                              f"step, {each} — ", 1)
+        names_ = ", ".join(f"`{n}`" for n in g.call_names)
+        where = f" in `{g.artifact}`" if g.artifact else ""
+        obs += (
+            # more gradients per call: small buckets, or one call per tensor with gradients
+            # accumulated over several micro-batches; the counts cannot say which
+            (" The gradients are reduced one tensor at a time: " if one else
+             " Collective calls come close to one per gradient (small buckets, or one per "
+             "tensor over accumulated micro-batches): ")
+            + f"{calls:,.0f} collective calls ({names_}) per steady step{where} for "
+            f"{grads:,.0f} gradients accumulated (`torch::autograd::AccumulateGrad`) over "
+            f"{g.steps} steady steps; median communication kernel {ms(g.kernel_median_ns)}. The "
+            f"calls hold {ms(int(g.host_per_step_ns))} of host time per step "
+            f"({pct(g.host_per_step_ns / g.step_per_step_ns if g.step_per_step_ns else 0.0)} "
+            "of the step)." + _loop_text(g))
+        bound = (f"the loop around them ({ms(int(g.loop_per_step_ns))} per step: the calls and "
+                 "the per-tensor work between them) is the host-side bound"
+                 if g.loop_per_step_ns > g.host_per_step_ns else
+                 f"their host time ({ms(int(g.host_per_step_ns))} per step) is the host-side "
+                 "bound")
+        effect = (
+            f"Bucketing cuts the {calls:,.0f} collective calls per step to one per bucket: "
+            f"{bound}, and the {g.kernels_per_step:,.0f} communication kernels per step "
+            f"(median {ms(g.kernel_median_ns)}, mean "
+            f"{ms(g.kernel_ns // g.kernels if g.kernels else 0)}: most of their time is in the "
+            "larger messages, which bucketing keeps) become a few larger ones. An A/B counts "
+            "the collective calls per step and compares the median step.")
+        details |= {"replay_lever": PER_GRADIENT_LEVER, "per_gradient": {
+            "artifact_id": g.artifact_id, "steps": g.steps, "calls": g.calls,
+            "grads": g.grads, "host_ns": g.host_ns, "kernels": g.kernels,
+            "kernel_median_ns": g.kernel_median_ns, "loop_calls": g.loop_calls,
+            "loop_ns": g.loop_ns, "loop_spacing_ns": g.loop_spacing_ns}}
+    elif f.big is not None:
+        b = f.big
+        obs += (f" The largest all-reduce moves {size(b.message_bytes)} per call "
+                f"({b.calls:,} calls, {ms(b.mean_ns)} each): one bucket, which "
+                "starts only once its last gradient is ready.")
+        details |= {"big_bucket": {"message_bytes": b.message_bytes, "calls": b.calls,
+                                   "time_ns": b.time_ns}}
+    return Phrasing(title=title, observation=obs, effect=effect, details=details)
+
+
 DECLARATION = Declaration(
-    patterns=(PATTERN,), detect=detect, causes=CAUSES,
+    patterns=(PATTERN,), detect=detect, phrase=phrase, causes=CAUSES,
     thresholds=("nccl_red_share", "nccl_yellow_share", "grad_sync_per_grad_share",
                 "grad_sync_min_grads", "grad_sync_one_per_grad_max", "nccl_big_bucket_bytes"),
-    fix_keys=(PATTERN, PER_GRADIENT, BIG_BUCKET))
+    fix_keys=(PATTERN, PER_GRADIENT, BIG_BUCKET),
+    about=About(side="communication", levers=("overlap-comm",), refutable=True))

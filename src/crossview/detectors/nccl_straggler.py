@@ -1,27 +1,43 @@
 """nccl-collective-bound, cross-rank: a straggler rank makes the others wait in collectives.
 
-Reads the cross-rank analysis (views/distributed/crossrank.py); one finding per straggler
-rank, naming the rank, the collective with the largest skew, and what the rank did in the
-wait window.
+Reads the cross-rank analysis (views/distributed/crossrank.py); one claim per straggler rank,
+naming the rank, the collective with the largest skew, and what the rank did in the wait
+window.
 """
 
 from __future__ import annotations
 
-from crossview.core.finding import Evidence, Finding
-from crossview.detectors.common import ms, pct, severity
-from crossview.detectors.declare import Declaration
-from crossview.knowledge.fixes import fix_for
+from crossview.core.claim import Cite, Claim, Count, Cutoff, Facts, FixPart, Ns, Phrasing, Tier
+from crossview.detectors.common import crossed, ms, pct
+from crossview.detectors.declare import About, Declaration
 from crossview.views.views import Views
 
 PATTERN = "nccl-collective-bound"
 
 
-def detect(v: Views) -> list[Finding]:
+class Straggler(Facts, frozen=True, kw_only=True):
+    rank: int
+    path: str
+    late: Count
+    skewed: Count
+    min_skew_ns: Ns
+    wait_ns: Ns
+    skew_ns: Ns
+    median_skew_ns: Ns
+    collective: str
+    cause: str  # what the rank did in the wait window (views/distributed/straggler_cause.py)
+    cause_kind: str
+    clock: str
+    partial: str  # "" or what is missing (the ranks' list)
+    partial_flag: bool
+
+
+def detect(v: Views) -> list[Claim]:
     job = v.ranks
     # late ranks named by their share of the waiting (detectors/late_ranks.py) own that time
     if job is None or (job.late is not None and job.late.named):
         return []
-    out: list[Finding] = []
+    out: list[Claim] = []
     # the time the other ranks lost waiting, against one rank's kernel span (ranks run
     # concurrently, so the job's span is one rank's, not the sum)
     spans = sorted(r.span_ns for r in job.ranks)
@@ -29,36 +45,48 @@ def detect(v: Views) -> list[Finding]:
     partial = job.partial_note()
     for s in job.stragglers:
         share = s.wait_ns / span
-        sev = severity(share, v.limits.nccl_red_share, v.limits.nccl_yellow_share) or "info"
+        cut = crossed(share, v.limits.nccl_red_share, v.limits.nccl_yellow_share,
+                      ("nccl_red_share", "nccl_yellow_share"))
+        tier: Tier = cut[0] if cut else "note"
+        cutoff: Cutoff | None = cut[1] if cut else None
         path = next(r.path for r in job.ranks if r.rank == s.rank)
-        obs = (f"Rank {s.rank} arrives last at {s.late:,} of {s.skewed:,} skewed collectives "
-               f"(start spread ≥ {ms(v.limits.straggler_min_skew_ns)}); the others wait "
-               f"{ms(s.wait_ns)} in all ({pct(share)} of a rank's kernel span), worst "
-               f"{ms(s.skew_ns)} at {s.collective}, median {ms(s.median_skew_ns)}. "
-               f"Cause: {s.cause}. Clock: {job.clock_note}."
-               + (f" Straggler analysis is {partial}." if partial else ""))
-        where = f"rank {s.rank} (`{path}`), {s.cause_kind} cause above."
-        out.append(Finding(
-            pattern=PATTERN, severity=sev,
-            title=f"Straggler: rank {s.rank} is last into {s.late:,} of {s.skewed:,} skewed "
-                  f"collectives, up to {ms(s.skew_ns)} late ({s.collective})",
-            observation=obs,
-            fix=fix_for("nccl-collective-bound-straggler", s.cause_kind, where),
-            share=share,
-            evidence=[Evidence(r.path, f"rank {r.rank}: communication kernels in order per "
-                               "(process group or stream, collective type); start/end per rank")
-                      for r in job.ranks],
-            confidence="DRAFT" if not partial else "DRAFT (partial: ranks missing)",
-            expected_effect=f"Removing rank {s.rank}'s lateness returns up to "
-                            f"{ms(s.wait_ns)} of collective wait to every other rank.",
-            details={"rank": s.rank, "collective": s.collective, "skew_ns": s.skew_ns,
-                     "median_skew_ns": s.median_skew_ns, "wait_ns": s.wait_ns,
-                     "cause_kind": s.cause_kind, "partial": job.partial},
-        ))
+        out.append(Claim(
+            pattern=PATTERN, form="straggler", share=share, tier=tier, cutoff=cutoff,
+            fix=(FixPart(key="nccl-collective-bound-straggler", flags=(s.cause_kind,),
+                         subject=f"rank {s.rank} (`{path}`), {s.cause_kind} cause above."),),
+            partial=bool(job.partial),
+            cites=tuple(Cite(artifact=r.path, read="rank-collectives",
+                             fill=(("rank", str(r.rank)),)) for r in job.ranks),
+            facts=Straggler(rank=s.rank, path=path, late=s.late, skewed=s.skewed,
+                            min_skew_ns=v.limits.straggler_min_skew_ns, wait_ns=s.wait_ns,
+                            skew_ns=s.skew_ns, median_skew_ns=s.median_skew_ns,
+                            collective=s.collective, cause=s.cause, cause_kind=s.cause_kind,
+                            clock=job.clock_note, partial=partial or "",
+                            partial_flag=bool(job.partial))))
     return out
 
 
+def phrase(c: Claim) -> Phrasing:
+    f = c.facts
+    assert isinstance(f, Straggler)
+    obs = (f"Rank {f.rank} arrives last at {f.late:,} of {f.skewed:,} skewed collectives "
+           f"(start spread ≥ {ms(f.min_skew_ns)}); the others wait "
+           f"{ms(f.wait_ns)} in all ({pct(c.share)} of a rank's kernel span), worst "
+           f"{ms(f.skew_ns)} at {f.collective}, median {ms(f.median_skew_ns)}. "
+           f"Cause: {f.cause}. Clock: {f.clock}."
+           + (f" Straggler analysis is {f.partial}." if f.partial else ""))
+    return Phrasing(
+        title=f"Straggler: rank {f.rank} is last into {f.late:,} of {f.skewed:,} skewed "
+              f"collectives, up to {ms(f.skew_ns)} late ({f.collective})",
+        observation=obs,
+        effect=f"Removing rank {f.rank}'s lateness returns up to "
+               f"{ms(f.wait_ns)} of collective wait to every other rank.",
+        details={"rank": f.rank, "collective": f.collective, "skew_ns": f.skew_ns,
+                 "median_skew_ns": f.median_skew_ns, "wait_ns": f.wait_ns,
+                 "cause_kind": f.cause_kind, "partial": f.partial_flag})
+
+
 DECLARATION = Declaration(
-    patterns=("nccl-collective-bound",), detect=detect, causes=(),
+    patterns=("nccl-collective-bound",), detect=detect, phrase=phrase, causes=(),
     thresholds=("nccl_red_share", "nccl_yellow_share", "straggler_min_skew_ns"),
-    fix_keys=("nccl-collective-bound-straggler",))
+    fix_keys=("nccl-collective-bound-straggler",), about=About(side="communication"))

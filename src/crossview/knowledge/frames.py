@@ -48,6 +48,16 @@ def startup_pattern() -> str:
     return "|".join(f"(?:{p})" for p in load_yaml("frames.yaml")["startup"])
 
 
+@cache
+def _torch_compile() -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in load_yaml("frames.yaml")["torch_compile"]))
+
+
+def is_torch_compile(name: str) -> bool:
+    """A start-up frame of torch.compile compiling (frames.yaml torch_compile)."""
+    return _torch_compile().search(name) is not None
+
+
 def patterns(key: str) -> list[str]:
     """A frames.yaml list of regexes as written (startup, gc, …): each compiles alone in
     Python too (a leading `(?i)` cannot sit inside an alternation there)."""

@@ -244,7 +244,9 @@ class Frames(Rec):
     library: list[str]
     engines: dict[str, str]
     dataloader: list[str]
+    preprocessing: list[str]
     startup: list[str]
+    torch_compile: list[str]
     gc: list[str]
     error_exit: list[str]
     thread_wait: list[str]
@@ -516,13 +518,7 @@ class Replay(Rec):
     graph: ReplayGraph
     selfcheck: SelfCheck
     levers: Levers
-    finding_levers: dict[str, str | list[str]]
-    finding_min_realized: Num
-    finding_refutable: list[str]
     lever_caveats: dict[str, str]
-    next_fix_min_share: Num
-    next_fix: dict[str, dict[str, str]]
-    kernel_side: list[str]
     diff: ReplayDiff
 
 
@@ -713,12 +709,50 @@ class FixWhere(Rec, rename="kebab"):
     no_stacks: str
 
 
-# --- finding_relations.yaml ---------------------------------------------------------------
-class Relation(Rec):
-    """A finding whose time lies inside another's (detectors/related.py)."""
-    within: list[str]
+# --- fixes.yaml ---------------------------------------------------------------------------
+class FixRequires(Rec):
+    """What a fix variant needs the capture to show (verdict/fixes.py): each key set must be
+    known and match the capture context (views/capture_context.py); `flags` must all be among
+    the flags the claim raised. Unknown is unmet: such a variant is never printed."""
+    framework: str | None = None  # pytorch | jax | julia | triton (one of the frameworks seen)
+    engine: str | None = None  # vllm | sglang | trtllm | hf | triton | dynamo
+    phase: str | None = None  # training | inference
+    model: str | None = None  # causal-decoder | encoder | conv-net | moe (one of those seen)
+    vendor: str | None = None  # nvidia | amd
+    dtype: str | None = None  # a tensor-core dtype the GPU states: fp16 | bf16 | tf32 | fp8
+    source: str | None = None  # an artifact kind in scope: kineto | nsys | ncu | …
+    code: str | None = None  # own: a frame of the user's own code is on the hot path;
+    # library: every python frame on it is library / engine / cache code
+    flags: list[str] = []
+
+
+class FixVariant(Rec):
+    name: str
     text: str
-    unless_op_families: list[str] = []
+    requires: FixRequires = msgspec.field(default_factory=FixRequires)
+
+
+# --- evidence.yaml ------------------------------------------------------------------------
+class EvidenceText(Rec):
+    """What a finding read, in words, by its claim's cite key ({fields}: the cite's fill)."""
+    text: str
+    tables: bool = True  # cite the source tables of the artifact's format (evidence_tables.yaml)
+
+
+# --- verdict.yaml -------------------------------------------------------------------------
+class Caveat(Rec):
+    cap: str  # the highest severity a claim with this caveat keeps: red | yellow | info
+    why: str
+
+
+class Verdict(Rec):
+    red_saving: Num
+    yellow_saving: Num
+    refute_realized: Num
+    next_fix_min_share: Num
+    path_gap_min: Num
+    late_alone_barely: Num
+    caveats: dict[str, Caveat]
 
 
 SCHEMAS: dict[str, type] = {
@@ -734,9 +768,9 @@ SCHEMAS: dict[str, type] = {
     "diff.yaml": DiffRules,
     "engine_flags.yaml": EngineFlags,
     "evidence_tables.yaml": dict[str, list[EvidenceRule]],
-    "finding_relations.yaml": dict[str, Relation],
+    "evidence.yaml": dict[str, EvidenceText],
     "fix_where.yaml": FixWhere,
-    "fixes.yaml": dict[str, dict[str, str]],
+    "fixes.yaml": dict[str, list[FixVariant]],
     "frames.yaml": Frames,
     "gpu_processes.yaml": GpuProcesses,
     "gpu_metrics.yaml": GpuMetrics,
@@ -758,4 +792,39 @@ SCHEMAS: dict[str, type] = {
     "synthesis.yaml": Synthesis,
     "thresholds.yaml": Thresholds,
     "trees.yaml": Trees,
+    "verdict.yaml": Verdict,
 }
+
+
+# --- capture_context.yaml -----------------------------------------------------------------
+class FrameworkMarks(Rec):
+    host: list[str]
+    python: list[str]
+    kernels: list[str]
+    sources: list[str]
+
+
+class ModelMarks(Rec):
+    modules: list[str]
+    python: list[str]
+    kernels: list[str]
+
+
+class Generations(Rec):
+    cc: dict[str, str]
+    hw_key: dict[str, str]
+
+
+class CaptureContextRules(Rec):
+    frameworks: dict[str, FrameworkMarks]
+    engines: dict[str, str]
+    generative_engines: list[str]
+    models: dict[str, ModelMarks]
+    conv_op_share: Num
+    conv_ops: list[str]
+    attention_ops: list[str]
+    generations: Generations
+    tensor_dtypes: dict[str, str]
+
+
+SCHEMAS["capture_context.yaml"] = CaptureContextRules

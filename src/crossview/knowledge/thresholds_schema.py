@@ -131,3 +131,12 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # time-account findings (issue 15)
     graphs_mostly_share: float
     unexplained_dominates_share: float
+    # launch configuration (detectors/launch_config.py)
+    launch_grid_sm_share: float
+    launch_block_min_threads: int
+    launch_config_yellow_share: float
+    launch_config_red_share: float
+    # host-preprocessing (detectors/host_preprocess.py)
+    preprocess_red_share: float
+    preprocess_yellow_share: float
+    one_off_min_share: float  # detectors/sync_bound.py

@@ -15,7 +15,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from crossview.analysis import Analysis, analyze
-from crossview.detectors import run_all
 from crossview.errors import UsageError
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.lake.fanout import Engine, Mapper, mapper
@@ -38,6 +37,7 @@ from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import discover, read_all
 from crossview.store.store import Store
+from crossview.verdict import decide
 from crossview.views.distributed import late_cause, straggler_cause
 from crossview.views.distributed.crossrank import RankAnalysis, Straggler, merge_ranks
 from crossview.views.distributed.rank_job import Rejected, missing_ranks
@@ -170,4 +170,4 @@ def _detail(path: str, others: list[str], reports: list[ArtifactReport], job: Ra
                                     limits.straggler_gpu_busy_share)
         _set_cause(s, c, None)
     views.__dict__["ranks"] = job  # Views.ranks is a cached_property: the job's, not this store's
-    return Analysis(reports, views, run_all(views), fanout=info)
+    return Analysis(reports, views, lambda: decide(views, replay=False), fanout=info)

@@ -135,5 +135,5 @@ def _startup_lines(v: Views, acc: Account) -> list[str]:
         out.append("- Every step is warm-up, JIT or start-up ("
                    + "; ".join(f"{_name(x)}: {', '.join(x.reasons)}" for x in flagged)
                    + "), so the table above is start-up, not a steady state. "
-                   + fix_for("steady-state-capture", v.engine))
+                   + fix_for("steady-state-capture", {"engine": v.engine}))
     return out

@@ -190,7 +190,7 @@ def render(a: Analysis) -> str:
     out.append("")
     if rows:
         out += table(rows) + [""] + notes(rows)
-    found = [md_text.one_paragraph(f) for f in a.findings if f.pattern in ROOFLINE_PATTERNS]
+    found = [f for f in a.findings if f.pattern in ROOFLINE_PATTERNS]
     if found:
         out.append("\n**Findings**")
         for f in found:

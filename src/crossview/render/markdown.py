@@ -8,6 +8,7 @@ from pathlib import Path
 from crossview.analysis import Analysis
 from crossview.core import inert
 from crossview.core.finding import Finding
+from crossview.detectors import about
 from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
 from crossview.knowledge.loader import load_yaml
@@ -271,8 +272,8 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
                     f"{top['cause']}, the capture's replay): faster kernels alone shorten "
                     f"it by at most {on:.0%}; that work must shrink too.")
         return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel "
-                f"span. The dominant pattern is **{reds[0].pattern}**: the "
-                f"{_side(reds[0].pattern)} side limits throughput.")
+                f"span. The dominant pattern is **{reds[0].pattern}**: "
+                f"{_limits(reds[0].pattern)}.")
     yellows = [f for f in findings if f.severity == "yellow"]
     if yellows and _side(yellows[0].pattern) != "GPU kernel":
         # no 🔴, and the largest 🟡 is host or communication work: saying "what is left is
@@ -288,22 +289,35 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
     return (f"A {who}workload whose GPU is busy {m.kernel_busy_pct:.1f}% of its kernel span; "
             "no dominant host-side or communication bottleneck in this capture — what is left "
             f"is kernel time itself{where}; "
-            + fix_for("kernel-time-left", v.gpu_vendor)
+            + fix_for("kernel-time-left", {"vendor": v.gpu_vendor})
             + ".")
 
 
 def _side(pattern: str) -> str:
-    """Which side a finding's pattern says limits throughput (the key-findings sentence)."""
-    return ("host" if pattern in ("gpu-idle", "kernel-launch-bound", "sync-bound",
-                                  "host-python-overhead", "dataloader-starved",
-                                  "cuda-graphs-missing", "host-op-overhead",
-                                  "first-call-per-shape")
-            else "communication" if pattern.startswith("nccl")
-            else "GPU kernel")
+    """Which side a finding's pattern says limits throughput (the key-findings sentence): the
+    pattern's declaration says (detectors/declare.py About.side)."""
+    return about(pattern).side
+
+
+def _limits(pattern: str) -> str:
+    side = _side(pattern)
+    if side == "capture":
+        return "the capture itself is the first thing to fix (what it holds is not the workload)"
+    return f"the {side} side limits throughput"
+
+
+def _parts(found: list[Finding], outer: Finding, bullet: str) -> list[str]:
+    """The notes whose time lies inside `outer` (the verdict's `within`: one owner per
+    nanosecond), with their own fix: the specific change inside the outer one's saving."""
+    named = outer.details.get("parts")
+    owned = set(named) if isinstance(named, list) else set()
+    parts = [f for f in found if f.severity == "info" and f.details.get("within") == outer.pattern
+             and f.pattern in owned]
+    lines = [f"{bullet}Part of it: {p.title} — **Fix:** {p.fix}" for p in parts]
+    return [*lines, ""] if lines and bullet == "- " else lines
 
 
 def render(a: Analysis) -> str:
-    a = replace(a, found=[md_text.one_paragraph(f) for f in a.findings])  # names inert
     out: list[str] = []
     v = a.views
     if v is None:
@@ -378,12 +392,14 @@ def render(a: Analysis) -> str:
             out.append(f"### {i}. {f.title}")
             out.append(f"{f.observation}\n")
             out.append(f"**Fix:** {f.fix}\n")
+            out.extend(_parts(a.findings, f, "- "))
             out.append(f"_Evidence: {'; '.join(str(e) for e in f.evidence)} · {f.rigor} · "
                        f"{f.confidence}_")
     if yellows:
         out.append("\n## 🟡 Also consider")
         for f in yellows:
             out.append(f"- {f.observation} — **Fix:** {f.fix}")
+            out.extend(_parts(a.findings, f, "  - "))
     infos = [f for f in a.findings if f.severity == "info"]
     if infos:
         out.append("\n**Notes** " + " ".join(f"{f.title}: {f.observation}" for f in infos))

@@ -5,10 +5,8 @@ code, so Markdown syntax in a name (`*`, `[…](…)`, `<…>`, a backtick) stay
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from crossview.core import inert
-from crossview.core.finding import Evidence, Finding
 
 _TICKS = re.compile(r"`+")
 
@@ -27,13 +25,3 @@ def cut(name: object, limit: int) -> str:
     """A name escaped, then cut to `limit` characters (its end marked `…`)."""
     text = inert.name(name)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def one_paragraph(f: Finding) -> Finding:
-    """A finding whose prose (title, observation, fix, effect, evidence) is one paragraph
-    each: a name quoted in it cannot break a line of the recap (a detector writes names
-    into its sentences as they were read)."""
-    return replace(f, title=inert.name(f.title), observation=inert.name(f.observation),
-                   fix=inert.name(f.fix), expected_effect=inert.name(f.expected_effect),
-                   evidence=[Evidence(inert.name(e.artifact), inert.name(e.what))
-                             for e in f.evidence])

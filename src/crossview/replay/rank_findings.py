@@ -1,29 +1,26 @@
 """The recap of a multi-rank job from the replay across ranks (replay/rank_whatif.py): the
 cross-rank critical path of the job's step (set on the rank analysis, for the recap, JSON and
-HTML), and the late-ranks finding's expected effect — every rank on time, the named late ranks
-on time, and where their cause is host stalls, every rank's stalls removed (the fix is
-node-wide: CPU binding) — with the self-check. Skipped (and said so) past
-`replay.recap_max_rows` of knowledge/ranks.yaml, or when the self-check fails."""
+HTML), and the late-ranks claim's levers as typed results for the verdict
+(verdict/replayed.py) — every rank on time, the named late ranks on time, and where their
+cause is host stalls, every rank's stalls removed (the fix is node-wide: CPU binding) — with
+the self-check. Skipped (and said so) past `replay.recap_max_rows` of knowledge/ranks.yaml,
+or when the self-check fails."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
-from crossview.core.finding import Finding
 from crossview.errors import CrossviewError
 from crossview.knowledge.loader import load_typed
 from crossview.replay import graph as graph_mod
 from crossview.replay import rank_graph, rank_levers, rank_replay, rank_whatif
 from crossview.replay.gc_pause import paused
 from crossview.replay.rank_whatif import RankWhatIf, Replayed
-from crossview.units import duration
 from crossview.views.distributed import rank_job
 from crossview.views.distributed.crossrank import RankAnalysis
-from crossview.views.distributed.late_ranks import LateRank
 from crossview.views.distributed.rank_path import CriticalPath
 from crossview.views.views import Views
-
-PATTERN = "late-ranks"  # detectors/late_ranks.py
 
 
 def replay_job(v: Views, job: RankAnalysis) -> Replayed | None:
@@ -59,20 +56,6 @@ def replay_job(v: Views, job: RankAnalysis) -> Replayed | None:
     return base
 
 
-def annotate(v: Views, findings: list[Finding]) -> list[Finding]:
-    """The late-ranks finding's expected effect from the job's joined replay."""
-    job = v.ranks
-    if job is None or job.late is None or len(job.ranks) < 2:
-        return findings
-    base = job.replayed().replay_result
-    f = next((x for x in findings if x.pattern == PATTERN), None)
-    if isinstance(base, Replayed) and f is not None:
-        with paused():
-            _effect(v, job, base, f, max((s.error for js in base.steps for s in js.ranks),
-                                         default=0.0))
-    return findings
-
-
 def _folder(v: Views) -> str:
     paths = list(v.filter.artifacts)
     return os.path.commonpath(paths) if len(paths) > 1 else paths[0]
@@ -83,60 +66,74 @@ def _run(v: Views, job: RankAnalysis, base: Replayed, specs: list[str]) -> RankW
         r.rank for r in job.ranks}), _folder(v), base)
 
 
-def _who(ranks: list[LateRank]) -> str:
-    return ("rank " if len(ranks) == 1 else "ranks ") + " and ".join(str(r.rank) for r in ranks)
+@dataclass(frozen=True)
+class Bound:
+    """What holds a predicted job step: the rank with the most of its critical path, and
+    that rank's largest cause."""
+
+    rank: int
+    share: float  # of the critical path
+    cause: str
+    cause_share: float  # of that rank's part
 
 
-def _bound(p: CriticalPath | None) -> str:
+@dataclass(frozen=True)
+class RankLevers:
+    """The late-ranks claim's replays across the job's ranks (typed; the verdict phrases
+    them): every rank on time, the named late ranks alone on time, every rank's stalled host
+    ops at their median (when a named rank's cause shows stalls)."""
+
+    ranks: int
+    folder: str
+    named: tuple[int, ...]
+    selfcheck: float  # the worst rank's step error of the unchanged joined replay
+    measured_ns: float
+    everyone_ns: float
+    alone_ns: float
+    stalls_ns: float | None
+    everyone_bound: Bound | None
+    stalls_bound: Bound | None
+
+    @property
+    def best(self) -> tuple[str, float]:
+        """The lever with the shortest predicted step and that step."""
+        if self.stalls_ns is not None and self.stalls_ns < self.everyone_ns:
+            return "host-stalls", self.stalls_ns
+        return rank_levers.ALL_ON_TIME, self.everyone_ns
+
+
+def levers(v: Views) -> RankLevers | None:
+    """The job's rank levers replayed, or None (one rank, no late rank named, no joined
+    replay, or a lever the capture cannot take)."""
+    job = v.ranks
+    if job is None or job.late is None or not job.late.named or len(job.ranks) < 2:
+        return None
+    base = job.replayed().replay_result
+    if not isinstance(base, Replayed):
+        return None
+    named = job.late.named
+    err = max((s.error for js in base.steps for s in js.ranks), default=0.0)
+    with paused():
+        try:
+            everyone = _run(v, job, base, [rank_levers.ALL_ON_TIME])
+            alone = _run(v, job, base, [f"{rank_levers.RANK_ON_TIME}={r.rank}" for r in named])
+            stalls = (_run(v, job, base, ["host-stalls"]) if any(
+                r.cause is not None and r.cause.stalls for r in named) else None)
+        except CrossviewError:
+            return None  # a lever the capture cannot take: the claim's own bound stays
+    return RankLevers(
+        ranks=len(job.ranks), folder=_folder(v), named=tuple(r.rank for r in named),
+        selfcheck=err, measured_ns=everyone.medians()["measured_step_ns"],
+        everyone_ns=everyone.medians()["predicted_step_ns"],
+        alone_ns=alone.medians()["predicted_step_ns"],
+        stalls_ns=stalls.medians()["predicted_step_ns"] if stalls is not None else None,
+        everyone_bound=_bound(everyone.path),
+        stalls_bound=_bound(stalls.path) if stalls is not None else None)
+
+
+def _bound(p: CriticalPath | None) -> Bound | None:
     if p is None or not p.pieces:
-        return ""
+        return None
     rank, ns = p.by_rank()[0]
     cause, cns = p.by_cause(rank)[0]
-    share = ns / (p.ns or 1)
-    return (f"; the step is then bound by rank {rank} ({share:.0%} of its critical path, "
-            f"{cause} {cns / (ns or 1):.0%} of that)")
-
-
-def _effect(v: Views, job: RankAnalysis, base: Replayed, f: Finding, err: float) -> None:
-    assert job.late is not None
-    named = job.late.named
-    folder = _folder(v)
-    try:
-        everyone = _run(v, job, base, [rank_levers.ALL_ON_TIME])
-        alone = _run(v, job, base, [f"{rank_levers.RANK_ON_TIME}={r.rank}" for r in named])
-        stalls = (_run(v, job, base, ["host-stalls"]) if any(
-            r.cause is not None and r.cause.stalls for r in named) else None)
-    except CrossviewError:
-        return  # a lever the capture cannot take: the detector's own bound stays
-    meas = everyone.medians()["measured_step_ns"]
-
-    def step(w: RankWhatIf) -> str:
-        p = w.medians()["predicted_step_ns"]
-        d = p - meas
-        sign = "+" if d >= 0 else "−"
-        return (f"{duration(meas)} → {duration(p)} ({sign}{duration(abs(d))}, "
-                f"{sign}{abs(d) / meas:.1%})" if meas else duration(p))
-
-    text = (f"Replay across the {len(job.ranks)} ranks (`crossview whatif {folder} --lever "
-            f"{rank_levers.ALL_ON_TIME}`; self-check {err:.2%}, the worst rank): the job step "
-            f"{step(everyone)} with every rank on time{_bound(everyone.path)}; with "
-            f"{_who(named)} alone on time {step(alone)}.")
-    best = everyone
-    if stalls is not None:
-        text += (f" Every rank's stalled host ops at their median (`--lever host-stalls`, what "
-                 f"giving each rank its cores removes): {step(stalls)}{_bound(stalls.path)}.")
-        if stalls.medians()["predicted_step_ns"] < best.medians()["predicted_step_ns"]:
-            best = stalls
-    if everyone.medians()["predicted_step_ns"] > 0.98 * meas:
-        text += (" Lateness alone barely moves the step: the other ranks' own work (their "
-                 "hosts, here) holds it next, so the fix must shorten that on every rank.")
-    f.expected_effect = text
-    f.details["replay"] = {
-        "lever": "host-stalls" if best is stalls else rank_levers.ALL_ON_TIME,
-        "measured_step_ns": meas,
-        "predicted_step_ns": best.medians()["predicted_step_ns"],
-        "selfcheck_max_step_error": err, "predicts_fix": False,
-        "all_ranks_on_time_ns": everyone.medians()["predicted_step_ns"],
-        "late_ranks_on_time_ns": alone.medians()["predicted_step_ns"],
-        "host_stalls_ns": stalls.medians()["predicted_step_ns"] if stalls else None,
-    }
+    return Bound(rank, ns / (p.ns or 1), cause, cns / (ns or 1))

@@ -67,9 +67,14 @@ class OpGroup:
     parent_ops: list[str] = field(default_factory=list)  # the ops these calls sit under
     # the nn.Module classes (with_modules=True) the calls sit in, nearest first, by kernel time
     modules: list[str] = field(default_factory=list)
+    # the kernels charged to this group (gpu_ops ids): what a claim on the group owns, so the
+    # verdict can give each kernel one owner (not in to_dict)
+    gpu_op_ids: tuple[int, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        d = asdict(self)
+        d.pop("gpu_op_ids", None)
+        return d
 
     def time_at_ns(self, pct: float) -> float:
         """The group's kernel time if it ran at `pct` % of its roofline (never more than its
@@ -101,6 +106,7 @@ class OpRoofline:
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
+        d["groups"] = [g.to_dict() for g in self.groups]
         d["unmodeled"] = [{"op": o, "kernel_ns": t, "why": w} for o, t, w in self.unmodeled]
         return d
 
@@ -172,7 +178,8 @@ def compute(store: Store) -> OpRoofline:
         CREATE OR REPLACE TEMP TABLE _opk AS
         SELECT h.op_id, h.name AS op, a.input_dims AS d, a.input_types AS t,
                a.concrete_inputs AS c, g.artifact_id AS art, g.device AS dev,
-               g.name AS kname, g.dur_ns, p.name AS parent, h.node_id AS node
+               g.name AS kname, g.dur_ns, p.name AS parent, h.node_id AS node,
+               g.gpu_op_id AS gid
         FROM _charge ch JOIN f_gpu g ON g.gpu_op_id = ch.gpu_op_id
         JOIN host_ops h ON h.op_id = ch.cur
         LEFT JOIN host_ops p ON p.op_id = h.parent
@@ -190,6 +197,8 @@ def compute(store: Store) -> OpRoofline:
         "SELECT op, d, t, c, art, dev, parent, sum(dur_ns) FROM _opk WHERE parent IS NOT NULL"
         " GROUP BY ALL ORDER BY ALL").fetchall()
     by_module = store.sql(_MODULES_SQL).fetchall()
+    by_ids = store.sql("SELECT op, d, t, c, art, dev, list(gid ORDER BY gid) FROM _opk"
+                       " GROUP BY ALL ORDER BY ALL").fetchall()
     store.sql("DROP TABLE _opk")
     # kernels under no modeled op: named by the op that launched them (innermost op above
     # the runtime call), so the recap can say which ops have no model
@@ -239,6 +248,9 @@ def compute(store: Store) -> OpRoofline:
         if (hit := keyed.get(tuple(k))) is not None:
             cls = _MODULE_INDEX.sub("", str(module).removeprefix(_MODULE_PREFIX))
             hit.modules[cls] = hit.modules.get(cls, 0) + int(ns)
+    for *k, ids in by_ids:
+        if (hit := keyed.get(tuple(k))) is not None:
+            hit.ids.extend(int(i) for i in ids)
     for name, ns in unmodeled_ops:
         why = ("no op to charge" if name.startswith("(")
                else "no model for this op (knowledge/op_models.yaml)")
@@ -346,6 +358,7 @@ class _Acc:
         self.knames: dict[str, int] = {}
         self.parents: dict[str, int] = {}
         self.modules: dict[str, int] = {}
+        self.ids: list[int] = []
 
     def add(self, calls: int, kernels: int, ns: int) -> None:
         self.calls += calls
@@ -385,7 +398,8 @@ class _Acc:
             parent_ops=[p for p, _ in sorted(self.parents.items(),
                                              key=lambda x: (-x[1], x[0]))[:3]],
             modules=[m for m, _ in sorted(self.modules.items(),
-                                          key=lambda x: (-x[1], x[0]))[:3]])
+                                          key=lambda x: (-x[1], x[0]))[:3]],
+            gpu_op_ids=tuple(sorted(self.ids)))
 
 
 def _tf32(c: OpCost, top_kernel: str) -> bool:

@@ -8,7 +8,6 @@ from datetime import datetime
 from pathlib import Path
 
 from crossview.core.finding import Finding
-from crossview.detectors import rank, related, run_all
 from crossview.errors import UsageError
 from crossview.knowledge import synthesis as kb
 from crossview.knowledge.thresholds import defaults
@@ -268,8 +267,7 @@ def take(bundle: Bundle, gpu: str | None = None) -> Inventory:
     views, findings = None, []
     if any(e.valid for e in entries):
         views = Views(store, resolve(store, Filter()), defaults())
-        from crossview.replay.findings import annotate  # replayed expected effects
+        from crossview.verdict import decide  # as analysis.analyze_store
 
-        # as analysis.analyze_store: re-ranked after the replay (a refuted finding is demoted)
-        findings = related.apply(rank(annotate(store, run_all(views)), views.limits))
+        findings = decide(views)
     return Inventory(bundle, entries, others, store, views, findings, named)

@@ -339,7 +339,7 @@ def _row(inv: Inventory, f: Finding, arts: list[str], window: str, saved_ns: flo
     ctx = {"model": str(inv.bundle.context.model or "unknown"), "phase": "all",
            "tool": "trace"}
     lid = f"finding:{f.pattern}"
-    outer = f.details.get("within")  # detectors/related.py: its time is part of another's
+    outer = f.details.get("within")  # verdict/owners.py: its time is part of another's
     if isinstance(outer, str):
         basis += (f"; part of `finding:{outer}`'s saving (the same kernels or host time), "
                   "not in addition to it")

@@ -1,7 +1,7 @@
 """`crossview diff BEFORE AFTER --lever NAME --ledger L.json` (issue 39 item 5): the replay's
 prediction, the measured twin and the error recorded on the ledger row of the lever's
-finding. The row is the one whose finding the lever addresses (knowledge/replay.yaml
-`finding_levers`: dataloader-workers → `finding:dataloader-starved`) unless `row_id` names it.
+finding. The row is the one whose finding the lever addresses (the pattern's Declaration
+`About.levers`: dataloader-workers → `finding:dataloader-starved`) unless `row_id` names it.
 A replay check is evidence beside the row (`replay_checks`, newest last); it never changes the
 row's confidence — one capture per side is not an A/B (that is `crossview ab`, ≥ 3 per arm)."""
 
@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from crossview.detectors import levers_by_pattern
 from crossview.errors import UsageError
 from crossview.experiments.lever_check import LeverCheck
-from crossview.knowledge.loader import load_yaml
 from crossview.synthesis.ledger_update import read_ledger, rows_of
 
 
@@ -26,8 +26,7 @@ def _row_for(data: dict[str, Any], levers: list[str], row_id: str | None) -> dic
             raise UsageError(f"--ledger-row {row_id!r}: no such lever row (ids: {ids})")
         return row
     names = {s.partition("=")[0] for s in levers}
-    patterns = [p for p, lv in load_yaml("replay.yaml")["finding_levers"].items()
-                if names & ({lv} if isinstance(lv, str) else set(lv))]
+    patterns = [p for p, lv in levers_by_pattern().items() if names & set(lv)]
     hits = [r for r in rows if str(r["id"]) in {f"finding:{p}" for p in patterns}]
     if len(hits) != 1:
         raise UsageError(f"--ledger: {'no' if not hits else 'more than one'} ledger row for "

@@ -29,6 +29,7 @@ from crossview.views.host import calltree, sampled
 # computed, not at start-up (docs/decisions/0760)
 if TYPE_CHECKING:
     from crossview.sol import workload
+    from crossview.views import capture_context
     from crossview.views.device import busy_lanes, fusion_runs
     from crossview.views.distributed import crossrank, grad_sync, parallelism, peer_wait
     from crossview.views.host import first_calls, op_cost, sampled_runtime
@@ -423,6 +424,17 @@ class Views:
         vendors = {s.vendor for n, sms, mem, ma, mi in rows if (s := hardware.match(
             n, sm_count=sms, mem_bytes=mem, cc=f"{ma}.{mi}" if ma is not None else None))}
         return vendors.pop() if len(vendors) == 1 else None
+
+    @cached_property
+    def context(self) -> capture_context.CaptureContext:
+        """What program the capture shows: frameworks, phase, engine, model kind, GPU
+        generation and dtypes (views/capture_context.py)."""
+        from crossview.views import capture_context
+
+        return capture_context.compute(self.store, self.filter.artifacts,
+                                       self.gpu_metrics.engine,
+                                       op_roofline.limits()["training_op_markers"],
+                                       self.code_site()[0])
 
     @cached_property
     def kernels(self) -> list[roofline.KernelRoofline]:

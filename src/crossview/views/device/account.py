@@ -462,7 +462,9 @@ def _flag_jit(steps: StepSet, per_device: list[DeviceAccount]) -> None:
                 x.flag("jit", f"{jit / 1e6:.2f} ms of GPU idle ({jit / s.wall_ns:.0%} of the "
                               "step) while the host compiled / autotuned")
             st = sum(v for c, v in s.idle_by_cause.items() if c in startup)
-            if st >= r.startup_step_share * s.wall_ns:
+            # start-up needs start-up evidence (issue 37): compile / autotune / module load in
+            # the step; idle at the capture's edges alone is not it
+            if jit and st >= r.startup_step_share * s.wall_ns:
                 x.flag("startup", f"{st / 1e6:.2f} ms ({st / s.wall_ns:.0%} of the step) is "
                                   "start-up: JIT compile or time before the first / after the "
                                   "last kernel with no host work recorded")

@@ -87,6 +87,17 @@ def _cuts(gs: I64, ge: I64, inner: I64) -> tuple[I64, I64, I64]:
     return cuts, np.nonzero(start)[0], np.repeat(np.arange(g, dtype=np.int64), cnt + 1)
 
 
+def _behind(us: I64, first_end: tuple[I64, I64]) -> bool:
+    """The device's first captured kernel started behind work the capture does not hold: its
+    launch is not in the capture, or it started more than queued_latency_ns after its launch
+    call returned (the GPU was busy with something else)."""
+    ks, kl = first_end
+    j = int(np.searchsorted(ks, us[0]))
+    if j >= len(ks) or ks[j] != us[0]:
+        return True
+    return int(us[0]) - int(kl[j]) > causes.rules().queued_latency_ns
+
+
 def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
            first_end: tuple[I64, I64], box: list[host_state.HostOps]
            ) -> tuple[Pieces, I64, I64]:
@@ -104,7 +115,7 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
                             np.asarray(cp["e"], dtype=np.int64))
     graphs = graph_windows.windows(store, a, d)
     loops = collective_loops.windows(store, a)
-    edges = (int(us[0]), int(ue[-1])) if len(us) else (hi, lo)
+    edges = (int(us[0]), int(ue[-1]), _behind(us, first_end)) if len(us) else (hi, lo, True)
     parts = [_chunk(host.near(int(gs[g0]), int(ge[min(g0 + CHUNK_GAPS, len(gs)) - 1])),
                     gs[g0:g0 + CHUNK_GAPS], ge[g0:g0 + CHUNK_GAPS], cs, ce, first_end, edges,
                     graphs, loops)
@@ -124,7 +135,7 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
 
 
 def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
-           first_end: tuple[I64, I64], edges: tuple[int, int],
+           first_end: tuple[I64, I64], edges: tuple[int, int, bool],
            graphs: tuple[I64, I64], loops: tuple[I64, I64]) -> list[Any]:
     """The pieces of a run of gaps: start, end, cause, frame, calling frame."""
     rules = causes.rules()
@@ -140,7 +151,7 @@ def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
     cause = st.rank[at].astype(np.int64)
     frame, calling = st.frame[at], st.calling[at]
     del st, cuts, at
-    first_k, last_k = edges
+    first_k, last_k, behind = edges
     # gap rule 1: a gap opened while the host was blocked in a sync → the sync owns the
     # refill (cpu_dispatch / launch_overhead pieces of that gap); every gap's first piece
     # starts at the gap start
@@ -185,9 +196,14 @@ def _chunk(host: host_state.HostOps, gs: I64, ge: I64, cs: I64, ce: I64,
     edge = (pe <= first_k) | (ps >= last_k)
     cause = np.where(queued, np.where(edge, rk["capture_boundary"], np.where(
         in_copy, rk["blocking_copy"], rk["gpu_dependency"])), cause)
-    # generic host work there (dispatch, launch calls) says nothing about why the GPU idled:
-    # it may have run uncaptured work; specific causes (data loading, JIT, copies, syncs) stay
-    generic = edge & ((cause == rk["cpu_dispatch"]) | (cause == rk["launch_overhead"]))
+    # generic host work there (dispatch, launch calls) says nothing about why the GPU idled
+    # when the GPU may have run uncaptured work: after the last kernel, or before the first one
+    # when that kernel started behind work the capture does not hold (its launch is missing or
+    # it started late). Before a first kernel launched and started normally, the host's own
+    # work is the step's (issue 37: preprocessing at a step's start is the workload, not
+    # start-up). Specific causes (data loading, JIT, copies, syncs) stay.
+    uncaptured = (ps >= last_k) | ((pe <= first_k) & behind)
+    generic = uncaptured & ((cause == rk["cpu_dispatch"]) | (cause == rk["launch_overhead"]))
     cause[generic] = rk["capture_boundary"]
     frame[queued] = -1
     # no host op: before the first / after the last kernel → capture boundary
