@@ -5,7 +5,7 @@ CLI and (later) MCP are thin shells over `analyze`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,6 +59,36 @@ def analyze(
     return analyze_store(store, reports, flt, limits, gpu)
 
 
+def analyze_each(
+    paths: Iterable[Path | str],
+    flt: Filter | None = None,
+    limits: Thresholds | None = None,
+    gpu: str | None = None,
+) -> Iterator[Analysis]:
+    """One Analysis per run (`analyze --each`): inputs whose traces are not one job
+    (scope/runs.py) are analyzed apart, each in its own store; inputs without a timeline
+    (counters, ncu, summaries) follow as one more analysis of their own. One run: the same
+    Analysis as `analyze`. Each is built when the one before it was consumed."""
+    from crossview.scope.runs import paths_of_runs
+
+    store = Store()
+    reports = read_all([Path(p) for p in paths], store)
+    runs = paths_of_runs(store)
+    if len(runs) < 2:
+        store.compact()
+        yield analyze_store(store, reports, flt, limits, gpu)
+        return
+    del store  # each run is read again into a store of its own
+    timeline = {p for r in runs for p in r}
+    rest = [r.path for r in reports if r.status in USABLE and r.path not in timeline]
+    bad = [r for r in reports if r.status not in USABLE]
+    for i, run in enumerate([*runs, *([rest] if rest else [])]):
+        a = analyze(run, flt, limits, gpu=gpu)
+        if i == 0:  # rejected inputs are said once, with the first recap
+            a.artifacts = bad + a.artifacts
+        yield a
+
+
 def analyze_lake(
     lake: Path | str,
     campaign: str | None = None,
@@ -89,6 +119,10 @@ def analyze_store(
         from crossview.sources.ncu.ingest import name_devices  # --gpu only (decision 0760)
 
         name_devices(store, gpu)
+    if sum(r.status in USABLE for r in reports) > 1:  # one recap, one run (scope/runs.py)
+        from crossview.scope.runs import check_one_run
+
+        check_one_run(store)
     resolved = resolve(store, flt or Filter())
     views = Views(store, resolved, limits or defaults())
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))

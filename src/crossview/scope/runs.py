@@ -1,0 +1,156 @@
+"""Which timeline inputs are one run: one recap never merges captures of different jobs.
+
+A folder of traces is one run when its traces could be the processes of one job: the same GPU
+model, clocks that overlap, the same workload. Ranks of one job (the trace's
+`distributedInfo`: the same world size, distinct ranks, the same GPU model) are one run
+whatever their clocks say: nodes' clocks may be skewed or per-host monotonic, and the
+multi-rank views align them (views/distributed). Counter, ncu and summary files are not
+grouped here: they describe the run beside the traces, and `counter_match` says when one is
+of another GPU model or another time (reported as such, not cross-checked; issue 40).
+
+Readers record no host name, so hosts are told apart by what they leave: GPU model, clock and
+the kernels run. The cut-offs are in knowledge/runs.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from crossview.errors import UsageError
+from crossview.knowledge.loader import load_yaml
+from crossview.store.store import Store
+from crossview.units import duration
+
+_RULES = load_yaml("runs.yaml")
+CLOCK_SLACK_NS = int(float(_RULES["clock_slack_s"]) * 1e9)
+MIN_SHARED_KERNELS = float(_RULES["min_shared_kernels"])
+
+
+@dataclass
+class Capture:
+    """One timeline input: what tells its run apart."""
+
+    artifact_id: int
+    path: str
+    gpus: tuple[str, ...]  # device names of the GPUs its ops ran on (() unknown)
+    rank: int | None
+    world_size: int | None
+    start_ns: int  # first event, on the epoch clock when `epoch`, else on its own clock
+    end_ns: int
+    epoch: bool  # the span is UTC epoch ns (the trace says its clock base)
+    kernels: frozenset[str]
+    driver: int | None = None  # CUDA version the driver supports (decision 0808)
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+    def label(self) -> str:
+        gpu = "/".join(self.gpus) or "GPU not named"
+        rank = f", rank {self.rank} of {self.world_size}" if self.world_size else ""
+        return f"{self.name} ({gpu}{rank})"
+
+
+def _captures(store: Store) -> list[Capture]:
+    rows = store.sql("""
+        WITH ev AS (
+            SELECT artifact_id, start_ns AS s, start_ns + dur_ns AS e FROM gpu_ops
+            UNION ALL SELECT artifact_id, start_ns, start_ns + dur_ns FROM host_ops
+            UNION ALL SELECT artifact_id, ts_ns, ts_ns FROM samples WHERE ts_ns IS NOT NULL)
+        SELECT a.artifact_id, a.path, a.rank, a.world_size, a.clock_epoch_ns, min(ev.s),
+               max(ev.e), a.driver_cuda
+        FROM artifacts a JOIN ev USING (artifact_id)
+        WHERE a.status IN ('ok', 'partial') GROUP BY ALL ORDER BY a.path""").fetchall()
+    gpus: dict[int, set[str]] = {}
+    for a, name in store.sql(
+            "SELECT DISTINCT d.artifact_id, d.name FROM devices d JOIN (SELECT DISTINCT"
+            " artifact_id, device FROM gpu_ops) g USING (artifact_id, device)"
+            " WHERE coalesce(d.name, '') <> ''").fetchall():
+        gpus.setdefault(int(a), set()).add(str(name).strip())
+    kernels: dict[int, set[str]] = {}
+    for a, name in store.sql(
+            "SELECT DISTINCT artifact_id, name FROM gpu_ops WHERE kind = 'kernel'").fetchall():
+        kernels.setdefault(int(a), set()).add(str(name))
+    out = []
+    for a, path, rank, world, base, s, e, driver in rows:
+        b = 0 if base is None else int(base)
+        out.append(Capture(int(a), str(path), tuple(sorted(gpus.get(int(a), ()))),
+                           None if rank is None else int(rank),
+                           None if world is None else int(world), int(s) + b, int(e) + b,
+                           base is not None, frozenset(kernels.get(int(a), ())),
+                           None if driver is None else int(driver)))
+    return out
+
+
+def _apart(a: Capture, b: Capture) -> str | None:
+    """Why two captures are not one run, or None."""
+    if a.gpus and b.gpus and {g.lower() for g in a.gpus} != {g.lower() for g in b.gpus}:
+        return "different GPUs"
+    if a.driver is not None and b.driver is not None and a.driver != b.driver:
+        return "different GPU drivers"
+    ranks = a.world_size is not None and b.world_size is not None
+    if ranks and a.world_size != b.world_size:
+        return "different world sizes"
+    if ranks and a.rank == b.rank:
+        return "the same rank twice"
+    if ranks:  # ranks of one world: their clocks may be skewed (views/distributed aligns them)
+        return None
+    if a.epoch == b.epoch:  # one kind of clock: comparable
+        if a.start_ns > b.end_ns + CLOCK_SLACK_NS or b.start_ns > a.end_ns + CLOCK_SLACK_NS:
+            return "clocks that do not overlap"
+    else:  # one on the wall clock, one on its own: nothing says they ran together
+        return "clocks that cannot be put on one time line"
+    if a.kernels and b.kernels:
+        shared = len(a.kernels & b.kernels) / min(len(a.kernels), len(b.kernels))
+        if shared < MIN_SHARED_KERNELS:
+            return "different workloads (kernels)"
+    return None
+
+
+def group(store: Store) -> list[list[Capture]]:
+    """The timeline inputs in runs: each capture joins the first run it is one with (with
+    every member), else starts its own."""
+    runs: list[list[Capture]] = []
+    for c in _captures(store):
+        home = next((r for r in runs if all(_apart(c, m) is None for m in r)), None)
+        if home is None:
+            runs.append([c])
+        else:
+            home.append(c)
+    return runs
+
+
+def _why(runs: list[list[Capture]]) -> str:
+    reasons: list[str] = []
+    for i, r in enumerate(runs):
+        for other in runs[i + 1:]:
+            why = _apart(r[0], other[0])
+            if why and why not in reasons:
+                reasons.append(why)
+    return ", ".join(reasons) or "they are not one job"
+
+
+def _span(r: list[Capture]) -> str:
+    lo, hi = min(c.start_ns for c in r), max(c.end_ns for c in r)
+    return duration(hi - lo)
+
+
+def check_one_run(store: Store) -> None:
+    """Refuse, in one line naming each run, inputs whose traces are not one run."""
+    runs = group(store)
+    if len(runs) < 2:
+        return
+    listed = "; ".join(
+        (r[0].label() if len(r) == 1 else f"{len(r)} ranks {r[0].name}…{r[-1].name} "
+         f"({'/'.join(r[0].gpus) or 'GPU not named'})") + f" over {_span(r)}"
+        for r in runs)
+    raise UsageError(
+        f"{len(runs)} captures that are not one run ({_why(runs)}): {listed} — one recap "
+        "never merges them: analyze one at a time, or each on its own with "
+        "`crossview analyze --each`")
+
+
+def paths_of_runs(store: Store) -> list[list[str]]:
+    """The input paths of each run (`analyze --each`)."""
+    return [[c.path for c in r] for r in group(store)]
