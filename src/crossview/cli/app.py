@@ -21,12 +21,20 @@ if TYPE_CHECKING:
     from crossview.analysis import Analysis
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,  # plain help: wraps at the terminal width (issue 40)
                   help="Cross-view GPU performance analysis of profiler captures.")
 
 
 class Fmt(StrEnum):
     md = "md"
     json = "json"
+
+
+class Detail(StrEnum):
+    """How much of the recap `analyze` prints (render/markdown.py)."""
+
+    summary = "summary"
+    full = "full"
 
 
 class AnalyzeFmt(StrEnum):
@@ -130,9 +138,20 @@ def check_memory(text: str | None) -> str | None:
     return text
 
 
+def _version(show: bool) -> None:
+    if show:
+        from crossview.version import version
+
+        print(f"crossview {version()}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="No progress bar while reading inputs.")] = False,
+          show_version: Annotated[bool, typer.Option(
+              "--version", callback=_version, is_eager=True,
+              help="Print crossview's version and exit.")] = False,
           memory_limit: Annotated[str | None, typer.Option(
               "--memory-limit", envvar="CROSSVIEW_MEMORY_LIMIT",
               help="DuckDB memory limit (e.g. 1GB): past it the store spills to the temp "

@@ -522,6 +522,17 @@ class Trees(Rec):
     min_share: Num
     max_children: int
     chain_keep: int
+    summary_captures: int
+    summary_sync_min_share: Num
+    summary_syncs_kept: int
+    summary_max_lines: int
+
+
+# --- runs.yaml ----------------------------------------------------------------------------
+class Runs(Rec):
+    """When the timeline inputs of one folder are one run (scope/runs.py)."""
+    clock_slack_s: Num
+    min_shared_kernels: Num
 
 
 # --- synthesis.yaml -----------------------------------------------------------------------
@@ -652,6 +663,7 @@ SCHEMAS: dict[str, type] = {
     "op_models.yaml": OpModels,
     "op_roofline.yaml": OpRoofline,
     "replay.yaml": Replay,
+    "runs.yaml": Runs,
     "serving_metrics.yaml": ServingMetrics,
     "sol_ceilings.yaml": dict[str, Ceilings],
     "stack_views.yaml": StackViews,

@@ -1,4 +1,4 @@
-"""Assemble the report: header, navigation, panels, the full recap; CSS and JS inlined."""
+"""Assemble the report: header, navigation, panels, the rest of the recap; CSS and JS inlined."""
 
 from __future__ import annotations
 
@@ -87,8 +87,9 @@ def render(a: Analysis, ex: Extras | None = None) -> str:
     body = _panels(a, ex)
     body.append(("recap", "Recap", section(
         "recap", "Recap", f'<div class="md">{recap_html(a)}</div>',
-        "The same recap as <code>crossview analyze</code> (Markdown), with findings and "
-        "fixes.")))
+        "The parts of <code>crossview analyze --detail full</code> that no panel above "
+        "shows: key findings, the call tree with its sync points, the CPU cross-check "
+        "(same filter) and notes.")))
     nav = "".join(f'<a href="#{sid}">{esc(label)}</a>' for sid, label, _ in body)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
