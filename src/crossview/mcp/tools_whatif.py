@@ -9,6 +9,7 @@ from pydantic import Field
 
 from crossview.errors import CrossviewError
 from crossview.mcp.cache import AnalysisCache
+from crossview.mcp.compact import Detail, within
 from crossview.mcp.jsonout import dumps
 from crossview.mcp.safety import Refused
 
@@ -28,7 +29,8 @@ class WhatIfTools:
     def __init__(self, cache: AnalysisCache) -> None:
         self.cache = cache
 
-    def whatif(self, capture: CaptureArg, lever: LeverArg = None) -> str:
+    def whatif(self, capture: CaptureArg, lever: LeverArg = None,
+               detail: Detail = "summary") -> str:
         """Predict a lever's effect by replaying the capture's dependency graph (Daydream-
         style): baseline vs predicted median step time and GPU busy (ns), the self-check
         (unchanged replay vs measured steps; no prediction when it fails) and what bounds the
@@ -38,6 +40,7 @@ class WhatIfTools:
 
         paths = self.cache.roots.check_all(capture)
         try:
-            return dumps(run(paths, lever or []).to_dict())
+            doc = run(paths, lever or []).to_dict()
         except CrossviewError as e:
             raise Refused(str(e)) from None
+        return dumps(doc) if detail == "full" else within(doc)
