@@ -3,8 +3,6 @@ bandwidth. Formats sol/op_roofline.py and views/distributed/comm_bandwidth.py; c
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from crossview.sol.op_roofline import OpGroup, OpRoofline, limits
 from crossview.units import bandwidth, duration, flop_rate, size
 from crossview.views.distributed.comm_bandwidth import CommBandwidth
@@ -24,36 +22,24 @@ def _bound(g: OpGroup) -> str:
     return "memory (DRAM)" if g.bound == "memory" else g.bound
 
 
-def op_table(r: OpRoofline, rows: int) -> list[str]:
-    out = ["| op | shape | dtype | calls | kernel time (share) | FLOP/call | bytes/call "
-           "| FLOP/s | bytes/s | FLOP/byte | bound | % of roofline (ceiling) |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
-    for g in r.groups[:rows]:
-        ceil = "DRAM" if g.bound == "memory" else (g.ceiling or "–")
-        pct = f"{g.pct_of_roofline:.1f}%" if g.pct_of_roofline is not None else "–"
-        out.append(
-            f"| `{_c(g.op)}` | {_c(g.shape)} | {g.dtype} | {g.calls:,} "
-            f"| {duration(g.time_ns)} ({100 * g.share:.1f}%) "
-            f"| {size(g.flops).replace('B', 'FLOP') if g.flops else '– (bytes only)'} "
-            f"| {size(g.bytes)} | {_or(g.flops_per_s, flop_rate)} | {bandwidth(g.bytes_per_s)} "
-            f"| {_or(g.intensity, lambda x: f'{x:,.3g}')} | {_bound(g)} | {pct} ({ceil}) |")
-    return out
-
-
-def op_table_narrow(r: OpRoofline, rows: int) -> list[str]:
-    """The same rows in fewer columns, for a page of fixed width (the HTML report): FLOPs and
-    bytes per call share a cell, and a shape breaks only between its tensors (no-break
+def op_table(r: OpRoofline, rows: int, narrow: bool = False) -> list[str]:
+    """The op groups as a table. `narrow` (the HTML report, a page of fixed width): FLOPs
+    and bytes per call share a cell, and a shape breaks only between its tensors (no-break
     spaces inside a bracket), never one number per line."""
-    out = ["| op | shape | dtype | calls | kernel time (share) | per call | FLOP/s | bytes/s "
-           "| FLOP/byte | bound | % of roofline (ceiling) |",
-           "|---|---|---|---:|---:|---|---:|---:|---:|---|---:|"]
+    per_call = ("| per call " if narrow else "| FLOP/call | bytes/call ")
+    out = ["| op | shape | dtype | calls | kernel time (share) " + per_call
+           + "| FLOP/s | bytes/s | FLOP/byte | bound | % of roofline (ceiling) |",
+           "|---|---|---|---:|---:|" + ("---|" if narrow else "---:|---:|")
+           + "---:|---:|---:|---|---:|"]
     for g in r.groups[:rows]:
         ceil = "DRAM" if g.bound == "memory" else (g.ceiling or "–")
         pct = f"{g.pct_of_roofline:.1f}%" if g.pct_of_roofline is not None else "–"
-        flop = size(g.flops).replace("B", "FLOP") + ", " if g.flops else ""
+        flop = size(g.flops).replace("B", "FLOP") if g.flops else None
+        cells = ((f"{flop}, " if flop else "") + size(g.bytes) if narrow
+                 else f"{flop or '– (bytes only)'} | {size(g.bytes)}")
         out.append(
-            f"| `{_c(g.op)}` | {_c(_unbroken(g.shape))} | {g.dtype} | {g.calls:,} "
-            f"| {duration(g.time_ns)} ({100 * g.share:.1f}%) | {flop}{size(g.bytes)} "
+            f"| `{_c(g.op)}` | {_c(_unbroken(g.shape) if narrow else g.shape)} | {g.dtype} "
+            f"| {g.calls:,} | {duration(g.time_ns)} ({100 * g.share:.1f}%) | {cells} "
             f"| {_or(g.flops_per_s, flop_rate)} | {bandwidth(g.bytes_per_s)} "
             f"| {_or(g.intensity, lambda x: f'{x:,.3g}')} | {_bound(g)} | {pct} ({ceil}) |")
     return out
@@ -68,8 +54,7 @@ def _unbroken(shape: str) -> str:
     return "".join(out)
 
 
-def op_section(v: Views, table: Callable[[OpRoofline, int], list[str]] = op_table
-               ) -> list[str]:
+def op_section(v: Views, narrow: bool = False) -> list[str]:
     r = v.op_roofline
     if not r.kernel_ns:
         return []
@@ -84,7 +69,7 @@ def op_section(v: Views, table: Callable[[OpRoofline, int], list[str]] = op_tabl
            "(sol_ceilings.yaml: the dtype's tensor ceiling, DRAM bandwidth); "
            f"{duration(r.modeled_ns)} of {duration(r.kernel_ns)} kernel time "
            f"({100 * r.modeled_ns / r.kernel_ns:.1f}%) is under a modeled op\n",
-           *table(r, n), ""]
+           *op_table(r, n, narrow), ""]
     out.append("- FLOPs and bytes per call: crossview.opmodels (formulas in each model's "
                "docstring; bytes = the minimal DRAM traffic, each tensor moved once); FLOP/s "
                "= Σ FLOPs ÷ Σ kernel time of the calls' kernels; bound = compute when "
@@ -141,10 +126,9 @@ def comm_section(c: CommBandwidth) -> list[str]:
     return out
 
 
-def section(v: Views, table: Callable[[OpRoofline, int], list[str]] = op_table
-            ) -> list[str]:
-    """Both sections for the recap (empty for inputs without a GPU timeline); `table`:
-    op_table_narrow for the HTML report."""
+def section(v: Views, narrow: bool = False) -> list[str]:
+    """Both sections for the recap (empty for inputs without a GPU timeline); `narrow` for
+    the HTML report (op_table)."""
     if not v.metrics.kernel_count:
         return []
-    return op_section(v, table) + comm_section(v.comm_bandwidth)
+    return op_section(v, narrow) + comm_section(v.comm_bandwidth)
