@@ -5,8 +5,9 @@
 - filters refuse what is not there: a window outside the capture, an annotation no range
   carries (each one error line naming what exists and the option that reaches it); the
   2021-format trace's `ProfilerStep#N` (operator events) reached by `--annotation` as `--step`;
-- unrelated captures never merged: a folder of two shared traces of different GPUs is refused
-  naming `--each`, and `--each` gives one recap each; the 8 Megatron ranks stay one job;
+- unrelated captures never merged: in a folder of two shared traces of different GPUs the
+  larger run is analyzed and the other is a rejected input naming `--each` (exit 2), and
+  `--each` gives one recap each; the 8 Megatron ranks stay one job;
 - a trace beside a counter file of another GPU: the counters are said, not cross-checked;
 - the small ones: help at 80 columns, "no such folder", the version.
 
@@ -165,17 +166,21 @@ def test_old_format_step_annotation_selects_the_step() -> None:
 # ----------------------------------------------------------------------- one run per recap
 
 
-def test_folder_of_two_unrelated_shared_traces_is_refused_then_each(tmp_path: Path) -> None:
+def test_folder_of_two_unrelated_shared_traces_one_set_apart_then_each(tmp_path: Path) -> None:
     folder = tmp_path / "two"
     folder.mkdir()
     for t in (W0, H100):
         shutil.copyfile(t, folder / t.name)
-    rc, out, err = analyze(folder)
-    assert rc == 2 and out == ""
+    rc, out, err = analyze(folder, "--format", "json")
+    assert rc == 2  # an input left out: exit 2, as for a rejected file
     (line,) = err.splitlines()
-    assert "2 captures that are not one run (different GPUs)" in line
-    assert "Tesla V100-DGXS-32GB" in line and "NVIDIA H100 80GB HBM3" in line
-    assert "--each" in line
+    assert line.startswith(f"crossview: error: {folder / H100.name}: not one run with "
+                           f"{W0.name} (Tesla V100-DGXS-32GB)")  # the larger run is analyzed
+    assert "(different GPUs)" in line and "--each" in line
+    doc = json.loads(out)
+    assert doc["filter"]["artifacts"] == [str(folder / W0.name)]  # never merged
+    assert doc["metrics"]["kernel_count"] == 8772  # data README: workers0 alone
+    assert {a["status"] for a in doc["artifacts"]} == {"ok", "other-run"}
     rc, out, err = analyze(folder, "--each")
     assert rc == 0, err
     heads = [ln for ln in out.splitlines() if ln.startswith("# ")]
@@ -185,6 +190,27 @@ def test_folder_of_two_unrelated_shared_traces_is_refused_then_each(tmp_path: Pa
     assert [len(d["filter"]["artifacts"]) for d in docs] == [1, 1]
     assert docs[0]["metrics"]["kernel_count"] == 8772  # data README: workers0
     assert docs[1]["metrics"]["kernel_count"] == 1465  # data README: the H100 forward
+
+
+def test_mcp_sets_runs_apart_once_per_read() -> None:
+    """The MCP server's cache reads once and answers every filter from that store: the runs
+    are set apart when it reads, so the answer never depends on which call came first."""
+    from crossview.mcp.cache import AnalysisCache, FilterArg
+    from crossview.mcp.safety import Refused, Roots
+
+    cache = AnalysisCache(Roots([KINETO.resolve()]))
+    paths = [str(W0), str(H100)]
+    one = cache.get(paths, FilterArg(artifact=W0.name))
+    every = cache.get(paths, None)
+    for e in (one, every):
+        assert e.analysis.views is not None
+        assert e.analysis.views.metrics.kernel_count == 8772  # data README: workers0 alone
+        (apart,) = e.scope()["rejected"]
+        assert apart["path"] == str(H100) and "--each" in apart["problems"][0]
+    with pytest.raises(Refused, match="no such artifact"):  # one at a time: pass it alone
+        cache.get(paths, FilterArg(artifact=H100.name))
+    assert cache.get([str(H100)], None).analysis.views.metrics.kernel_count == 1465
+    assert cache.reads == 2
 
 
 def test_megatron_ranks_stay_one_job() -> None:

@@ -15,6 +15,7 @@ from crossview.detectors import run_all
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.scope.filter import Filter
 from crossview.scope.resolve import resolve
+from crossview.scope.runs import OTHER_RUN, set_apart
 from crossview.sources.artifact_report import NOT_REJECTED, USABLE, ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
@@ -119,14 +120,17 @@ def analyze_store(
         from crossview.sources.ncu.ingest import name_devices  # --gpu only (decision 0760)
 
         name_devices(store, gpu)
-    if sum(r.status in USABLE for r in reports) > 1:  # one recap, one run (scope/runs.py)
-        from crossview.scope.runs import check_one_run
-
-        check_one_run(store)
+    # one recap, one run (scope/runs.py): other runs are set apart as rejected inputs;
+    # --artifact selects one input: nothing to merge
+    if sum(r.status in USABLE for r in reports) > 1 and (flt is None or flt.artifact is None):
+        set_apart(store, reports)
+        if not any(r.status in USABLE for r in reports):
+            return Analysis(reports, None, [])
     resolved = resolve(store, flt or Filter())
     views = Views(store, resolved, limits or defaults())
+    # a capture of another run (scope/runs.py) is no missing rank of this one
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
-                      for r in reports if r.status not in NOT_REJECTED]
+                      for r in reports if r.status not in (*NOT_REJECTED, OTHER_RUN)]
     from crossview.detectors import rank, related
     from crossview.replay.findings import annotate  # expected effects from the replay
 

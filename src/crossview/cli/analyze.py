@@ -52,8 +52,8 @@ def analyze(
         help="Multi-rank jobs: summarize rank files on Dask: a scheduler address "
         "(tcp://host:8786) or 'local'.")] = None,
     each: Annotated[bool, typer.Option(
-        "--each", help="Inputs that are not one run (other GPUs, clocks, workloads): one "
-        "recap per run instead of a refusal.")] = False,
+        "--each", help="Inputs that are not one run (other GPUs, drivers, clocks): one "
+        "recap per run, instead of the main run's with the others set apart.")] = False,
 ) -> None:
     """Print the recap: findings with fixes, GPU call tree, CPU cross-check (--detail full:
     the metrics and tables behind them)."""

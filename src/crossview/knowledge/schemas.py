@@ -532,7 +532,6 @@ class Trees(Rec):
 class Runs(Rec):
     """When the timeline inputs of one folder are one run (scope/runs.py)."""
     clock_slack_s: Num
-    min_shared_kernels: Num
 
 
 # --- synthesis.yaml -----------------------------------------------------------------------

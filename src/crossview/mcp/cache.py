@@ -23,7 +23,8 @@ from crossview.errors import CrossviewError
 from crossview.mcp.fingerprint import Hashes, is_lake
 from crossview.mcp.safety import Refused, Roots
 from crossview.scope.filter import Filter
-from crossview.sources.artifact_report import ArtifactReport
+from crossview.scope.runs import set_apart
+from crossview.sources.artifact_report import USABLE, ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 
@@ -217,6 +218,10 @@ class AnalysisCache:
                 store = Store(compress=True)  # read once, queried by every later call
                 reports = read_all(spelled, store)
                 store.compact()
+                # one run per recap, decided once per read: every later filter sees the
+                # same main run, the captures of others set apart (scope/runs.py)
+                if sum(r.status in USABLE for r in reports) > 1:
+                    set_apart(store, reports)
         except CrossviewError as e:
             raise Refused(str(e)) from None
         self.reads += 1

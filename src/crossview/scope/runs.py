@@ -1,15 +1,17 @@
 """Which timeline inputs are one run: one recap never merges captures of different jobs.
 
-A folder of traces is one run when its traces could be the processes of one job: the same GPU
-model, clocks that overlap, the same workload. Ranks of one job (the trace's
-`distributedInfo`: the same world size, distinct ranks, the same GPU model) are one run
-whatever their clocks say: nodes' clocks may be skewed or per-host monotonic, and the
-multi-rank views align them (views/distributed). Counter, ncu and summary files are not
-grouped here: they describe the run beside the traces, and `counter_match` says when one is
-of another GPU model or another time (reported as such, not cross-checked; issue 40).
+A folder of traces is one run when its traces could be the processes of one job: the same
+GPU model and driver, clocks that overlap (another workload ran at another time; kernel
+names are no test: the processes and pipeline stages of one job run different kernels).
+Ranks of one job (the trace's `distributedInfo`: the same world size, distinct ranks, the
+same GPU model) are one run whatever their clocks say: nodes' clocks may be skewed or
+per-host monotonic, and the multi-rank views align them (views/distributed).
 
-Readers record no host name, so hosts are told apart by what they leave: GPU model, clock and
-the kernels run. The cut-offs are in knowledge/runs.yaml.
+More than one run: the main one is analyzed and each capture of the others is a rejected
+input naming `analyze --each` (`set_apart`); counter, ncu and summary files are not grouped
+here (views/counters/counter_match.py says when counters are of another GPU or time).
+Readers record no host name: GPU model, driver and clock stand for it. Only inputs the
+analysis reads (status ok) are grouped; the clock slack is in knowledge/runs.yaml.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from pathlib import Path
 
 from crossview.errors import UsageError
 from crossview.knowledge.loader import load_yaml
+from crossview.sources.artifact_report import ArtifactReport
+from crossview.store.schema import TABLES
 from crossview.store.store import Store
 from crossview.units import duration
 
 _RULES = load_yaml("runs.yaml")
 CLOCK_SLACK_NS = int(float(_RULES["clock_slack_s"]) * 1e9)
-MIN_SHARED_KERNELS = float(_RULES["min_shared_kernels"])
 
 
 @dataclass
@@ -39,8 +42,8 @@ class Capture:
     start_ns: int  # first event, on the epoch clock when `epoch`, else on its own clock
     end_ns: int
     epoch: bool  # the span is UTC epoch ns (the trace says its clock base)
-    kernels: frozenset[str]
     driver: int | None = None  # CUDA version the driver supports (decision 0808)
+    events: int = 0  # timed events (GPU ops, host events, samples)
 
     @property
     def name(self) -> str:
@@ -59,27 +62,22 @@ def _captures(store: Store) -> list[Capture]:
             UNION ALL SELECT artifact_id, start_ns, start_ns + dur_ns FROM host_ops
             UNION ALL SELECT artifact_id, ts_ns, ts_ns FROM samples WHERE ts_ns IS NOT NULL)
         SELECT a.artifact_id, a.path, a.rank, a.world_size, a.clock_epoch_ns, min(ev.s),
-               max(ev.e), a.driver_cuda
+               max(ev.e), a.driver_cuda, count(*)
         FROM artifacts a JOIN ev USING (artifact_id)
-        WHERE a.status IN ('ok', 'partial') GROUP BY ALL ORDER BY a.path""").fetchall()
+        WHERE a.status = 'ok' GROUP BY ALL ORDER BY a.path""").fetchall()
     gpus: dict[int, set[str]] = {}
     for a, name in store.sql(
             "SELECT DISTINCT d.artifact_id, d.name FROM devices d JOIN (SELECT DISTINCT"
             " artifact_id, device FROM gpu_ops) g USING (artifact_id, device)"
             " WHERE coalesce(d.name, '') <> ''").fetchall():
         gpus.setdefault(int(a), set()).add(str(name).strip())
-    kernels: dict[int, set[str]] = {}
-    for a, name in store.sql(
-            "SELECT DISTINCT artifact_id, name FROM gpu_ops WHERE kind = 'kernel'").fetchall():
-        kernels.setdefault(int(a), set()).add(str(name))
     out = []
-    for a, path, rank, world, base, s, e, driver in rows:
+    for a, path, rank, world, base, s, e, driver, n in rows:
         b = 0 if base is None else int(base)
         out.append(Capture(int(a), str(path), tuple(sorted(gpus.get(int(a), ()))),
                            None if rank is None else int(rank),
                            None if world is None else int(world), int(s) + b, int(e) + b,
-                           base is not None, frozenset(kernels.get(int(a), ())),
-                           None if driver is None else int(driver)))
+                           base is not None, None if driver is None else int(driver), int(n)))
     return out
 
 
@@ -101,10 +99,6 @@ def _apart(a: Capture, b: Capture) -> str | None:
             return "clocks that do not overlap"
     else:  # one on the wall clock, one on its own: nothing says they ran together
         return "clocks that cannot be put on one time line"
-    if a.kernels and b.kernels:
-        shared = len(a.kernels & b.kernels) / min(len(a.kernels), len(b.kernels))
-        if shared < MIN_SHARED_KERNELS:
-            return "different workloads (kernels)"
     return None
 
 
@@ -136,19 +130,58 @@ def _span(r: list[Capture]) -> str:
     return duration(hi - lo)
 
 
-def check_one_run(store: Store) -> None:
-    """Refuse, in one line naming each run, inputs whose traces are not one run."""
+def _run_label(r: list[Capture]) -> str:
+    return (r[0].label() if len(r) == 1 else f"{len(r)} captures {r[0].name}…{r[-1].name} "
+            f"({'/'.join(r[0].gpus) or 'GPU not named'})") + f" over {_span(r)}"
+
+
+def refusal(runs: list[list[Capture]]) -> UsageError:
+    """One line naming each run (where a store cannot set runs apart: a lake)."""
+    return UsageError(
+        f"{len(runs)} captures that are not one run ({_why(runs)}): "
+        + "; ".join(_run_label(r) for r in runs) + " — one recap never merges them: "
+        "analyze one at a time, or each on its own with `crossview analyze --each`")
+
+
+OTHER_RUN = "other-run"  # the status of an input set apart as another run
+
+
+def set_apart(store: Store, reports: list[ArtifactReport]) -> None:
+    """Inputs of more than one run: the main run (read whole, then the most captures, then
+    the most events) is analyzed. Every capture of another run becomes a rejected input
+    (status other-run: one error line naming `--each`, exit 2) and its rows leave the store
+    (its report stays): nothing merges, nothing else is lost (a stray file beside a bundle).
+    A store that cannot drop rows (a lake's Parquet views) refuses instead, naming each run,
+    before any change. The store and the reports change: call it once per read, before any
+    filter (the MCP server's cache does so when it opens inputs: every call sees one run)."""
     runs = group(store)
     if len(runs) < 2:
         return
-    listed = "; ".join(
-        (r[0].label() if len(r) == 1 else f"{len(r)} ranks {r[0].name}…{r[-1].name} "
-         f"({'/'.join(r[0].gpus) or 'GPU not named'})") + f" over {_span(r)}"
-        for r in runs)
-    raise UsageError(
-        f"{len(runs)} captures that are not one run ({_why(runs)}): {listed} — one recap "
-        "never merges them: analyze one at a time, or each on its own with "
-        "`crossview analyze --each`")
+    # the main run: read whole, then the most captures and events. A report can say partial
+    # where the store's row says ok (rows a reader skipped after registering the capture):
+    # a damaged capture beside a sound one never pushes the sound one out
+    partial = {r.path for r in reports if r.status == "partial"}
+    main = max(runs, key=lambda r: (not any(c.path in partial for c in r), len(r),
+                                    sum(c.events for c in r)))
+    apart = {c.artifact_id: _apart(c, main[0]) or "not one job" for r in runs
+             if r is not main for c in r}
+    ids = ",".join(str(i) for i in apart)
+    tables = [t for t, columns in TABLES.items() if "artifact_id INTEGER" in columns]
+    views = {str(v) for (v,) in store.sql(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    if views & set(tables):  # a lake: its rows are Parquet files, not the store's to drop
+        raise refusal(runs)
+    for table in tables:  # the artifacts row too: no view sees it
+        store.sql(f"DELETE FROM {table} WHERE artifact_id IN ({ids})")
+    paths = {c.artifact_id: c.path for r in runs for c in r}
+    for rep in reports:
+        aid = rep.artifact_id if rep.artifact_id in apart else next(
+            (i for i in apart if paths[i] == rep.path), None)
+        if aid is not None:
+            rep.status = OTHER_RUN
+            rep.problems = [f"not one run with {_run_label(main)} ({apart[aid]}): left out of "
+                            "this recap, never merged — `crossview analyze --each` gives "
+                            "each run its own", *rep.problems]
 
 
 def paths_of_runs(store: Store) -> list[list[str]]:
