@@ -5,7 +5,9 @@
 
 Checks the recap template of ../shared/docs/conventions.md §4: section order, at most 3 red
 issues each with a **Fix:**, at most 2 yellow bullets, numbers with units in the metrics block,
-kernel names reproduced as recorded (shortened only with a trailing "…").
+kernel names reproduced as recorded (shortened only with a trailing "…"). Issue 40: the verdict
+comes first (key findings, 🔴, 🟡), then the GPU view and the CPU cross-check; the metrics
+and tables follow under `--detail full`, in the order of the analysis (metrics first).
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ B200 = DATA_DIR / "kineto" / "tracelens_b200_vllm_eager_prefill_tp8.json.gz"
 SKIP_REASON = SHARED_DATA_ABSENT
 CLI_TIMEOUT_S = 300
 
-SECTIONS = ("**GPU metrics**", "**Observed call tree — GPU view**", "**CPU cross-check**",
-            "**Key findings**", "## 🔴 Top issues")
+SECTIONS = ("**Key findings**", "## 🔴 Top issues", "**Observed call tree — GPU view**",
+            "**CPU cross-check**")
+DETAIL = ("**GPU metrics**", "**Steps**", "**Time account", "**Top kernels**")
 
 
 @cache
-def cli(path: str, fmt: str = "md") -> str:
-    proc = run_cli("analyze", path, "--format", fmt, timeout=CLI_TIMEOUT_S)
+def cli(path: str, fmt: str = "md", detail: str = "summary") -> str:
+    proc = run_cli("analyze", path, "--format", fmt, "--detail", detail,
+                   timeout=CLI_TIMEOUT_S)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "Traceback" not in proc.stderr + proc.stdout
     return proc.stdout
@@ -150,7 +154,8 @@ def test_cpu_example_markdown() -> None:
     # the last sibling of the top level closes with └──
     top = [ln for ln in tree if ln.startswith(("├── ", "└── "))]
     assert top[-1].startswith("└── ")
-    assert md.index("**CPU cross-check**") < md.index("**Key findings**")
+    # issue 40: the verdict first, then the view and the CPU cross-check
+    assert md.index("**Key findings**") < md.index("**CPU cross-check**")
 
 
 def test_cpu_example_json() -> None:
@@ -176,6 +181,13 @@ def test_b200_sections_in_template_order() -> None:
     assert all(p >= 0 for p in pos), dict(zip(SECTIONS, pos, strict=True))
     assert pos == sorted(pos), dict(zip(SECTIONS, pos, strict=True))
     assert md.startswith("# ")
+    assert not any(s in md for s in DETAIL), "a table of --detail full on the first screen"
+    # --detail full: the same first screen, then metrics first, steps, account, kernels
+    full = cli(str(b200()), detail="full")
+    assert full.startswith(md[: md.index("**Observed call tree")])  # the tree: all of it
+    pos = [full.find(s) for s in SECTIONS + DETAIL]
+    assert all(p >= 0 for p in pos) and pos == sorted(pos), dict(zip(SECTIONS + DETAIL, pos,
+                                                                     strict=True))
 
 
 def test_b200_top_issues_have_fixes() -> None:
@@ -206,7 +218,7 @@ def test_b200_at_most_two_yellow_bullets() -> None:
 
 
 def test_b200_metrics_numbers_carry_units() -> None:
-    md = cli(str(b200()))
+    md = cli(str(b200()), detail="full")
     block = metrics_block(md)
     assert len(block) >= 3
     assert bare_numbers(block) == []
@@ -217,7 +229,7 @@ def test_b200_metrics_numbers_carry_units() -> None:
 
 def test_b200_kernel_names_as_recorded() -> None:
     path = b200()
-    md = cli(str(path))
+    md = cli(str(path), detail="full")  # the top-kernel table is behind the first screen
     recorded = trace_kernels(path)
     # every kernel name the GPU-view tree shows is a recorded name (or its prefix + "…")
     tree = code_block_after(md, "**Observed call tree — GPU view**")
@@ -231,7 +243,7 @@ def test_b200_kernel_names_as_recorded() -> None:
 def test_b200_json_matches_markdown_numbers() -> None:
     path = b200()
     doc = json.loads(cli(str(path), "json"))
-    md = cli(str(path))
+    md = cli(str(path), detail="full")
     m = doc["metrics"]
     assert f"{m['kernel_count']:,} kernels" in md
     assert f"**{m['kernel_busy_pct']:.1f}%**" in md
@@ -264,7 +276,7 @@ def names_trace(tmp: Path) -> Path:
 
 
 def test_synthetic_kernel_names_in_tree(tmp_path: Path) -> None:
-    md = cli(str(names_trace(tmp_path)))
+    md = cli(str(names_trace(tmp_path)), detail="full")
     tree = code_block_after(md, "**Observed call tree — GPU view**")
     shown = shown_kernel_names(tree)
     recorded = {LONG, ODD, SHORT}

@@ -108,7 +108,8 @@ def _link(dst: Path, src: Path) -> None:
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """The docs' placeholder names, made real. trace.json.gz: the Qwen H100 forward (device
     0, stream 7, pid/tid 25286, `ProfilerStep#6`, kernels 1428625731622250–1428625781275082
-    ns on the trace clock — the values the docs' filter examples use)."""
+    ns on the trace clock — the values the docs' filter examples use); traces/ and
+    job.tar.gz: two ranks of the Megatron TP8 job; other.json.gz: the MI300X decode."""
     from typer.testing import CliRunner
 
     from crossview.cli import app
@@ -118,10 +119,12 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     _link(box / "examples", ROOT / "examples")
     _link(box / "trace.json.gz", KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz")
     _link(box / "other.json.gz", KINETO / "tracelens_mi300x_vllm_decode_full_graph.json.gz")
+    # traces/: ranks of one job (docs/scale.md: job-rank-0.json.gz, …); two of Megatron's 8
+    # (issue 40: a folder of unrelated captures is refused, not merged)
     (box / "traces").mkdir()
-    for name in ("tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz",
-                 "tracelens_mi300x_vllm_decode_full_graph.json.gz"):
-        shutil.copyfile(KINETO / name, box / "traces" / name)
+    for r in (0, 1):
+        shutil.copyfile(KINETO / "megatron_tp8_a100" / f"rank-{r}.json.gz",
+                        box / "traces" / f"job-rank-{r}.json.gz")
     with tarfile.open(box / "job.tar.gz", "w:gz") as tar:
         tar.add(box / "traces", arcname="traces")
     _link(box / "report.sqlite", DATA / "nsys" / "nvfuser_h200_nsys2025.1.sqlite")

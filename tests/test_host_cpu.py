@@ -104,7 +104,7 @@ def test_real_cpu_capture_host_view_and_chain(tmp_path: Path) -> None:
     d = a.views.gpu_metrics.to_dict()["host_cpu"][0]
     assert d["whole"]["busiest_core"]["core"] == top and d["whole"]["window_s"] > 0.5
 
-    md = run_cli("analyze", out, timeout=120)
+    md = run_cli("analyze", out, "--detail", "full", timeout=120)  # issue 40: metrics
     assert md.returncode == 0, md.stderr
     assert f"({head['cpus']} CPUs) — crossview host sampler, {len(ticks)} samples" in md.stdout
     assert f"busiest core cpu{top} **{round(per_core[top], 2):.1f}%** mean" in md.stdout

@@ -20,11 +20,15 @@ import duckdb
 import pytest
 
 from conftest import SHARED_DATA, run_cli
+from crossview.analysis import analyze_store
 from crossview.errors import UsageError
 from crossview.lake import manifest
 from crossview.lake.fanout import Engine
 from crossview.lake.ingest import ingest
+from crossview.lake.query import open_lake
+from crossview.lake.query import reports as lake_reports
 from crossview.lake.task import ID_COLUMNS, NOT_IDS
+from crossview.scope.filter import Filter
 from crossview.store.schema import TABLES
 
 KINETO = SHARED_DATA / "kineto"
@@ -79,14 +83,31 @@ def test_dask_lake_equals_in_process(tmp_path: Path) -> None:
     s = ingest(traces, lake, "c1", "r1", Engine(2, dask="local"))
     assert [e.path for e in s.added] == list(map(str, traces)) and not s.rejected
     assert len({r.pid for r in s.results}) >= 1
-    ref = analyze_json(*traces)
-    got = analyze_json("--lake", lake, "--campaign", "c1", "--run", "r1")
-    m, r = got["metrics"], ref["metrics"]
-    for k in ("kernel_count", "kernel_time_ns", "kernel_busy_ns", "kernel_busy_pct",
-              "kernel_span_ns"):
-        assert m[k] == r[k], k
-    assert got["kernel_families"] == ref["kernel_families"]
-    assert got == ref  # the whole document: the lake changes nothing but where rows live
+    # issue 40: three unrelated captures are never one recap; per capture (--artifact) the
+    # lake's analysis equals the in-process one
+    for t in traces:
+        ref = analyze_json(*traces, "--artifact", t.name)
+        got = analyze_json("--lake", lake, "--campaign", "c1", "--run", "r1", "--artifact",
+                           t.name)
+        m, r = got["metrics"], ref["metrics"]
+        for k in ("kernel_count", "kernel_time_ns", "kernel_busy_ns", "kernel_busy_pct",
+                  "kernel_span_ns"):
+            assert m[k] == r[k], k
+        assert got["kernel_families"] == ref["kernel_families"]
+        assert got == ref  # the whole document: the lake changes nothing but where rows live
+    # all three at once: refused in one line naming each run (a lake cannot set one apart)
+    proc = cli("analyze", "--lake", lake, "--campaign", "c1", "--run", "r1")
+    assert proc.returncode == 2 and "3 captures that are not one run" in proc.stderr
+    # the refusal changes nothing (the lake's artifacts rows are a loaded table, the rest
+    # views: none is dropped): the same store then answers for one capture
+    store = open_lake(lake, "c1", "r1")
+    reps = lake_reports(store)
+    with pytest.raises(UsageError, match="3 captures that are not one run"):
+        analyze_store(store, reps)
+    one = analyze_store(store, reps, Filter(artifact=H100.name))
+    assert one.views is not None
+    assert one.views.metrics.kernel_count == README_KERNELS[H100.name]
+    assert [r.status for r in reps] == ["ok"] * 3
     # partitions as the issue asks, and the README's kernel counts per capture
     con = duckdb.connect()
     rows = con.execute(
@@ -130,8 +151,11 @@ def test_idempotent_and_corrupt_member_with_process_pool(tmp_path: Path) -> None
     assert all(re.match(r"already in the lake as artifact [12] ", k["reason"])
                for k in out["skipped"])
     assert parquet_files(lake) == files and len(manifest.read(lake)) == 2
-    # the lake analysis of the two good captures equals the in-process one
-    assert analyze_json("--lake", lake) == analyze_json(*traces[:2])
+    # the lake analysis of each good capture equals the in-process one (issue 40: the two
+    # are different runs, never one recap)
+    for t in traces[:2]:
+        assert (analyze_json("--lake", lake, "--artifact", t.name)
+                == analyze_json(*traces[:2], "--artifact", t.name))
 
 
 def test_selection_and_bad_lake(tmp_path: Path) -> None:

@@ -209,7 +209,10 @@ def test_inprocess_other_tools_resources_prompt(roots: tuple[Path, Path]) -> Non
 
     async def main() -> None:
         async with Client(server) as c:
-            err, text = await _call(c, "diff", {"a": str(TRACE), "b": str(TRACE)})
+            # detail full: the whole diff, as the CLI writes it (issue 40: a summary is cut to
+            # the 8,000-character budget)
+            err, text = await _call(c, "diff", {"a": str(TRACE), "b": str(TRACE),
+                                                "detail": "full"})
             assert not err, text
             d = json.loads(text)
             assert d["a"] == d["b"] == {"artifacts": [str(TRACE)]}
@@ -232,8 +235,13 @@ def test_inprocess_other_tools_resources_prompt(roots: tuple[Path, Path]) -> Non
             assert listing[1]["entries"] == []  # escape.json leads out of its root: hidden
             res = await c.read_resource("crossview://bundle/kineto")
             arts = json.loads(res.contents[0].text)["artifacts"]
-            assert any(Path(a["path"]).resolve() == TRACE.resolve() and a["status"] == "ok"
-                       for a in arts)
+            # issue 40: the kineto folder is not one run: the 8 Megatron ranks (the most
+            # captures) are read as the run, every other trace (TRACE too) set apart
+            by = {Path(a["path"]).resolve(): a for a in arts}
+            assert by[TRACE.resolve()]["status"] == "other-run"
+            assert "--each" in by[TRACE.resolve()]["problems"][0]
+            assert sorted(Path(a["path"]).name for a in arts if a["status"] == "ok") == [
+                f"rank-{i}.json.gz" for i in range(8)]
             p = await c.get_prompt("cross_view", {"paths": str(TRACE)})
             text = p.messages[0].content.text
             assert str(TRACE) in text and "hot_traces" in text and "gpu_metrics" in text

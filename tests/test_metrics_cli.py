@@ -59,7 +59,7 @@ def test_folder_with_trace_and_metrics(tmp_path: Path) -> None:
     shutil.copyfile(VLLM, tmp_path / "metrics.prom")
     shutil.copyfile(MI300X, tmp_path / MI300X.name)
     (tmp_path / "notes.txt").write_text("captured during the decode benchmark\n")
-    proc = cli(str(tmp_path))
+    proc = cli(str(tmp_path), "--detail", "full")  # issue 40: the metrics behind the verdict
     # the unrecognized text file is not read but said: one warning line, exit 0 (issue 18)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == [
@@ -67,7 +67,8 @@ def test_folder_with_trace_and_metrics(tmp_path: Path) -> None:
         "reader (not a capture format crossview reads)"], proc.stderr
     md = proc.stdout
     first, trace = md.index("**GPU metrics** (serving metrics"), md.index("**GPU metrics** (trace")
-    assert first < trace < md.index("**Observed call tree — GPU view**")
+    # the verdict and the GPU view first; in the detail, workload metrics before the trace's
+    assert md.index("**Observed call tree — GPU view**") < first < trace
     assert "notes.txt" not in md  # plain text that no reader recognizes is not an input
     jproc = cli(str(tmp_path), "--format", "json")
     doc = json.loads(jproc.stdout)

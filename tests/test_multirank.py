@@ -126,7 +126,8 @@ def test_per_rank_numbers_match_the_raw_trace(job_doc: dict) -> None:
 
 
 def test_markdown_has_rank_table_and_straggler_line(job: tuple[Path, int]) -> None:
-    p = cli(str(job[0]))
+    # issue 40: the rank table is one of the tables behind the first screen (--detail full)
+    p = cli(str(job[0]), "--detail", "full")
     assert p.returncode == 0, p.stderr
     assert "| rank | GPU busy |" in p.stdout
     assert "**Late ranks**" in p.stdout and "- **rank 2**: 100.0% of the waiting" in p.stdout
@@ -160,7 +161,7 @@ def test_corrupt_rank_is_missing_and_analysis_partial(job: tuple[Path, int],
     f = next(f for f in doc["findings"] if f["pattern"] == "late-ranks")
     assert f["details"]["late_ranks"][0]["rank"] == STRAGGLER
     assert "partial" in f["observation"]
-    md = cli(str(tmp_path)).stdout
+    md = cli(str(tmp_path), "--detail", "full").stdout  # issue 40: the ranks section
     assert "Straggler analysis is partial: 2 of 3 ranks" in md
 
 
@@ -221,10 +222,18 @@ def test_single_rank_and_unrelated_traces_are_not_a_job() -> None:
     # the 16-rank A100 trace is rank 0 of 16 only: no other rank's file exists publicly
     doc = cli_json(str(need(A100_16RANK)))
     assert doc["ranks"] == [] and doc["rank_analysis"] is None
-    # rank 0 (A100 ResNet) and rank 1 (V100 DDP) of different jobs: different clocks and
-    # collective counts (21 vs 2,020) → not merged into a fake 2-rank job
-    doc = cli_json(str(need(A100_DDP)), str(need(V100_DDP)))
+    # rank 0 (A100 ResNet) and rank 1 (V100 DDP) of different jobs: different GPUs and
+    # clocks → never merged into a fake 2-rank job. Issue 40: the larger run (V100, 19,370
+    # kernels) is analyzed alone, the other is a rejected input naming --each (was: one
+    # recap of both); with --each, one recap per capture, neither a rank job
+    doc = cli_json(str(need(A100_DDP)), str(need(V100_DDP)), rc=2)
+    assert doc["filter"]["artifacts"] == [str(V100_DDP)]
     assert doc["rank_analysis"] is None and doc["stragglers"] == []
+    other = next(a for a in doc["artifacts"] if a["path"] == str(A100_DDP))
+    assert other["status"] == "other-run" and "--each" in other["problems"][0]
+    docs = json.loads(cli(str(A100_DDP), str(V100_DDP), "--each", "-f", "json").stdout)
+    assert [d["filter"]["artifacts"] for d in docs] == [[str(A100_DDP)], [str(V100_DDP)]]
+    assert all(d["rank_analysis"] is None and d["stragglers"] == [] for d in docs)
 
 
 @pytest.mark.parametrize(("plant", "kind", "culprit"), [

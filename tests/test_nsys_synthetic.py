@@ -230,7 +230,7 @@ def test_bad_inputs_one_line_each_rest_analyzed(tmp_path: Path) -> None:
     for path, words in bad.items():
         line = next(x for x in lines if f"{path}:" in x)
         assert line.startswith("crossview: error: ") and words in line, line
-    assert "good.sqlite" in proc.stdout and "**GPU metrics**" in proc.stdout
+    assert "good.sqlite" in proc.stdout and "**Key findings**" in proc.stdout
 
 
 def test_nsys_rep_without_and_with_cli(tmp_path: Path) -> None:

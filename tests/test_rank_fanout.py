@@ -86,7 +86,7 @@ def test_workers_equal_in_process(job: Path, in_process: dict) -> None:
     straggler = [x for x in got["findings"] if x["details"].get("rank") == STRAGGLER]
     assert [x["title"] for x in straggler] == [
         x["title"] for x in in_process["findings"] if x["details"].get("rank") == STRAGGLER]
-    md = cli("analyze", job, "--workers", "2").stdout
+    md = cli("analyze", job, "--workers", "2", "--detail", "full").stdout  # issue 40
     assert "Fan-out: 3 input files summarized one per task on a local pool of 2 worker" in md
     assert "describe rank 2" in md and "- **rank 2**: 100.0% of the waiting" in md
 
@@ -132,10 +132,11 @@ def test_explain_in_a_worker_equals_in_process(job: Path) -> None:
 
 
 def test_not_a_job_falls_back_to_in_process() -> None:
-    """Unrelated captures (no ranks) with --workers: the ordinary analysis, unchanged."""
+    """Unrelated captures (no ranks) with --workers: the ordinary analysis, unchanged (issue
+    40: it analyzes the larger run and sets the other apart, exit 2)."""
     files = [need(A100_DDP), need(H100)]
-    ref = doc(*files)
-    got = doc(*files, "--workers", "2")
+    ref = doc(*files, rc=2)
+    got = doc(*files, "--workers", "2", rc=2)
     assert got == ref and got["fanout"] is None and got["ranks"] == []
     assert doc(files[0], "--workers", "2") == doc(files[0])  # one file: nothing to fan out
 

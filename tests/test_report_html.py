@@ -35,7 +35,10 @@ H100 = KINETO / "tracelens_h100_hf_qwen1.5_0.5b_forward.json.gz"
 SKIP = "../shared/data not present: real-capture report tests need it"
 needs_data = pytest.mark.skipif(not H100.exists(), reason=SKIP)
 SIZE_BUDGET = 2_000_000  # bytes: the report of any shared trace (docs/architecture.md)
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium (.ci/run installs it); CROSSVIEW_CHROMIUM names another build
+CHROMIUM = Path(os.environ.get("CROSSVIEW_CHROMIUM") or "/usr/bin/chromium")
+NO_CHROMIUM = (f"{CHROMIUM} absent (apt-get install -y chromium, as .ci/run does, or set "
+               "CROSSVIEW_CHROMIUM to a chromium binary)")
 
 
 def _script(html: str, elem_id: str) -> Any:
@@ -103,8 +106,8 @@ def test_report_numbers_match_the_trace(h100_report: str) -> None:
     assert len(dev) == 1 and abs(dev[0]["busy"] - union) <= 2 * len(k)
     assert sum(dev[0]["b"]) == dev[0]["busy"] and len(dev[0]["b"]) == 600
     assert 91.0 < 100 * union / (max(e for _, e in k) - min(s for s, _ in k)) < 92.0
-    # server-rendered (no JS needed): the recap's busy %, the family table, the lane table
-    assert "Kernel busy <strong>91.5%</strong>" in html
+    # server-rendered (no JS needed): the metrics card's busy %, the family table, the lanes
+    assert '<div class="k">Kernel busy</div><div class="v">91.5%</div>' in html
     assert "1,465" in html and "45.43 ms" in html
     assert re.search(r"elementwise</td><td class=num>733</td><td class=num>16.19 ms", html)
 
@@ -115,7 +118,7 @@ def test_analyze_format_html_is_the_same_page(tmp_path: Path) -> None:
     r = runner.invoke(app, ["analyze", "-f", "html", str(H100), "-o", str(out)])
     assert r.exit_code == 0, r.output
     html = out.read_text(encoding="utf-8")
-    assert 'id="gpu-fg"' in html and "Kernel busy <strong>91.5%</strong>" in html
+    assert 'id="gpu-fg"' in html and '<div class="v">91.5%</div>' in html
 
 
 @needs_data
@@ -220,8 +223,7 @@ def _artifact_dir() -> Path:
 
 
 @needs_data
-@pytest.mark.skipif(not CHROMIUM.exists(),
-                    reason="/usr/bin/chromium absent (apt-get install -y chromium; .ci/run does)")
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 def test_report_in_headless_chromium(h100_report: str, tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="playwright not installed (pip install '.[test]')")
@@ -301,8 +303,7 @@ def _report_of(paths: list[Path], out: Path) -> Path:
 
 
 @needs_data
-@pytest.mark.skipif(not CHROMIUM.exists(),
-                    reason="/usr/bin/chromium absent (apt-get install -y chromium; .ci/run does)")
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
 def test_layout_findings_first_badges_no_overflow(h100_report: str, tmp_path: Path) -> None:
     """Issue 14: findings right after the metrics and on the first screen (1400×900),
     severity badges with a box and a word, no element wider than its card, table columns
@@ -339,7 +340,7 @@ def test_layout_findings_first_badges_no_overflow(h100_report: str, tmp_path: Pa
                 box = badges.nth(i).bounding_box()
                 assert box and box["width"] > 20 and box["height"] > 8, box
                 assert badges.nth(i).inner_text() in ("RED", "YELLOW")
-            assert page.locator("#recap .badge").count() >= 1  # the recap's headings too
+            assert page.locator("#recap .badge.red").count() == 0  # findings: one panel
             top = page.locator("#findings .finding h3").first.bounding_box()
             assert top and top["y"] + top["height"] <= 900, top  # on the first screen
             page.screenshot(path=str(_artifact_dir() / "report_h100_first_screen.png"))
@@ -353,3 +354,84 @@ def test_layout_findings_first_badges_no_overflow(h100_report: str, tmp_path: Pa
             ctx.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+# Issue 40, the page a newcomer reads, checked in the browser on every shared capture:
+# - tofu: each distinct non-ASCII character of the page drawn on a canvas in the page's body
+#   and monospace fonts equals the drawing of a code point no font has (U+10FFFD) → a box;
+# - a backtick in visible text outside <code>/<pre> is Markdown left unrendered;
+# - a table wider than its card's content box (a horizontal scroller hides its last columns);
+# - a repeated section: an <h2> twice, or two tables whose first column lists the same rows
+#   (the recap repeating the steps / account / roofline tables of the panels).
+_NEWCOMER_JS = r"""() => {
+  const out = {tofu: [], backticks: [], wide: [], repeated: []};
+  const text = document.body.innerText;
+  const chars = [...new Set([...text].filter(c => c.codePointAt(0) > 127 && !/\s/.test(c)))];
+  const cv = document.createElement('canvas'); cv.width = 40; cv.height = 40;
+  const g = cv.getContext('2d', {willReadFrequently: true});
+  const draw = (c, font) => { g.clearRect(0, 0, 40, 40); g.font = font; g.fillText(c, 4, 30);
+    return g.getImageData(0, 0, 40, 40).data.join(','); };
+  const mono = document.querySelector('pre, code') || document.body;
+  for (const el of [document.body, mono]) {
+    const font = '24px ' + getComputedStyle(el).fontFamily, none = draw('\u{10FFFD}', font);
+    for (const c of chars) if (draw(c, font) === none && !out.tofu.includes(c)) out.tofu.push(c);
+  }
+  const walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (n.parentElement.closest('code, pre, script, style')) continue;
+    if (n.textContent.includes('`')) out.backticks.push(n.textContent.trim().slice(0, 80));
+  }
+  const seen = new Set();
+  for (const t of document.querySelectorAll('main table')) {
+    const card = t.closest('.panel'), cs = getComputedStyle(card);
+    const room = card.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    const w = t.getBoundingClientRect().width;
+    if (w > room + 1) out.wide.push(`${card.id}: ${Math.round(w)} px > ${Math.round(room)} px`);
+    const first = [...t.querySelectorAll('tbody tr')].map(r => r.cells[0].innerText.trim());
+    const key = first.join('\n');
+    if (first.length >= 2 && seen.has(key)) out.repeated.push(`${card.id}: table of ${first[0]}`);
+    seen.add(key);
+  }
+  const heads = [...document.querySelectorAll('main h2')].map(h => h.innerText);
+  out.repeated.push(...heads.filter((h, i) => heads.indexOf(h) !== i));
+  return out;
+}"""
+
+
+def _shared_captures() -> list[Path]:
+    """Every capture of ../shared/data a report can read here (an .nsys-rep needs `nsys`)."""
+    files = [p for p in DATA.rglob("*") if p.is_file() and p.suffix not in {".md", ".yaml"}
+             and p.suffix != ".nsys-rep" and not p.name.endswith("_cmd.txt")]
+    return sorted({p.parent if p.suffix == ".csv" or p.parent.name.startswith("megatron")
+                   else p for p in files})
+
+
+@needs_data
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=NO_CHROMIUM)
+def test_every_shared_report_reads_in_the_browser(tmp_path: Path) -> None:
+    """Issue 40: on every shared capture's report (1400 px wide): no tofu glyph, no literal
+    backtick, no table wider than its card, no section shown twice."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="playwright not installed (pip install '.[test]')")
+    pages = [_report_of([c], tmp_path / f"{i}.html") for i, c in enumerate(_shared_captures())]
+    assert len(pages) >= 15
+    bad: dict[str, dict[str, list[str]]] = {}
+    profile = tempfile.mkdtemp(prefix="cv-chromium-")
+    try:
+        with sync_api.sync_playwright() as p:
+            ctx = p.chromium.launch_persistent_context(
+                profile, executable_path=str(CHROMIUM), headless=True,
+                viewport={"width": 1400, "height": 900},
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                      "--no-first-run", "--disable-background-networking",
+                      "--disable-component-update", "--disable-sync"])
+            page = ctx.new_page()
+            for capture, f in zip(_shared_captures(), pages, strict=True):
+                page.goto(f.as_uri())
+                found = {k: v for k, v in page.evaluate(_NEWCOMER_JS).items() if v}
+                if found:
+                    bad[str(capture.relative_to(DATA))] = found
+            ctx.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    assert not bad, bad

@@ -5,7 +5,7 @@ CLI and (later) MCP are thin shells over `analyze`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +14,7 @@ from crossview.core.finding import Finding
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.scope.filter import Filter
 from crossview.scope.resolve import resolve
+from crossview.scope.runs import OTHER_RUN, set_apart
 from crossview.sources.artifact_report import NOT_REJECTED, USABLE, ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
@@ -80,6 +81,36 @@ def analyze(
     return analyze_store(store, reports, flt, limits, gpu)
 
 
+def analyze_each(
+    paths: Iterable[Path | str],
+    flt: Filter | None = None,
+    limits: Thresholds | None = None,
+    gpu: str | None = None,
+) -> Iterator[Analysis]:
+    """One Analysis per run (`analyze --each`): inputs whose traces are not one job
+    (scope/runs.py) are analyzed apart, each in its own store; inputs without a timeline
+    (counters, ncu, summaries) follow as one more analysis of their own. One run: the same
+    Analysis as `analyze`. Each is built when the one before it was consumed."""
+    from crossview.scope.runs import paths_of_runs
+
+    store = Store()
+    reports = read_all([Path(p) for p in paths], store)
+    runs = paths_of_runs(store)
+    if len(runs) < 2:
+        store.compact()
+        yield analyze_store(store, reports, flt, limits, gpu)
+        return
+    del store  # each run is read again into a store of its own
+    timeline = {p for r in runs for p in r}
+    rest = [r.path for r in reports if r.status in USABLE and r.path not in timeline]
+    bad = [r for r in reports if r.status not in USABLE]
+    for i, run in enumerate([*runs, *([rest] if rest else [])]):
+        a = analyze(run, flt, limits, gpu=gpu)
+        if i == 0:  # rejected inputs are said once, with the first recap
+            a.artifacts = bad + a.artifacts
+        yield a
+
+
 def analyze_lake(
     lake: Path | str,
     campaign: str | None = None,
@@ -110,10 +141,17 @@ def analyze_store(
         from crossview.sources.ncu.ingest import name_devices  # --gpu only (decision 0760)
 
         name_devices(store, gpu)
+    # one recap, one run (scope/runs.py): other runs are set apart as rejected inputs;
+    # --artifact selects one input: nothing to merge
+    if sum(r.status in USABLE for r in reports) > 1 and (flt is None or flt.artifact is None):
+        set_apart(store, reports)
+        if not any(r.status in USABLE for r in reports):
+            return Analysis(reports, None, [])
     resolved = resolve(store, flt or Filter())
     views = Views(store, resolved, limits or defaults())
+    # a capture of another run (scope/runs.py) is no missing rank of this one
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))
-                      for r in reports if r.status not in NOT_REJECTED]
+                      for r in reports if r.status not in (*NOT_REJECTED, OTHER_RUN)]
     views.rank_replayer = _replay_job
     # claims → findings, each built once (issue 37): the verdict runs when a caller first
     # reads them (lazy findings, issue 38)

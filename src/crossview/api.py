@@ -10,7 +10,7 @@ call, typed, with no printing and no files written.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,16 @@ def analyze(paths: PathLike | Iterable[PathLike], filter: Filter | None = None,
     do not. A file that cannot be read is listed in `result.rejected`, never raised; when no
     file could be read `result.views` is None."""
     from crossview.analysis import analyze as run
+
+    return run(_paths(paths), filter, gpu=gpu)
+
+
+def analyze_each(paths: PathLike | Iterable[PathLike], filter: Filter | None = None,
+                 *, gpu: str | None = None) -> Iterator[Analysis]:
+    """One Analysis per run, where `analyze` refuses inputs that are not one job (traces of
+    other GPUs, clocks or workloads: `crossview analyze --each`). Each is built when the one
+    before it was consumed."""
+    from crossview.analysis import analyze_each as run
 
     return run(_paths(paths), filter, gpu=gpu)
 

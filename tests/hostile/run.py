@@ -12,6 +12,7 @@ per command under a wall-clock timeout and an address-space cap. Outcomes counte
   hang      ran past the timeout
   silent    exit 0 and the bad input neither refused nor flagged (no error line naming it,
             status ok / valid) — or, for a plausible input (ok=True), it was refused
+            (set apart as another run beside the good capture, naming --each, is no refusal)
   good_lost the good capture beside it was not analyzed
   forged    more `crossview: error:` lines than inputs (a file name forged a line)
   side_effect  a file appeared or changed beside the inputs (a SQLite -wal/-shm), or a
@@ -86,6 +87,16 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def _one_run_each(arts: list[dict]) -> bool:
+    """A plausible capture of another run (its own clock, the same rank twice) beside the good
+    one is never merged (decision 0862): one of the two is analyzed, the other set apart in a
+    line naming `--each` — an answer, neither a refusal nor a lost capture."""
+    kept = [a for a in arts if a.get("status") == "ok"]
+    apart = [a for a in arts if a.get("status") == "other-run"]
+    return (len(kept) == len(apart) == 1 == len(arts) - 1
+            and "--each" in " ".join(apart[0].get("problems", [])))
+
+
 def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str, err: str
           ) -> list[str]:
     if rc is None:
@@ -109,14 +120,15 @@ def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str,
         if case.ok:  # kernels/synthesize refuse a lone trace by their own precondition:
             return []  # only internal errors, MemoryError, hangs and forged lines count
         return [] if _mentioned(bad, err) or rc != 0 else ["silent"]
-    good_ok = any(Path(a.get("path", "")).name == good.name
-                  and (a.get("status") == "ok" or a.get("valid") is True) for a in arts)
-    if not good_ok:
-        found.append("good_lost")
+    good_arts = [a for a in arts if Path(a.get("path", "")).name == good.name]
     esc = bad.name.encode("utf-8", "backslashreplace").decode("utf-8")  # as crossview shows
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in esc)  # guard.show
     bad_arts = [a for a in arts if Path(a.get("path", "")).name in (bad.name, esc, shown)
                 or bad.is_dir() and bad.name in a.get("path", "")]
+    if case.ok and _one_run_each(good_arts + bad_arts):
+        return found
+    if not any(a.get("status") == "ok" or a.get("valid") is True for a in good_arts):
+        found.append("good_lost")
     flagged = _mentioned(bad, err) or any(
         a.get("status") not in (None, "ok") or a.get("valid") is False for a in bad_arts)
     if cmd == "inventory" and isinstance(doc, dict):

@@ -86,7 +86,8 @@ def test_forged_folder_name_is_inert_on_the_terminal(tmp_path: Path) -> None:
 
 
 def test_hostile_kernel_name_is_inert_in_the_recap(evil_trace: Path, tmp_path: Path) -> None:
-    proc = run_cli("--quiet", "analyze", str(evil_trace))
+    # --detail full: the top-kernels table is behind the first screen (issue 40)
+    proc = run_cli("--quiet", "analyze", str(evil_trace), "--detail", "full")
     assert proc.returncode == 0, proc.stderr
     _no_forged_line(proc.stdout)
     shown = ("evil\\u202egnp.exe\\x1b[2J\\x1b[31m\\x07\\x00\\u2066iso\\u2069\\u200b\\u200e"
@@ -98,7 +99,8 @@ def test_hostile_kernel_name_is_inert_in_the_recap(evil_trace: Path, tmp_path: P
     row = next(ln for ln in proc.stdout.splitlines() if ln.startswith("| `evil"))
     assert "| 24 | 3.76 ms |" in row
     out = tmp_path / "recap.md"
-    assert run_cli("--quiet", "analyze", "-o", str(out), str(evil_trace)).returncode == 0
+    assert run_cli("--quiet", "analyze", "-o", str(out), str(evil_trace), "--detail", "full"
+                   ).returncode == 0
     assert out.read_text(encoding="utf-8") == proc.stdout
 
 

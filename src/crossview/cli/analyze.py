@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -11,11 +12,13 @@ import typer
 from crossview.cli.app import (
     OPTIONS,
     AnalyzeFmt,
+    Detail,
     Fmt,
     app,
     emit,
     error_line,
     run_analysis,
+    write_output,
 )
 from crossview.cli.filter_options import NO_FILTER, GpuOpt, with_filter
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
@@ -33,6 +36,10 @@ def analyze(
     fmt: Annotated[AnalyzeFmt, typer.Option("--format", "-f", help="Output format.")] = (
         AnalyzeFmt.md),
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here.")] = None,
+    detail: Annotated[Detail, typer.Option(
+        help="summary: the verdict, the call tree and the CPU cross-check (one screen); "
+        "full: then the metrics, steps, time account, kernel and roofline tables.")] = (
+        Detail.summary),
     flt: Filter = NO_FILTER,  # the filter options (with_filter)
     gpu: GpuOpt = None,
     lake: LakeOpt = None,
@@ -44,8 +51,12 @@ def analyze(
     dask: Annotated[str | None, typer.Option(
         help="Multi-rank jobs: summarize rank files on Dask: a scheduler address "
         "(tcp://host:8786) or 'local'.")] = None,
+    each: Annotated[bool, typer.Option(
+        "--each", help="Inputs that are not one run (other GPUs, drivers, clocks): one "
+        "recap per run, instead of the main run's with the others set apart.")] = False,
 ) -> None:
-    """Print the recap: metrics, GPU view, CPU cross-check, findings with fixes."""
+    """Print the recap: findings with fixes, GPU call tree, CPU cross-check (--detail full:
+    the metrics and tables behind them)."""
     from crossview.cli.lake import analysis_of as run
 
     paths = sources(paths, lake)
@@ -53,6 +64,15 @@ def analyze(
         error_line("--workers/--dask fan out trace files; a lake is already read through "
                    "DuckDB views in this process: drop them with --lake")
         raise typer.Exit(2)
+    if each:
+        if workers or dask or lake is not None or fmt is AnalyzeFmt.html:
+            error_line("--each writes one Markdown or JSON recap per run of trace files: "
+                       "not with --workers/--dask, --lake or --format html (give `crossview "
+                       "report` one run at a time)")
+            raise typer.Exit(2)
+        OPTIONS.exit_at_once = True
+        _each(paths, flt, gpu, fmt, detail, output)
+        return
     if workers or dask:  # one task per rank file (lake/rank_fanout.py)
         run = fanned_out(workers, dask)
     else:  # all in this process: nothing to tear down once the output is written
@@ -72,8 +92,37 @@ def analyze(
     else:
         from crossview.render import markdown
 
-        text = markdown.render(result)
+        text = markdown.render(result, detail.value)
     emit(text, output, result)
+
+
+def _each(paths: list[Path], flt: Filter, gpu: str | None, fmt: AnalyzeFmt, detail: Detail,
+          output: Path | None) -> None:
+    """`analyze --each`: one recap per run (analysis.analyze_each), Markdown recaps one after
+    the other, JSON as a list of the usual documents."""
+    from crossview.analysis import analyze_each
+    from crossview.render import json as json_out
+    from crossview.render import markdown
+
+    texts: list[str] = []
+    rejected = False
+    runs = iter(analyze_each(paths, flt, gpu=gpu))
+    while True:
+        try:
+            result = run_analysis(lambda: next(runs), paths)
+        except StopIteration:
+            break
+        rejected = rejected or bool(result.rejected)
+        texts.append(json_out.render(result).rstrip() if fmt is AnalyzeFmt.json
+                     else markdown.render(result, detail.value))
+    text = ("[\n" + ",\n".join(texts) + "\n]\n" if fmt is AnalyzeFmt.json
+            else "\n---\n\n".join(texts))
+    if output:
+        write_output(output, text, paths)
+    else:
+        sys.stdout.write(text)
+    if rejected:
+        raise typer.Exit(2)
 
 
 def fanned_out(workers: int | None, dask: str | None) -> Callable[..., Analysis]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,26 +21,23 @@ if TYPE_CHECKING:
     from crossview.analysis import Analysis
     from crossview.cache.settings import CacheSettings
 
-def _help_markup() -> Literal["rich"] | None:
-    """Rich's boxed help and usage errors on a terminal; plain click text otherwise (a pipe,
-    a script, an agent): importing Rich to format help costs more than the rest of
-    `crossview --help` together (decision 0842)."""
-    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
-        return "rich"
-    try:
-        return "rich" if sys.stdout.isatty() else None
-    except (AttributeError, ValueError):
-        return None
-
-
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode=_help_markup(),
+                  # plain help: wraps at the terminal width (issue 40), and spares importing
+                  # Rich (decision 0842)
+                  rich_markup_mode=None,
                   help="Cross-view GPU performance analysis of profiler captures.")
 
 
 class Fmt(StrEnum):
     md = "md"
     json = "json"
+
+
+class Detail(StrEnum):
+    """How much of the recap `analyze` prints (render/markdown.py)."""
+
+    summary = "summary"
+    full = "full"
 
 
 class AnalyzeFmt(StrEnum):
@@ -187,9 +184,20 @@ def check_memory(text: str | None) -> str | None:
     return text
 
 
+def _version(show: bool) -> None:
+    if show:
+        from crossview.version import version
+
+        print(f"crossview {version()}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="No progress bar while reading inputs.")] = False,
+          show_version: Annotated[bool, typer.Option(
+              "--version", callback=_version, is_eager=True,
+              help="Print crossview's version and exit.")] = False,
           memory_limit: Annotated[str | None, typer.Option(
               "--memory-limit", envvar="CROSSVIEW_MEMORY_LIMIT",
               help="DuckDB memory limit (e.g. 1GB): past it the store spills to the temp "

@@ -560,6 +560,16 @@ class Trees(Rec):
     min_share: Num
     max_children: int
     chain_keep: int
+    summary_captures: int
+    summary_sync_min_share: Num
+    summary_syncs_kept: int
+    summary_max_lines: int
+
+
+# --- runs.yaml ----------------------------------------------------------------------------
+class Runs(Rec):
+    """When the timeline inputs of one folder are one run (scope/runs.py)."""
+    clock_slack_s: Num
 
 
 # --- synthesis.yaml -----------------------------------------------------------------------
@@ -785,6 +795,7 @@ SCHEMAS: dict[str, type] = {
     "op_roofline.yaml": OpRoofline,
     "ranks.yaml": Ranks,
     "replay.yaml": Replay,
+    "runs.yaml": Runs,
     "serving_metrics.yaml": ServingMetrics,
     "sol_ceilings.yaml": dict[str, Ceilings],
     "stack_views.yaml": StackViews,

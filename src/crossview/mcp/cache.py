@@ -25,7 +25,8 @@ from crossview.errors import CrossviewError
 from crossview.mcp.fingerprint import Hashes, is_lake
 from crossview.mcp.safety import Refused, Roots
 from crossview.scope.filter import Filter
-from crossview.sources.artifact_report import ArtifactReport
+from crossview.scope.runs import set_apart
+from crossview.sources.artifact_report import USABLE, ArtifactReport
 from crossview.store.store import Store
 
 
@@ -224,6 +225,10 @@ class AnalysisCache:
                 # inside them; anything else is read as always and refused by its reader
                 reports = read_inputs(spelled, store, self.persistent, hashes=content,
                                       compact=True, wait=True).reports
+                # one run per recap, decided once per read: every later filter sees the
+                # same main run, the captures of others set apart (scope/runs.py)
+                if sum(r.status in USABLE for r in reports) > 1:
+                    set_apart(store, reports)
         except CrossviewError as e:
             raise Refused(str(e)) from None
         self.reads += 1

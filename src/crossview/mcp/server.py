@@ -40,7 +40,10 @@ def build(roots: list[Path]) -> Any:
         return guarded.wrap(fn, cache.roots.roots, slots)
 
     views, other = ViewTools(cache), OtherTools(cache)
-    server = Server("crossview", instructions=INSTRUCTIONS, log_level="WARNING")
+    from crossview.version import version
+
+    server = Server("crossview", instructions=INSTRUCTIONS, version=version(),
+                    log_level="WARNING")
     server.middleware.append(BoundedEcho())  # errors quote a short prefix of what was sent
     ro = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     fn: Callable[..., str]  # tools of different signatures, all returning JSON text

@@ -28,6 +28,8 @@ class SynthesisTools:
 
     def _bundle(self, path: str) -> Path:
         real = self.cache.roots.check(path)
+        if not real.exists():
+            raise Refused(f"{path}: no such folder")
         if not real.is_dir():
             raise Refused(f"{path}: not a bundle folder")
         return real

@@ -10,6 +10,7 @@ from pydantic import Field
 from crossview.errors import CrossviewError
 from crossview.mcp import relations
 from crossview.mcp.cache import AnalysisCache, FilterArg
+from crossview.mcp.compact import Detail, within
 from crossview.mcp.jsonout import dumps
 from crossview.mcp.safety import Refused, run_query
 from crossview.store import stdlib
@@ -40,13 +41,15 @@ class OtherTools:
                  "median step), beyond the step-to-step noise.")] = None,
              metric: Annotated[str | None, Field(
                  description="The gate's metric: median step | kernel time per step | GPU "
-                 "busy per step.")] = None) -> str:
+                 "busy per step.")] = None,
+             detail: Detail = "summary") -> str:
         """What changed from A to B, as `crossview diff`: comparability, the GPU's drift (one
         factor on the same kernels), step-to-step noise (unknown with < 2 steady steps),
         per-step causes, host ops matched by stack/name/shapes, kernel family and kernel
         deltas (ns); `lever` adds the prediction checked against B, `fail_on_regression` the
         gate's verdict and why. Per path, as the other tools: a path or file of a side that
-        is refused is listed under `rejected` (per side) and the rest of that side compared."""
+        is refused is listed under `rejected` (per side) and the rest of that side compared.
+        At summary the longest lists are shortened to fit the budget (said under `cut`)."""
         from crossview.experiments import lever_check, regression
         from crossview.experiments.diff import attach, compare
 
@@ -81,7 +84,8 @@ class OtherTools:
         rejected = {k: s.scope()["rejected"] for k, s in zip("ab", sides, strict=True)}
         if any(rejected.values()):
             body["rejected"] = rejected
-        return dumps({"units": "ns", **body})  # body names the sides (`a`, `b`)
+        doc = {"units": "ns", **body}  # body names the sides (`a`, `b`)
+        return dumps(doc) if detail == "full" else within(doc)
 
     def ab_compare(
         self,
@@ -97,6 +101,7 @@ class OtherTools:
         allow_diff: list[str] | None = None,
         higher_is_better: list[str] | None = None,
         lower_is_better: list[str] | None = None,
+        detail: Detail = "summary",
     ) -> str:
         """A/B of benchmark trials as `crossview ab`: medians, bootstrap CI, p, verdict
         (win / loss / null / insufficient) per metric, refusals when the arms differ in
@@ -113,8 +118,10 @@ class OtherTools:
         except CrossviewError as e:
             raise Refused(str(e)) from None
         n = defaults().ab_bootstrap_resamples
-        return json.dumps({"baseline": res.baseline.paths, "variant": res.variant.paths,
-                           **table.to_json(res, n)}, separators=(",", ":"), default=str)
+        doc = json.loads(json.dumps({"baseline": res.baseline.paths, "variant":
+                                     res.variant.paths, **table.to_json(res, n)},
+                                    default=str))
+        return dumps(doc) if detail == "full" else within(doc)
 
     def sol_bounds(
         self,
@@ -124,6 +131,7 @@ class OtherTools:
         batch: int | None = None, isl: int | None = None, osl: int | None = None,
         bench: Annotated[str | None, Field(description="Benchmark result to rate (% of "
                                            "SoL).")] = None,
+        detail: Detail = "summary",
     ) -> str:
         """LLM speed-of-light as `crossview sol`: lower bounds on prefill, TTFT, TPOT and
         tokens/s for a model on a GPU, and a benchmark's % of SoL when given."""
@@ -140,7 +148,8 @@ class OtherTools:
                                    batch=batch, isl=isl, osl=osl, arm=arm)
         except CrossviewError as e:
             raise Refused(str(e)) from None
-        return json.dumps(json.loads(out.render_json(*answer)), separators=(",", ":"))
+        doc = json.loads(out.render_json(*answer))
+        return dumps(doc) if detail == "full" else within(doc)
 
     def query(
         self,
@@ -160,10 +169,13 @@ class OtherTools:
         = 200,
         timeout_s: Annotated[float, Field(gt=0, description=f"Time limit (≤ {MAX_SECONDS:g} "
                                           "s).")] = 10.0,
+        detail: Detail = "summary",
     ) -> str:
         """Read-only SQL (DuckDB) on the analysis store of `paths` + `filter`. One
         SELECT/WITH statement; anything that writes, attaches or reads files is refused.
-        More rows than max_rows: the first max_rows come back with `truncated: true`."""
+        More rows than max_rows: the first max_rows come back with `truncated: true`. At
+        summary, rows past the character budget are cut too (said under `cut`): aggregate
+        in SQL, or detail=full for all max_rows."""
         if max_rows > MAX_ROWS:
             raise Refused(f"query: max_rows {max_rows:,} is over the server's cap of "
                           f"{MAX_ROWS:,}: aggregate in SQL instead")
@@ -176,7 +188,8 @@ class OtherTools:
             r = run_query(store.con, sql, max_rows, timeout_s, refuse_over_limit=False)
         body: dict[str, Any] = {"columns": r.columns, "rows": r.rows, "row_count": len(r.rows),
                                 "truncated": r.truncated}
-        return dumps({**e.scope(), **body})
+        doc = {**e.scope(), **body}
+        return dumps(doc) if detail == "full" else within(doc)
 
 
 __all__ = ["FilterArg", "OtherTools"]

@@ -224,14 +224,17 @@ class ViewTools:
                     "Markdown recap a human reads, as `crossview analyze`.")] = "json",
                 detail: Detail = "summary") -> str:
         """The recap, as `crossview analyze`: ranked findings (id, severity, evidence,
-        fix) and the headline metrics as JSON; format=md for the Markdown report."""
+        fix) and the headline metrics as JSON; format=md for the Markdown report (summary:
+        the first screen, `crossview analyze`; full: with every table, `--detail full`)."""
         from crossview.render import markdown
         from crossview.render.json import as_dict
 
         e = self.cache.get(paths, filter, gpu)
         with e.lock:
-            if format == "md":
-                return _out(e, markdown=markdown.render(e.analysis))
+            if format == "md":  # summary: the recap's first screen (the verdict leads)
+                text = markdown.render(e.analysis, detail)
+                return (_out(e, markdown=text) if detail == "full"
+                        else _fit(e, [lambda: {"markdown": text}]))
             d = as_dict(e.analysis)
         absent = shape.metrics_absent(d["metrics"] or {})
         metrics = None if absent else d["metrics"]

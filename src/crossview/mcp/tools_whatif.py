@@ -9,6 +9,7 @@ from pydantic import Field
 
 from crossview.errors import CrossviewError
 from crossview.mcp.cache import AnalysisCache
+from crossview.mcp.compact import Detail, within
 from crossview.mcp.jsonout import dumps
 from crossview.mcp.safety import Refused
 
@@ -32,7 +33,8 @@ class WhatIfTools:
     def __init__(self, cache: AnalysisCache) -> None:
         self.cache = cache
 
-    def whatif(self, capture: CaptureArg, lever: LeverArg = None) -> str:
+    def whatif(self, capture: CaptureArg, lever: LeverArg = None,
+               detail: Detail = "summary") -> str:
         """Predict a lever's effect by replaying the capture's dependency graph (Daydream-
         style): baseline vs predicted median step time and GPU busy (ns), the self-check
         (unchanged replay vs measured steps; no prediction when it fails), the prediction's
@@ -51,4 +53,5 @@ class WhatIfTools:
             raise Refused("; ".join([str(e), *(f"{p}: {why}" for p, why in refused)])
                           ) from None
         w.rejected = [*((p, [why]) for p, why in refused), *w.rejected]
-        return dumps(w.to_dict())
+        doc = w.to_dict()
+        return dumps(doc) if detail == "full" else within(doc)

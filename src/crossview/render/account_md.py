@@ -28,8 +28,9 @@ def step_lines(v: Views) -> list[str]:
     if not s.steps:
         return []
     summ = s.summary()
+    n = len([x for x in s.steps if x.steady])
     out = [f"\n**Steps** ({len(s.steps)} from {source_phrase(s.source)}; "
-           f"{len([x for x in s.steps if x.steady])} steady)"]
+           + (f"{n} steady)" if n else "none steady: the time account covers all of them)")]
     if summ is not None:
         what = ("all steps (none is steady)" if s.steady_fallback else
                 f"{summ.n} steady step{'s' if summ.n != 1 else ''}")
@@ -38,7 +39,8 @@ def step_lines(v: Views) -> list[str]:
     rows = s.steps if len(s.steps) <= step_rules().step_rows else \
         [x for x in s.steps if not x.steady]
     if rows:
-        out += ["", "| step | wall | GPU busy | kernel time by family (top 3) | kept out because |",
+        out += ["", "| step | wall | GPU busy (of the step) | kernel time by family (top 3) "
+                "| kept out because |",
                 "|---|---:|---:|---|---|"]
         for x in rows:
             busy = f"{_ms(x.gpu_busy_ns)} ({x.gpu_busy_ns / x.wall_ns:.0%})" if x.wall_ns \
@@ -72,7 +74,8 @@ def account_lines(v: Views) -> list[str]:
     floor = causes.rules().recap_min_share
     shown = [c for c in acc.steady_state if c.share_of_step >= floor]
     for c in shown:
-        tag = " (start-up)" if c.startup else ""
+        # start-up / step-boundary time: said in the steady table, never a lever there
+        tag = " (start-up / boundary: not a steady-state lever)" if c.startup else ""
         out.append(f"| {c.label}{tag} | {c.ns / 1e6:,.2f} ms | {c.share_of_step:.1%} | "
                    f"{_frames(c)} | {c.evidence} |")
     rest = [c for c in acc.steady_state if c.share_of_step < floor]

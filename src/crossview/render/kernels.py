@@ -59,8 +59,14 @@ def table(rows: list[KernelRoofline]) -> list[str]:
             f"| {_or(k.achieved_flops_per_s, flop_rate)}{_pct(k.pct_of_peak_flops)} "
             f"| {_or(k.arithmetic_intensity, lambda x: f'{x:,.3g}')} | {occ} "
             f"| {_or(k.waves_per_sm, lambda x: f'{x:,.2f}')} | {_TC[k.tensor_cores]} "
-            f"| {k.bound} |")
+            f"| {_bound(k)} |")
     return out
+
+
+def _bound(k: KernelRoofline) -> str:
+    """memory-bound names its level (the busiest memory unit), as the notes and findings do."""
+    level = k.memory_level if k.bound == "memory-bound" else None
+    return f"{k.bound} ({level})" if level else k.bound
 
 
 def _class_line(k: KernelRoofline) -> str:
@@ -138,7 +144,7 @@ def metrics_lines(v: Views) -> list[str]:
     n = len(v.kernels)
     return [f"**GPU metrics** no GPU timeline in this input: per-kernel counters only "
             f"(Nsight Compute, rigor L4) for {n} profiled kernel launch{'es' if n != 1 else ''} "
-            f"on {_gpus(v)}; their roofline is below. Busy %, idle gaps and the call tree "
+            f"on {_gpus(v)} (the per-kernel roofline table). Busy %, idle gaps and the call tree "
             "need a timeline (PyTorch profiler or nsys) of the same workload."]
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from crossview.analysis import Analysis
 from crossview.core import inert
@@ -34,6 +35,10 @@ from crossview.views.views import Views
 TREE_MIN_SHARE = float(load_yaml("trees.yaml")["min_share"])
 TREE_MAX_CHILDREN = int(load_yaml("trees.yaml")["max_children"])
 CHAIN_KEEP = int(load_yaml("trees.yaml")["chain_keep"])
+SUMMARY_CAPTURES = int(load_yaml("trees.yaml")["summary_captures"])
+SUMMARY_SYNC_MIN_SHARE = float(load_yaml("trees.yaml")["summary_sync_min_share"])
+SUMMARY_SYNCS_KEPT = int(load_yaml("trees.yaml")["summary_syncs_kept"])
+SUMMARY_MAX_LINES = int(load_yaml("trees.yaml")["summary_max_lines"])
 
 
 _ms = duration
@@ -66,9 +71,10 @@ def _label(n: TreeNode, total: int, counts: bool = False) -> str:
     return f"{_cut(n.frame)}  [{amount}, {share}]{warn}"
 
 
-def _visible(children: list[TreeNode], total: int) -> list[TreeNode]:
+def _visible(children: list[TreeNode], total: int, most: int = TREE_MAX_CHILDREN
+             ) -> list[TreeNode]:
     keep = [c for c in children if total and c.time_ns / total >= TREE_MIN_SHARE
-            and c.kind != "sync"][:TREE_MAX_CHILDREN]
+            and c.kind != "sync"][:most]
     return keep + [c for c in children if c.kind == "sync"]  # sync points always show
 
 
@@ -79,12 +85,13 @@ def _holds_all(parent: TreeNode, child: TreeNode, total: int) -> bool:
     return parent.time_ns - child.time_ns < TREE_MIN_SHARE * total
 
 
-def _chain(n: TreeNode, total: int) -> tuple[list[TreeNode], TreeNode]:
+def _chain(n: TreeNode, total: int, most: int = TREE_MAX_CHILDREN
+           ) -> tuple[list[TreeNode], TreeNode]:
     """Follow single visible non-kernel children that hold their parent's time: returns
     (chain, last node)."""
     chain = [n]
     while True:
-        vis = _visible(chain[-1].children, total)
+        vis = _visible(chain[-1].children, total, most)
         if len(vis) == 1 and vis[0].kind != "kernel" and _holds_all(chain[-1], vis[0], total):
             chain.append(vis[0])
         else:
@@ -111,33 +118,36 @@ def _chain_text(chain: list[TreeNode], total: int, counts: bool = False) -> str:
 
 
 def _tree_lines(nodes: list[TreeNode], total: int, prefix: str, out: list[str],
-                counts: bool = False) -> None:
-    vis = _visible(nodes, total)
+                counts: bool = False, most: int = TREE_MAX_CHILDREN) -> None:
+    vis = _visible(nodes, total, most)
     for i, n in enumerate(vis):
         last = i == len(vis) - 1
         branch = "└── " if last else "├── "
         if n.kind == "kernel":
             out.append(f"{prefix}{branch}→ {_label(n, total, counts)}  ×{n.count:,}")
             continue
-        chain, end = _chain(n, total)
-        kids = _visible(end.children, total)
+        chain, end = _chain(n, total, most)
+        kids = _visible(end.children, total, most)
         if len(kids) == 1 and kids[0].kind == "kernel" and _holds_all(end, kids[0], total):
             k = kids[0]
             out.append(f"{prefix}{branch}{_chain_text(chain, total, counts)}  → {_cut(k.frame)}"
                        f"  ×{k.count:,}")
             continue
         out.append(prefix + branch + _chain_text(chain, total, counts))
-        _tree_lines(end.children, total, prefix + ("    " if last else "│   "), out, counts)
+        _tree_lines(end.children, total, prefix + ("    " if last else "│   "), out, counts,
+                    most)
 
 
 def render_tree(tree: CallTree, sync_lines: list[str] | None = None,
-                placed: list[TreeNode] | None = None) -> list[str]:
-    """The tree, then sync points (host calls that block on the GPU) as last siblings."""
+                placed: list[TreeNode] | None = None, most: int = TREE_MAX_CHILDREN
+                ) -> list[str]:
+    """The tree, then sync points (host calls that block on the GPU) as last siblings;
+    at most `most` children per node."""
     out: list[str] = []
     extra = sync_lines or []
     total = tree.samples if tree.counts_only else tree.total_ns  # shares of samples then
     roots = tree_ops.merge_repeats(tree.roots) if placed is None else placed
-    _tree_lines(roots, total, "", out, tree.counts_only)
+    _tree_lines(roots, total, "", out, tree.counts_only, most)
     if extra and out:
         # the tree's last root is no longer last: turn its └── into ├── and its
         # continuation prefix into │
@@ -168,6 +178,9 @@ def _metrics_block(v: Views) -> list[str]:
     src = f"(trace: {inert.name(v.evidence_path)})"
     if m.summary_only:
         return capture_md.summary_only_block(v)
+    if m.cpu_only and v.filter.gpu_elsewhere:
+        return [f"**GPU metrics** none in this selection ({v.filter.describe()}): the "
+                f"capture's GPU ops lie outside it {src}. {capture_md.host_recorded(v)}"]
     if m.cpu_only:
         return [f"**GPU metrics** none — this is a **CPU-only** capture (no kernel, memcpy or "
                 f"memset events) {src}. {capture_md.host_recorded(v)} "
@@ -237,6 +250,10 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
     who = f"{v.engine} " if v.engine else ""
     if m.summary_only:
         return capture_md.summary_key_findings(v)
+    if m.cpu_only and v.filter.gpu_elsewhere:  # a host-only slice of a GPU capture
+        return (f"No GPU op in this selection ({v.filter.describe()}): the GPU did no traced "
+                "work in it, so only the host side is judged here — the CPU view below shows "
+                "where host time goes. Widen the filter for the GPU side.")
     if m.cpu_only:
         rt = v.sampled_runtime
         up = rt.share("startup") if rt is not None else None
@@ -249,7 +266,7 @@ def _key_findings(v: Views, findings: list[Finding]) -> str:
                      " The capture is largely start-up (**capture-window**), so it says little "
                      "about the workload's steady state.")
         return (f"A CPU-only {who}capture: only the host side can be judged.{said} The CPU "
-                "view above shows where host time goes; re-capture with CUDA activity for the "
+                "view below shows where host time goes; re-capture with CUDA activity for the "
                 "GPU side.")
     if kernels_md.kernels_only(v):
         return kernels_md.key_findings(v, findings)
@@ -317,97 +334,242 @@ def _parts(found: list[Finding], outer: Finding, bullet: str) -> list[str]:
     return [*lines, ""] if lines and bullet == "- " else lines
 
 
-def render(a: Analysis) -> str:
-    out: list[str] = []
-    v = a.views
-    if v is None:
-        out.append("# crossview — no input could be analyzed\n")
-        for r in a.rejected:
-            out.append(f"- ❌ {_code(r.path)}: {_problems(r.problems)}")
-        return inert.text("\n".join(out) + "\n")
+Detail = Literal["summary", "full"]
+
+
+@dataclass
+class Part:
+    """One section of the recap: `key` names it (HTML picks parts by key)."""
+
+    key: str
+    lines: list[str]
+
+
+def _kind(v: Views) -> str:
+    """What the input can show as its view: trace | cpu | ncu | summary | sampled | metrics."""
+    if v.metrics.summary_only:
+        return "summary"
+    if v.metrics.cpu_only:
+        return "cpu"
+    if kernels_md.kernels_only(v):
+        return "ncu"
+    if not v.has_trace and v.gpu_metrics.present:
+        return "metrics"
+    if v.metrics.gpu_samples and not v.metrics.devices:
+        return "sampled"
+    return "trace"
+
+
+def _head(a: Analysis, v: Views, detail: Detail) -> list[str]:
     names = ", ".join(inert.name(Path(p).name) for p in v.filter.artifacts)
-    who = v.engine or ("CPU-only capture" if v.metrics.cpu_only else "GPU workload")
-    out.append(f"# {who} ({names}) — GPU performance analysis\n")
-    for info in v.artifact_info:
-        out.append(f"Capture {_code(Path(info.path).name)}: {artifact_line(info)}.")
+    who = v.engine or ("GPU-idle selection" if v.filter.gpu_elsewhere else
+                       "CPU-only capture" if v.metrics.cpu_only else "GPU workload")
+    out = [f"# {who} ({names}) — GPU performance analysis\n"]
+    infos = v.artifact_info
+    if detail == "full" or len(infos) <= SUMMARY_CAPTURES:
+        out += [f"Capture {_code(Path(i.path).name)}: {artifact_line(i)}." for i in infos]
+    else:  # one line for many inputs (ranks of a job): each is listed under --detail full
+        out.append(f"Captures ({len(infos)}): " + "; ".join(
+            f"{_code(Path(i.path).name)}: {artifact_line(i)}" for i in infos[:2])
+            + f"; … {len(infos) - 2} more (`--detail full` lists each).")
     out.append(f"Filter: {v.filter.describe()}. Sources: "
                + ", ".join(_code(p) for p in v.filter.artifacts) + ".")
-    for note in v.filter.notes:
-        out.append(f"Note: {note}.")
+    out += [f"Note: {note}." for note in v.filter.notes]
     out.extend(capture_md.notes_lines(v))  # what each capture did not collect
-    for r in a.rejected:
-        out.append(f"\n❌ Rejected {_code(r.path)} ({r.status}): {_problems(r.problems)}")
+    out += [f"\n❌ Rejected {_code(r.path)} ({r.status}): {_problems(r.problems)}"
+            for r in a.rejected]
     # read in part or doubted: the stderr warning, also in the recap (a file a folder walk
     # skipped is not an input: said on stderr only)
-    for r in (r for r in a.warned if r.status != "skipped"):
-        out.append(f"\n⚠️ Read with a warning {_code(r.path)} ({r.status}): {_problems(r.problems)}")
-    out.append("")
-    out.extend(metrics_md.block(v))  # workload metrics first (conventions §1 step 2)
-    metrics_only = (not v.has_trace and v.gpu_metrics.present
-                    and not kernels_md.kernels_only(v))
-    if metrics_only:
-        out.append("No profiler trace in this bundle: a metrics-only recap (no GPU view, no CPU "
-                   "view).")
-    else:
-        out.extend(_metrics_block(v))
-        out.extend(account_md.step_lines(v))  # steps and the time account (issue 15)
-        out.extend(account_md.account_lines(v))
-        out.extend(ranks_md.section(v))  # multi-rank jobs: per-rank table, straggler
-        if a.fanout:  # analyze --workers/--dask: what the rest of this recap describes
-            out.append(f"\nFan-out: {fanout_line(a.fanout)}.")
-    if not v.metrics.cpu_only and not v.metrics.summary_only and not kernels_md.kernels_only(v) \
-            and not metrics_only:
-        out.append("\n**Observed call tree — GPU view** (" + (
-            "L1 sampled: GPU time by stack" if v.gpu.samples and not v.metrics.devices
-            else "kernel time under the launching stack") + "; same filter)\n")
-        out.append("```text")
-        # ⚠️ sync points under the frame that called them (issue 15, views/host/tree_ops.py);
-        # those whose calling path holds no GPU-view frame stay at the top level
-        placed, homeless = tree_ops.place_syncs(tree_ops.merge_repeats(v.gpu.roots),
-                                                tree_ops.merge_repeats(v.cpu.roots))
-        sync = [_label(n, 0) for n in sorted(homeless, key=lambda n: -n.time_ns)[:3]]
-        out.extend(render_tree(v.gpu, sync, placed) or ["(no kernels in scope)"])
-        out.append("```")
-        out.extend(_top_kernels(v))
-    out.extend(capture_md.summary_lines(v))  # nsys stats CSV: summary-only, labelled
-    out.extend(kernels_md.section(a))  # ncu per-kernel roofline (L4)
-    out.extend(op_roofline_md.section(v))  # analytic per-op roofline, collective/copy bandwidth
-    out.append("\n**CPU cross-check** (same filter) " + (
-        "No host timeline in this bundle (metrics only)." if metrics_only else _cpu_check(v)))
-    if v.metrics.cpu_only:
-        out.append("\n**Observed call tree — CPU view** ("
-                   + ("L1 sampled: sampled thread time by stack" if v.cpu.samples
-                      else "host time by stack") + ")\n")
-        out.append("```text")
-        out.extend(render_tree(v.cpu) or ["(no host events)"])
-        out.append("```")
-    out.append("\n**Key findings** " + (
-        metrics_md.metrics_only_key_findings(v, a.findings) if metrics_only
-        else _key_findings(v, a.findings)))
+    out += [f"\n⚠️ Read with a warning {_code(r.path)} ({r.status}): {_problems(r.problems)}"
+            for r in a.warned if r.status != "skipped"]
+    return out
+
+
+def _verdict(a: Analysis, v: Views, kind: str) -> list[Part]:
+    """Key findings, then each 🔴 (title, observation, fix, expected effect, evidence) and
+    each 🟡 on one line: the first screen (conventions §4, issue 40)."""
+    key = (metrics_md.metrics_only_key_findings(v, a.findings) if kind == "metrics"
+           else _key_findings(v, a.findings))
+    parts = [Part("key", ["", f"**Key findings** {key}"])]
     reds = [f for f in a.findings if f.severity == "red"]
     yellows = [f for f in a.findings if f.severity == "yellow"]
     if reds:
-        out.append("\n## 🔴 Top issues")
+        out = ["\n## 🔴 Top issues"]
         for i, f in enumerate(reds, 1):
-            out.append(f"### {i}. {f.title}")
-            out.append(f"{f.observation}\n")
-            out.append(f"**Fix:** {f.fix}\n")
+            out += [f"### {i}. {f.title}", f"{f.observation}\n", f"**Fix:** {f.fix}\n"]
+            if f.expected_effect:
+                out.append(f"**Expected effect:** {f.expected_effect}\n")
             out.extend(_parts(a.findings, f, "- "))
             out.append(f"_Evidence: {'; '.join(str(e) for e in f.evidence)} · {f.rigor} · "
                        f"{f.confidence}_")
+        parts.append(Part("issues", out))
     if yellows:
-        out.append("\n## 🟡 Also consider")
+        lines = ["\n## 🟡 Also consider"]
         for f in yellows:
-            out.append(f"- {f.observation} — **Fix:** {f.fix}")
-            out.extend(_parts(a.findings, f, "  - "))
+            lines.append(f"- {f.observation} — **Fix:** {f.fix}"
+                         + (f" — **Expected effect:** {f.expected_effect}"
+                            if f.expected_effect else ""))
+            lines.extend(_parts(a.findings, f, "  - "))
+        parts.append(Part("consider", lines))
+    if not any(f.expected_effect for f in reds + yellows):
+        parts.append(Part("impact", ["\n**Expected impact** No lever with a measured upper "
+                                     "bound in this capture."]))
+    return parts
+
+
+DRAFT = "Predictions are DRAFT until a same-node A/B (≥3 trials per arm) confirms them."
+
+
+def _sync_times(nodes: list[TreeNode]) -> list[int]:
+    out: list[int] = []
+    for n in nodes:
+        out += [n.time_ns] if n.kind == "sync" else _sync_times(n.children)
+    return out
+
+
+def _without_small_syncs(nodes: list[TreeNode], floor_ns: float) -> tuple[list[TreeNode], int]:
+    """The tree without sync leaves that blocked the host less than floor_ns (the first
+    screen's cut; `--detail full` shows them all), and how many were left out."""
+    out: list[TreeNode] = []
+    cut = 0
+    for n in nodes:
+        if n.kind == "sync" and n.time_ns < floor_ns:
+            cut += 1
+            continue
+        kids, k = _without_small_syncs(n.children, floor_ns)
+        out.append(replace(n, children=kids) if k else n)
+        cut += k
+    return out, cut
+
+
+def _gpu_tree(v: Views, detail: Detail, most: int = TREE_MAX_CHILDREN) -> list[str]:
+    # ⚠️ sync points under the frame that called them (issue 15, views/host/tree_ops.py);
+    # those whose calling path holds no GPU-view frame stay at the top level
+    placed, homeless = tree_ops.place_syncs(tree_ops.merge_repeats(v.gpu.roots),
+                                            tree_ops.merge_repeats(v.cpu.roots))
+    cut = 0
+    if detail == "summary":  # the syncs that block longest always show
+        times = sorted(_sync_times(placed) + _sync_times(homeless), reverse=True)
+        floor = min(SUMMARY_SYNC_MIN_SHARE * (v.gpu.total_ns or 0),
+                    times[SUMMARY_SYNCS_KEPT - 1] if len(times) >= SUMMARY_SYNCS_KEPT
+                    else 0)
+        placed, cut = _without_small_syncs(placed, floor)
+        homeless, k = _without_small_syncs(homeless, floor)
+        cut += k
+    small = (f"; {cut} sync point{'s' if cut != 1 else ''} that blocked the host under "
+             f"{SUMMARY_SYNC_MIN_SHARE:.1%} of the kernel time left out: `--detail full`"
+             if cut else "")
+    out = ["\n**Observed call tree — GPU view** (" + (
+        "L1 sampled: GPU time by stack" if v.gpu.samples and not v.metrics.devices
+        else "kernel time under the launching stack") + f"; same filter{small})\n", "```text"]
+    sync = [_label(n, 0) for n in sorted(homeless, key=lambda n: -n.time_ns)[:3]]
+    out.extend(render_tree(v.gpu, sync, placed, most) or ["(no kernels in scope)"])
+    out.append("```")
+    return out
+
+
+def _cpu_tree(v: Views) -> list[str]:
+    return ["\n**Observed call tree — CPU view** ("
+            + ("L1 sampled: sampled thread time by stack" if v.cpu.samples
+               else "host time by stack") + ")\n", "```text",
+            *(render_tree(v.cpu) or ["(no host events)"]), "```"]
+
+
+def _views(a: Analysis, v: Views, kind: str, detail: Detail,
+           most: int = TREE_MAX_CHILDREN) -> list[Part]:
+    """The input's own view (call tree, or the table that stands for it), then the CPU
+    cross-check with the same filter."""
+    parts: list[Part] = []
+    if kind in ("trace", "sampled"):
+        parts.append(Part("tree", _gpu_tree(v, detail, most)))
+    elif kind == "cpu":
+        parts.append(Part("tree", _cpu_tree(v)))
+    elif kind == "ncu":  # no timeline: the per-kernel roofline is the GPU view
+        parts.append(Part("ncu_table", ["\n**Per-kernel roofline** (ncu counters, rigor L4; % "
+                                        "of the datasheet ceilings in sol_ceilings.yaml)\n",
+                                        *kernels_md.table(v.kernels)]))
+    elif kind == "summary":  # nsys stats: the per-name totals are all there is
+        parts.append(Part("summaries", capture_md.summary_lines(v)))
+    elif kind == "metrics":
+        parts.append(Part("metrics", ["", *metrics_md.block(v),
+                                      "No profiler trace in this bundle: a metrics-only recap "
+                                      "(no GPU view, no CPU view)."]))
+    parts.append(Part("cpu", ["\n**CPU cross-check** (same filter) " + (
+        "No host timeline in this bundle (metrics only)." if kind == "metrics"
+        else _cpu_check(v))]))
+    return parts
+
+
+def _detail(a: Analysis, v: Views, kind: str) -> list[Part]:
+    """`--detail full`: the analysis in its own order — metrics first, then the GPU view's
+    tables (steps, time account, ranks, kernels, rooflines), then the CPU view."""
+    parts = [Part("draft", [f"\n{DRAFT}"]),
+             Part("detail_head", ["\n---\n\n## Detail (metrics first, then the GPU and CPU "
+                                  "views)"])]
+    if kind != "metrics":
+        parts.append(Part("metrics", ["", *metrics_md.block(v), *_metrics_block(v)]))
+        parts.append(Part("steps", account_md.step_lines(v)))  # steps (issue 15)
+        parts.append(Part("account", account_md.account_lines(v)))  # the time account
+        parts.append(Part("ranks", ranks_md.table_lines(v)))  # per-rank table
+        parts.append(Part("ranks_text", ranks_md.text_lines(v)))  # late ranks, straggler
+        if a.fanout:  # analyze --workers/--dask: what the rest of this recap describes
+            parts.append(Part("fanout", [f"\nFan-out: {fanout_line(a.fanout)}."]))
+    if kind in ("trace", "sampled"):
+        parts.append(Part("top_kernels", _top_kernels(v)))
+    if kind != "summary":
+        parts.append(Part("summaries", capture_md.summary_lines(v)))
+    ncu = kernels_md.section(a)
+    if kind == "ncu":  # the table is on the first screen: its notes follow here
+        ncu = ["\n**Per-kernel roofline — notes**\n", *kernels_md.notes(v.kernels)]
+    parts.append(Part("ncu", ncu))
+    parts.append(Part("op_roofline", op_roofline_md.section(v)))  # analytic per-op roofline
+    parts.append(Part("notes", _notes(a)))
+    return [p for p in parts if p.lines]
+
+
+def _notes(a: Analysis) -> list[str]:
     infos = [f for f in a.findings if f.severity == "info"]
-    if infos:
-        out.append("\n**Notes** " + " ".join(f"{f.title}: {f.observation}" for f in infos))
-    # each effect names the issue it belongs to (several read as one paragraph otherwise)
-    effects = [f"🔴 {i}: {f.expected_effect}" for i, f in enumerate(reds, 1)
-               if f.expected_effect] + [f"🟡 `{f.pattern}`: {f.expected_effect}"
-                                        for f in yellows if f.expected_effect]
-    out.append("\n**Expected impact** " + (" ".join(effects) if effects else
-               "No lever with a measured upper bound in this capture."))
-    out.append("Predictions are DRAFT until a same-node A/B (≥3 trials per arm) confirms them.")
-    return inert.text("\n".join(out) + "\n")  # what entered unescaped (findings' prose)
+    return ["\n**Notes** " + " ".join(f"{f.title}: {f.observation}" for f in infos)
+            ] if infos else []
+
+
+def _more(a: Analysis, kind: str) -> list[str]:
+    """The summary's last line: what `--detail full` adds (said, never computed here)."""
+    what = {"trace": "GPU metrics, steps, the time account, top kernels and the rooflines",
+            "sampled": "GPU metrics and top kernels", "cpu": "the host metrics",
+            "ncu": "each kernel's notes (ceilings, what ncu did not collect, its rules)",
+            "summary": "the capture's metrics", "metrics": "notes"}[kind]
+    n = len([f for f in a.findings if f.severity == "info"])
+    notes = f", {n} note{'s' if n != 1 else ''}" if n and kind != "metrics" else ""
+    return [f"\n_{DRAFT} More: {what}{notes} — `--detail full` (or `--format json` / "
+            "`html`)._"]
+
+
+def parts(a: Analysis, detail: Detail = "full") -> list[Part]:
+    """The recap as keyed parts: the verdict first (key findings, 🔴, 🟡, expected effects),
+    then the input's view (call tree with ⚠️ syncs) and the CPU cross-check; under
+    `detail="full"` the metrics, steps, account, kernel and roofline tables follow."""
+    v = a.views
+    assert v is not None
+    kind = _kind(v)
+    head = [Part("head", _head(a, v, detail)), *_verdict(a, v, kind)]
+    if detail == "full":
+        return head + _views(a, v, kind, detail) + _detail(a, v, kind)
+    more = Part("more", _more(a, kind))
+    out: list[Part] = []
+    for most in range(TREE_MAX_CHILDREN, 1, -1):  # a smaller tree until the screen holds it
+        out = [*head, *_views(a, v, kind, detail, most), more]
+        if sum(len(ln.split("\n")) for p in out for ln in p.lines) <= SUMMARY_MAX_LINES:
+            break
+    return out
+
+
+def render(a: Analysis, detail: Detail = "full") -> str:
+    """The recap as Markdown: `summary` is the first screen (`crossview analyze`'s default),
+    `full` adds the tables behind it (`--detail full`)."""
+    if a.views is None:
+        out = ["# crossview — no input could be analyzed\n"]
+        out += [f"- ❌ {_code(r.path)}: {_problems(r.problems)}" for r in a.rejected]
+        return inert.text("\n".join(out) + "\n")
+    # what entered unescaped (findings' prose): no control obeyed
+    return inert.text("\n".join(line for p in parts(a, detail) for line in p.lines) + "\n")

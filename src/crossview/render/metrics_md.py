@@ -184,8 +184,13 @@ def block(v: Views) -> list[str]:
     lines += sol_lines(v.workload_sol)
     for note in gm.notes:
         lines.append(f"- Note: {note}.")
+    for d in gm.devices:  # counters of another GPU or time: said, never compared
+        if d.apart and v.has_trace:
+            lines.append(f"- Not cross-checked with the trace: {d.label} "
+                         f"({Path(d.artifact).name}) — {d.apart}.")
     if v.has_trace and v.metrics.kernel_count and gm.devices:
-        utils = [f"{d.label} {util(d):.1f}%" for d in gm.devices if util(d) is not None]
+        utils = [f"{d.label} {util(d):.1f}%" for d in gm.devices
+                 if util(d) is not None and not d.apart]
         if utils:
             lines.append(f"- Cross-check with the trace (same filter): counters' GPU "
                          f"utilization {', '.join(utils)} vs the trace's kernel busy "
@@ -200,7 +205,7 @@ def metrics_only_key_findings(v: Views, findings: list[Finding]) -> str:
     """Key findings when the bundle has metrics but no trace."""
     head = next((f for f in findings if f.severity in ("red", "yellow")), None)
     base = ("A metrics-only bundle (no profiler trace): no GPU call tree or CPU view — the "
-            "numbers above are workload-level (L3). ")
+            "numbers below are workload-level (L3). ")
     if head is not None:
         return base + (f"The dominant pattern is **{head.pattern}** ({head.title}). Capture a "
                        "trace of the same window to name the frames behind it.")

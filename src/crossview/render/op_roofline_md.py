@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crossview.core import inert
 from crossview.render.md_text import code
-from crossview.sol.op_roofline import OpRoofline, limits
+from crossview.sol.op_roofline import OpGroup, OpRoofline, limits
 from crossview.units import bandwidth, duration, flop_rate, size
 from crossview.views.distributed.comm_bandwidth import CommBandwidth
 from crossview.views.views import Views
@@ -19,23 +19,44 @@ def _or(x: float | None, fmt: object) -> str:
     return fmt(x) if x is not None else "–"  # type: ignore[operator]
 
 
-def op_table(r: OpRoofline, rows: int) -> list[str]:
-    out = ["| op | shape | dtype | calls | kernel time (share) | FLOP/call | bytes/call "
-           "| FLOP/s | bytes/s | FLOP/byte | bound | % of roofline (ceiling) |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+def _bound(g: OpGroup) -> str:
+    """The bound with the level it is against: the analytic roofline's memory is DRAM."""
+    return "memory (DRAM)" if g.bound == "memory" else g.bound
+
+
+def op_table(r: OpRoofline, rows: int, narrow: bool = False) -> list[str]:
+    """The op groups as a table. `narrow` (the HTML report, a page of fixed width): FLOPs
+    and bytes per call share a cell, and a shape breaks only between its tensors (no-break
+    spaces inside a bracket), never one number per line."""
+    per_call = ("| per call " if narrow else "| FLOP/call | bytes/call ")
+    out = ["| op | shape | dtype | calls | kernel time (share) " + per_call
+           + "| FLOP/s | bytes/s | FLOP/byte | bound | % of roofline (ceiling) |",
+           "|---|---|---|---:|---:|" + ("---|" if narrow else "---:|---:|")
+           + "---:|---:|---:|---|---:|"]
     for g in r.groups[:rows]:
         ceil = "DRAM" if g.bound == "memory" else (g.ceiling or "–")
         pct = f"{g.pct_of_roofline:.1f}%" if g.pct_of_roofline is not None else "–"
+        flop = size(g.flops).replace("B", "FLOP") if g.flops else None
+        cells = ((f"{flop}, " if flop else "") + size(g.bytes) if narrow
+                 else f"{flop or '– (bytes only)'} | {size(g.bytes)}")
         out.append(
-            f"| `{_c(g.op)}` | {_c(g.shape)} | {g.dtype} | {g.calls:,} "
-            f"| {duration(g.time_ns)} ({100 * g.share:.1f}%) "
-            f"| {size(g.flops).replace('B', 'FLOP') if g.flops else '– (bytes only)'} "
-            f"| {size(g.bytes)} | {_or(g.flops_per_s, flop_rate)} | {bandwidth(g.bytes_per_s)} "
-            f"| {_or(g.intensity, lambda x: f'{x:,.3g}')} | {g.bound} | {pct} ({ceil}) |")
+            f"| `{_c(g.op)}` | {_c(_unbroken(g.shape) if narrow else g.shape)} | {g.dtype} "
+            f"| {g.calls:,} | {duration(g.time_ns)} ({100 * g.share:.1f}%) | {cells} "
+            f"| {_or(g.flops_per_s, flop_rate)} | {bandwidth(g.bytes_per_s)} "
+            f"| {_or(g.intensity, lambda x: f'{x:,.3g}')} | {_bound(g)} | {pct} ({ceil}) |")
     return out
 
 
-def op_section(v: Views) -> list[str]:
+def _unbroken(shape: str) -> str:
+    out, depth = [], 0
+    for ch in shape:
+        depth += ch == "["
+        depth -= ch == "]"
+        out.append("\u00a0" if ch == " " and depth > 0 else ch)
+    return "".join(out)
+
+
+def op_section(v: Views, narrow: bool = False) -> list[str]:
     r = v.op_roofline
     if not r.kernel_ns:
         return []
@@ -50,7 +71,7 @@ def op_section(v: Views) -> list[str]:
            "(sol_ceilings.yaml: the dtype's tensor ceiling, DRAM bandwidth); "
            f"{duration(r.modeled_ns)} of {duration(r.kernel_ns)} kernel time "
            f"({100 * r.modeled_ns / r.kernel_ns:.1f}%) is under a modeled op\n",
-           *op_table(r, n), ""]
+           *op_table(r, n, narrow), ""]
     out.append("- FLOPs and bytes per call: crossview.opmodels (formulas in each model's "
                "docstring; bytes = the minimal DRAM traffic, each tensor moved once); FLOP/s "
                "= Σ FLOPs ÷ Σ kernel time of the calls' kernels; bound = compute when "
@@ -107,8 +128,9 @@ def comm_section(c: CommBandwidth) -> list[str]:
     return out
 
 
-def section(v: Views) -> list[str]:
-    """Both sections for the recap (empty for inputs without a GPU timeline)."""
+def section(v: Views, narrow: bool = False) -> list[str]:
+    """Both sections for the recap (empty for inputs without a GPU timeline); `narrow` for
+    the HTML report (op_table)."""
     if not v.metrics.kernel_count:
         return []
-    return op_section(v) + comm_section(v.comm_bandwidth)
+    return op_section(v, narrow) + comm_section(v.comm_bandwidth)

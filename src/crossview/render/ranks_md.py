@@ -16,13 +16,27 @@ CHAIN = 8
 
 
 def section(v: Views) -> list[str]:
+    return table_lines(v) + text_lines(v)
+
+
+def table_lines(v: Views) -> list[str]:
+    """The ranks' heading and per-rank table (an HTML page's ranks panel holds its own)."""
     job = v.ranks
     if job is None:
         return []
     out = [f"\n**Ranks** ({len(job.ranks)} analyzed"
            + (f" of {job.expected}" if job.expected else "")
            + f"; clock: {job.clock} — {job.clock_note})\n"]
-    out += _table(job)
+    return out + _table(job)
+
+
+def text_lines(v: Views) -> list[str]:
+    """What the per-rank table does not say: alignment, late ranks and why, busbw, the
+    cross-rank critical path, stragglers."""
+    job = v.ranks
+    if job is None:
+        return []
+    out: list[str] = []
     skewed = max((c.start_spread_ns for c in job.collectives), default=0)
     ends = max((c.end_spread_ns for c in job.collectives), default=0)
     summed = f"; the groups waited {duration(job.late.spread_ns)} in all (start spreads " \

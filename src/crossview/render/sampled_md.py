@@ -30,7 +30,7 @@ def key_findings(v: Views) -> str:
     fams = sampled.gpu_families(v.gpu)
     if not fams:
         return ("Sampled GPU stacks with no kernel leaves: the file names no kernels to "
-                "judge; the tree above shows where the GPU time was attributed.")
+                "judge; the tree below shows where the GPU time was attributed.")
     f, t, s = fams[0]
     return (f"Sampled GPU stacks (L1): **{f}** kernels hold {100 * s:.1f}% of the sampled "
             f"GPU time ({_amount(v, t)}). Sample shares say where GPU time goes, not why: "

@@ -29,6 +29,9 @@ class ResolvedFilter:
     streams: tuple[int, ...]
     window_ns: tuple[int, int] | None  # the kernel-time extent actually covered
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # the capture holds GPU ops and the filter selected none of them (a host-only slice of a
+    # GPU capture, not a CPU-only capture)
+    gpu_elsewhere: bool = False
 
     def to_dict(self) -> dict[str, object]:
         req = {k: v for k, v in asdict(self.requested).items()}
@@ -41,6 +44,7 @@ class ResolvedFilter:
             "streams": list(self.streams),
             "window_ns": list(self.window_ns) if self.window_ns else None,
             "notes": list(self.notes),
+            "gpu_elsewhere": self.gpu_elsewhere,
         }
 
     def describe(self) -> str:

@@ -6,9 +6,11 @@ downstream re-applies the filter, so the GPU view, CPU view and metrics share on
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from crossview.errors import UsageError
+from crossview.scope import exists
 from crossview.scope import samples as sample_scope
 from crossview.scope.filter import Filter, ResolvedFilter
 from crossview.store.store import Store
@@ -61,29 +63,34 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         _require(store, "tid", flt.tid, "thread", "tid", sample_scope.TIDS)
         host_where.append("h.tid = $tid")
         params["tid"] = flt.tid
-    if flt.step is not None:  # a step range is a window (views/device/steps.py)
+    # an old-format `ProfilerStep#N` is an op, not an annotation: --annotation selects that
+    # step as --step N does (scope/exists.py); else the annotation must exist
+    ann_step = (exists.annotation_step(store, ids, flt.annotation)
+                if flt.annotation is not None else None)
+    if ann_step is not None and flt.step is not None:
+        raise UsageError(f"--annotation {flt.annotation} is step {ann_step} of this trace: "
+                         "give it or --step, not both")
+    step = flt.step if ann_step is None else ann_step
+    if step is not None:  # a step range is a window (views/device/steps.py)
         from crossview.scope import steps as step_scope
 
-        win, note = step_scope.window(store, ids, flt.step, flt.window_ns)
+        win, note = step_scope.window(store, ids, step, flt.window_ns)
         flt_window: tuple[int, int] | None = win
-        notes.append(note)
+        notes.append(note if ann_step is None else
+                     f"--annotation {flt.annotation}: a step recorded as an operator event "
+                     f"(older profiler format), selected as `--step {ann_step}` does: "
+                     + note.split(": ", 1)[1])
     else:
         flt_window = flt.window_ns
     if flt_window is not None:
         a, b = flt_window
         if b <= a:
             raise UsageError(f"--window {a}:{b}: the end must be after the start")
+        if step is None:  # a step window lies inside the capture by construction
+            exists.check_window(store, ids, (a, b))
         gpu_where.append(f"g.start_ns >= {int(a)} AND g.start_ns < {int(b)}")
         host_where.append(f"h.start_ns >= {int(a)} AND h.start_ns < {int(b)}")
-    if flt.annotation is not None:
-        n = store.sql(
-            "SELECT count(*) FROM host_ops WHERE kind = 'annotation' AND name = $n",
-            {"n": flt.annotation},
-        ).fetchall()[0][0]
-        if n == 0:
-            have = _choices(store, "SELECT DISTINCT name FROM host_ops WHERE kind = "
-                                   "'annotation' ORDER BY 1 LIMIT 20")
-            raise UsageError(f"--annotation {flt.annotation!r}: no such range (have: {have})")
+    if flt.annotation is not None and ann_step is None:
         params["ann"] = flt.annotation
         host_where.append(
             "EXISTS (SELECT 1 FROM host_ops a WHERE a.kind = 'annotation' AND a.name = $ann"
@@ -93,8 +100,12 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
     host_sql = "SELECT h.* FROM host_ops h WHERE " + " AND ".join(host_where)
     store.scoped_relation("f_host", host_sql, params)
     # f_samples: sampled stacks, same filter (notes: untimed stack files a window leaves out)
-    notes.extend(sample_scope.resolve_samples(store, ids, flt))
-    host_scoped = flt.pid is not None or flt.tid is not None or flt.annotation is not None
+    # samples: the step's window stands for an old-format step annotation
+    notes.extend(sample_scope.resolve_samples(
+        store, ids, flt if ann_step is None else replace(flt, annotation=None,
+                                                         window_ns=flt_window)))
+    host_scoped = (flt.pid is not None or flt.tid is not None
+                   or (flt.annotation is not None and ann_step is None))
     if host_scoped:
         # kernels follow the host slice: those launched from an op in scope
         gpu_where.append("g.launch_op_id IN (SELECT op_id FROM f_host)")
@@ -110,6 +121,14 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
     ext = store.sql(
         "SELECT min(start_ns), max(start_ns + dur_ns) FROM f_gpu WHERE kind = 'kernel'"
     ).fetchall()[0]
+    # the capture has GPU work but the filter selects none of it: the selection is GPU-idle,
+    # not a CPU-only capture (render/markdown.py says which)
+    elsewhere = not devs and bool(store.sql(
+        f"SELECT EXISTS (SELECT 1 FROM gpu_ops WHERE artifact_id IN ({id_list}))"
+    ).fetchall()[0][0])
+    if elsewhere:
+        notes.append("no GPU op of the capture is in this selection (its GPU ops lie outside "
+                     "it): the GPU did no traced work here")
     paths = dict(arts)
     return ResolvedFilter(
         requested=flt,
@@ -120,4 +139,5 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         streams=tuple(int(s) for s in streams if s is not None),
         window_ns=(int(ext[0]), int(ext[1])) if ext[0] is not None else None,
         notes=tuple(notes),
+        gpu_elsewhere=elsewhere,
     )

@@ -80,8 +80,16 @@ class KernelRoofline:
     evidence: list[str] = field(default_factory=list)
     artifacts: list[str] = field(default_factory=list)
 
+    @property
+    def memory_level(self) -> str | None:
+        """The busiest memory unit by ncu's speed-of-light % (L1/TEX, L2 or DRAM): the level
+        a memory-bound kernel is bound at; None when no unit's throughput was collected."""
+        units = [(v, n) for n, v in (("L1/TEX", self.l1_sol_pct), ("L2", self.l2_sol_pct),
+                                      ("DRAM", self.dram_sol_pct)) if v is not None]
+        return max(units)[1] if units else None
+
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "memory_level": self.memory_level}
 
 
 _LAUNCH_SQL = """
@@ -165,7 +173,9 @@ def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str,
         flops if tcls.judge_fp32 else {k: v for k, v in flops.items()
                                        if k.endswith(tensor_class.TENSOR_KEYS_SUFFIX)},
         spec, missing)
-    if not tcls.judge_fp32 and basis is None:
+    # counted but without a ceiling (an unnamed GPU) is not "missing": the ceiling note says it
+    if not tcls.judge_fp32 and basis is None and not any(
+            k.endswith(tensor_class.TENSOR_KEYS_SUFFIX) for k in flops):
         missing.append("tensor operation counts (sm__ops_path_tensor_*): a tensor-core "
                        "kernel is not judged on FP32 FLOP/s")
     peak_bw = spec.dram_bytes_per_s if spec else None

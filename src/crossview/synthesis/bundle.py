@@ -208,6 +208,8 @@ def in_outputs(f: Path, root: Path) -> bool:
 
 def load(root: Path) -> Bundle:
     """Read the bundle folder; a broken bundle.yaml is an InputError naming it."""
+    if not root.exists():
+        raise InputError(root, "no such folder (a bundle is a folder of artifacts)")
     if not root.is_dir():
         raise InputError(root, "not a bundle: expected a folder of artifacts")
     yml = root / BUNDLE_FILE

@@ -19,7 +19,7 @@ def account_panel(v: Views) -> str:
                      f"{esc(duration(summ.p90_ns))}, min {esc(duration(summ.min_ns))}, max "
                      f"{esc(duration(summ.max_ns))}.</p>")
     parts.append(table(
-        ["step", "wall", "GPU busy", "kept out because"],
+        ["step", "wall", "GPU busy (of the step)", "kept out because"],
         [[code(x.name), esc(duration(x.wall_ns)),
           esc(f"{duration(x.gpu_busy_ns)} ({x.gpu_busy_ns / x.wall_ns:.0%})"
               if x.wall_ns else "—"),
@@ -27,7 +27,8 @@ def account_panel(v: Views) -> str:
     if acc is not None:
         parts.append(table(
             ["cause", "per step", "% of step", "top frames", "evidence"],
-            [[esc(c.label + (" (start-up)" if c.startup else "")), esc(duration(c.ns)),
+            [[esc(c.label + (" (start-up / boundary: not a steady-state lever)"
+                          if c.startup else "")), esc(duration(c.ns)),
               esc(f"{100 * c.share_of_step:.1f}%"),
               "; ".join(f"{code(f.frame)} {esc(duration(f.ns))}"
                         for f in c.top_frames), esc(c.evidence)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from crossview.analysis import Analysis
 from crossview.core.finding import Finding
 from crossview.render.html.esc import esc, section
-from crossview.render.html.recap import to_html
+from crossview.render.html.recap import inline_html, to_html
 
 LABEL = {"red": "RED", "yellow": "YELLOW"}
 
@@ -18,11 +18,11 @@ def badge(severity: str) -> str:
 
 
 def _one(i: int, f: Finding) -> str:
-    effect = (f'<p class="effect"><b>Expected effect:</b> {esc(f.expected_effect)}</p>'
+    effect = (f'<p class="effect"><b>Expected effect:</b> {inline_html(f.expected_effect)}</p>'
               if f.expected_effect else "")
     evidence = "; ".join(str(e) for e in f.evidence)
     return (f'<article class="finding {esc(f.severity)}">'
-            f"<h3>{badge(f.severity)} {i}. {esc(f.title)}</h3>"
+            f"<h3>{badge(f.severity)} {i}. {inline_html(f.title)}</h3>"
             f'<div class="obs">{to_html(f.observation)}</div>'
             f'<div class="fix">{to_html("**Fix:** " + f.fix)}</div>{effect}'
             f'<p class="ev">Evidence: {esc(evidence)} · {esc(f.rigor)} · '

@@ -21,7 +21,7 @@ def panel(v: Views) -> str | None:
     if not v.metrics.kernel_count:
         return None
     r = v.op_roofline
-    md = op_roofline_md.section(v)
+    md = op_roofline_md.section(v, narrow=True)
     if not md:
         return None
     pts = [{"name": f"{g.op} {g.shape} {g.dtype} (analytic)", "family": _COLOUR.get(g.family),

@@ -1,4 +1,4 @@
-"""Assemble the report: header, navigation, panels, the full recap; CSS and JS inlined."""
+"""Assemble the report: header, navigation, panels, the rest of the recap; CSS and JS inlined."""
 
 from __future__ import annotations
 
@@ -77,6 +77,11 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
     return out
 
 
+def _shown(body: list[tuple[str, str, str]]) -> frozenset[str]:
+    """Recap parts an optional panel of this page already holds (by panel id)."""
+    return frozenset({"ranks"}) if any(sid == "ranks" for sid, _, _ in body) else frozenset()
+
+
 def render(a: Analysis, ex: Extras | None = None) -> str:
     ex = ex or Extras()
     v = a.views
@@ -91,9 +96,10 @@ def render(a: Analysis, ex: Extras | None = None) -> str:
                     f"{esc('; '.join(r.problems))}</p>")
     body = _panels(a, ex)
     body.append(("recap", "Recap", section(
-        "recap", "Recap", f'<div class="md">{recap_html(a)}</div>',
-        "The same recap as <code>crossview analyze</code> (Markdown), with findings and "
-        "fixes.")))
+        "recap", "Recap", f'<div class="md">{recap_html(a, _shown(body))}</div>',
+        "The parts of <code>crossview analyze --detail full</code> that no panel above "
+        "shows: key findings, the call tree with its sync points, the CPU cross-check "
+        "(same filter) and notes.")))
     nav = "".join(f'<a href="#{sid}">{esc(label)}</a>' for sid, label, _ in body)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -103,7 +103,9 @@ def roofline_panel(v: Views) -> str:
              if pts else '<p class="dim">No kernel has both FLOP counts and DRAM bytes in this '
              "capture (collect the SpeedOfLight_RooflineChart and MemoryWorkloadAnalysis "
              "sections), so no point can be placed; the table lists what was measured.</p>")
-    body = chart + to_html("\n".join(kernels_md.table(rows)))
+    # the table, then its notes (ceilings, what ncu did not collect, ncu's rules): the
+    # recap section leaves both to this panel
+    body = chart + to_html("\n".join([*kernels_md.table(rows), "", *kernels_md.notes(rows)]))
     return section("roofline", "Per-kernel roofline (Nsight Compute)", body,
                    "Arithmetic intensity (FLOP per DRAM byte) vs achieved FLOP/s against the "
                    "device's datasheet ceilings (knowledge/sol_ceilings.yaml); rigor L4.")

@@ -26,6 +26,6 @@ def whatif_panel(findings: list[Finding]) -> str:
     return section("whatif", "What-if (replay)", table(
         ["finding", "lever", "measured median step", "predicted median step", "change",
          "self-check error"], out, num={2, 3, 4, 5}),
-        "The capture's dependency graph replayed with the lever applied (`crossview whatif`, "
-        "docs/whatif.md). The self-check is the unchanged replay against the measured steps; "
-        "predictions stay DRAFT until an A/B.")
+        "The capture's dependency graph replayed with the lever applied (<code>crossview "
+        "whatif</code>, docs/whatif.md). The self-check is the unchanged replay against the "
+        "measured steps; predictions stay DRAFT until an A/B.")

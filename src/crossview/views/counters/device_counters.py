@@ -90,6 +90,9 @@ class DeviceCounters:
     # processes holding memory on it in the same window (largest first): with more than one,
     # utilization and power describe them together, not one workload
     processes: list[GpuProcess] = field(default_factory=list)
+    # why these counters do not describe the traced GPU (another model, another time): they
+    # are reported as such, not cross-checked (views/counters/counter_match.py)
+    apart: str | None = None
 
     def get(self, metric: str) -> Stat | None:
         return self.stats.get(metric)
@@ -226,6 +229,11 @@ def compute(store: Store, resolved: ResolvedFilter, spike_ratio: float) -> GpuMe
 
     gm = GpuMetrics(device_counters(store), serving_summaries(store),
                     bench_arms(store, spike_ratio), notes)
+    from crossview.views.counters.counter_match import apart, traced
+
+    t = traced(store, resolved.artifacts)
+    for d in gm.devices:
+        d.apart = apart(t, d.name, d.first_ns, d.last_ns)
     gm.samples = int(store.sql("SELECT count(*) FROM f_metrics").fetchall()[0][0])
     gm.host_cpu = host_cpu(store, resolved)
     shown = ({d.artifact for d in gm.devices} | {s.artifact for s in gm.serving}

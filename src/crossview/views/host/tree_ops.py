@@ -121,7 +121,7 @@ def place_syncs(gpu: list[TreeNode], cpu: list[TreeNode]) -> tuple[list[TreeNode
 
 
 def _merge_leaf(level: list[TreeNode], leaf: TreeNode) -> None:
-    got = next((n for n in level if n.sync and n.frame == leaf.frame), None)
+    got = next((n for n in level if n.kind == "sync" and n.frame == leaf.frame), None)
     if got is None:
         level.append(leaf)
     else:

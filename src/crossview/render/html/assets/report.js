@@ -177,7 +177,8 @@
 
   /* ---- roofline: log-log, achieved FLOP/s vs arithmetic intensity, datasheet ceilings ---- */
   function Roofline(host) {
-    var d = data(host), W = Math.min(host.clientWidth || 900, 900), H = 380, L = 70, R = 20, T = 16, B = 44;
+    // ceiling labels sit in a legend above the plot (T grows with them): never over a point
+    var d = data(host), W = Math.min(host.clientWidth || 900, 900), L = 70, R = 20, T = 16 + 16 * d.ceilings.length, B = 44, H = 364 + T;
     var xs = d.points.map(function (p) { return p.ai; }), ys = d.points.map(function (p) { return p.flops; });
     d.ceilings.forEach(function (c) { xs.push(c.flops / c.bw); ys.push(c.flops); });
     var x0 = Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, xs)) - 0.5)), x1 = Math.pow(10, Math.ceil(Math.log10(Math.max.apply(null, xs)) + 0.5));
@@ -194,11 +195,13 @@
       el("text", { x: 4, y: gy + 4 }, axis).textContent = si(Math.pow(10, e), "FLOP/s");
     }
     el("text", { x: L + (W - L - R) / 2 - 110, y: H - 8 }, axis).textContent = "arithmetic intensity (FLOP per DRAM byte)";
-    d.ceilings.forEach(function (c) {
+    d.ceilings.forEach(function (c, i) {
       var ridge = c.flops / c.bw, path = "M" + X(x0) + "," + Y(c.bw * x0) + " L" + X(ridge) + "," + Y(c.flops) + " L" + X(x1) + "," + Y(c.flops);
       el("path", { d: path, fill: "none", stroke: "#344054", "stroke-width": 1.6 }, svg);
-      var t = el("text", { x: X(x1) - 6, y: Y(c.flops) - 5, "font-size": 11, fill: "#344054", "text-anchor": "end" }, svg);
-      t.textContent = c.hw + " " + (c.basis || "") + " peak " + si(c.flops, "FLOP/s") + " · DRAM " + si(c.bw, "B/s");
+      var ly = 12 + 16 * i;
+      el("line", { x1: L, x2: L + 18, y1: ly - 4, y2: ly - 4, stroke: "#344054", "stroke-width": 1.6 }, svg);
+      var t = el("text", { x: L + 24, y: ly, "font-size": 11, fill: "#344054" }, svg);
+      t.textContent = "roofline: " + c.hw + " " + (c.basis || "") + " peak " + si(c.flops, "FLOP/s") + " · DRAM " + si(c.bw, "B/s");
     });
     d.points.forEach(function (p) {
       var dot = el("circle", { cx: X(p.ai), cy: Y(p.flops), r: 6, fill: cssVar("--fam-" + (p.family || "other"), "#9aa3ae") }, svg);
