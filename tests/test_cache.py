@@ -305,3 +305,21 @@ def test_an_entry_holds_the_read_not_what_the_analysis_changed(trace: Path,
     assert read_inputs([trace], again, s).state == "hit"
     assert again.sql("SELECT device, name FROM devices ORDER BY 1").fetchall() == before
     assert before and all(n != "named by --gpu" for _, n in before)
+
+
+def test_two_runs_set_apart_alike_on_a_miss_and_a_hit(tmp_path: Path) -> None:
+    """Two unrelated captures read together: the main run is analyzed, the other set apart
+    (issue 40). A cache hit reads the large tables through views over the read-only entry;
+    they are narrowed to the main run, so the hit answers exactly as the miss (not a refusal).
+    Kernel counts: the MI300X trace alone, counted with gzip + json."""
+    a, b = shared_file(MI300X), shared_file(H100)
+    s = _settings(tmp_path / "cache")
+    docs = []
+    for _ in range(2):  # a miss, then a hit
+        got = analyze([a, b], cache=s)
+        assert {r.status for r in got.artifacts} == {"ok", "other-run"}
+        docs.append(json_out.render(got))
+    assert docs[0] == docs[1]
+    kept = next(r.path for r in analyze([a, b], cache=s).artifacts if r.status == "ok")
+    want = _kernels_of(Path(kept))
+    assert json.loads(docs[1])["metrics"]["kernel_count"] == want

@@ -5,6 +5,7 @@ exits (`finish_writes`)."""
 
 from __future__ import annotations
 
+import copy
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,8 +74,12 @@ def _keep(store: Store, settings: CacheSettings, key: Key, reports: list[Artifac
         snap.close()
         return
 
+    # the reports as read, now: the caller may change its own (scope/runs.set_apart marks
+    # other runs) while the entry is still being written
+    as_read = copy.deepcopy(reports)
+
     def write() -> None:
-        kept = entry.write_entry(snap, reports, settings.max_entry_bytes)
+        kept = entry.write_entry(snap, as_read, settings.max_entry_bytes)
         if kept is not None:
             entry.evict(settings.folder, settings.max_bytes, settings.max_age_s, keep=kept)
 
