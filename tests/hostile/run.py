@@ -130,7 +130,8 @@ def judge(case: Case, cmd: str, bad: Path, good: Path, rc: int | None, out: str,
     if not any(a.get("status") == "ok" or a.get("valid") is True for a in good_arts):
         found.append("good_lost")
     flagged = _mentioned(bad, err) or any(
-        a.get("status") not in (None, "ok") or a.get("valid") is False for a in bad_arts)
+        a.get("status") not in (None, "ok") or a.get("valid") is False or a.get("warnings")
+        for a in bad_arts)
     if cmd == "inventory" and isinstance(doc, dict):
         flagged = flagged or any(bad.name[:12] in json.dumps(doc.get(k, ""))
                                  for k in ("warnings", "other_files"))

@@ -163,3 +163,19 @@ def test_prometheus_le_not_a_number_beside_a_good_trace(tmp_path: Path) -> None:
     json_proc = run_cli("--quiet", "analyze", "--format", "json", str(bad),
                         str(tmp_path / GOOD_KINETO.name), timeout=120)
     assert json_proc.returncode == 0 and '"kernel_count": 425' in json_proc.stdout
+
+
+def test_inventory_json_carries_a_readers_doubt(tmp_path: Path) -> None:
+    """Over MCP there is no stderr: the inventory's entry of a file read whole with a doubt
+    says it under `warnings` (the overlapping-kernels trace beside the good one)."""
+    try:
+        bad = by_name("k_stream_overlap").make(tmp_path)
+    except FileNotFoundError:
+        pytest.skip("its real base capture is absent")
+    (tmp_path / GOOD_KINETO.name).write_bytes(GOOD_KINETO.read_bytes())
+    proc = run_cli("--quiet", "inventory", str(tmp_path), "--format", "json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    arts = {a["path"]: a for a in json.loads(proc.stdout)["artifacts"]}
+    (said,) = arts[bad.name]["warnings"]
+    assert "overlap the one before them on the same stream" in said
+    assert "warnings" not in arts[GOOD_KINETO.name]

@@ -57,7 +57,9 @@ class Entry:
                 "tier": self.tier, "valid": self.valid, "phase": self.phase or "unknown",
                 "phase_from": self.phase_from, "holds": self.what,
                 "capture_problems": [p.to_dict() for p in self.problems],
-                "notes": list(self.notes)}
+                "notes": list(self.notes),
+                # the doubt by itself: an agent (MCP) sees no stderr line
+                **({"warnings": list(self.warnings)} if self.warnings else {})}
 
 
 @dataclass
