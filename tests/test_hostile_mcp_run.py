@@ -17,7 +17,8 @@ from hostile import mcp_run  # noqa: E402
 from hostile.corpus import CASES, GOOD_KINETO  # noqa: E402
 
 FAST = ("k_deep_args", "k_hugeint_devprops", "nsys_start_text", "fifo", "bad_name",
-        "tar_symlink", "nonutf8_name_ok", "yaml_bomb")
+        "tar_symlink", "nonutf8_name_ok", "yaml_bomb",
+        "k_stream_overlap")  # a doubt said only in the JSON: silent before (issue 43)
 
 
 @pytest.mark.skipif(not GOOD_KINETO.is_file(), reason="../shared/data absent")
@@ -28,4 +29,4 @@ def test_fast_subset_through_the_mcp_tools() -> None:
     found, calls = mcp_run.run(cases, list(mcp_run.TOOLS), timeout=120, echo=lines.append)
     assert sum(found.values()) == 0, "\n".join(lines)
     # escape probes, 12 calls at once + whatif + diff per path, cases (yaml_bomb: inventory)
-    assert calls == 10 + 14 + 7 * len(mcp_run.TOOLS) + 1
+    assert calls == 10 + 14 + 8 * len(mcp_run.TOOLS) + 1

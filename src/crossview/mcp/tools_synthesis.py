@@ -50,7 +50,10 @@ class SynthesisTools:
         if detail == "full":
             return dumps(compact(d))
         keep = ("path", "kind", "source", "tier", "valid", "phase", "holds", "capture_problems")
-        arts = [{k: a.get(k) for k in keep} for a in d.get("artifacts") or []]
+        # a reader's doubt stays in the summary: an agent sees no stderr line
+        arts = [{**{k: a.get(k) for k in keep},
+                 **({"warnings": a["warnings"]} if a.get("warnings") else {})}
+                for a in d.get("artifacts") or []]
         return fit([lambda: {**d, "artifacts": arts},
                     lambda: {"bundle": d["bundle"], "sources": d.get("sources"),
                              "unknown_context": d.get("unknown_context"), "artifacts": arts}])
