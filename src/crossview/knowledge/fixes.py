@@ -13,6 +13,9 @@ from collections.abc import Callable, Mapping
 from crossview.knowledge.loader import load_typed, load_yaml
 from crossview.knowledge.schemas import FixRequires, FixVariant
 
+# the capture facts a variant may require (schemas.FixRequires, besides the claim's flags)
+REQUIRE_KEYS = ("framework", "engine", "phase", "model", "vendor", "dtype", "source", "code")
+
 
 def variants(key: str) -> list[FixVariant]:
     """The variants of a fixes.yaml key, in order."""
@@ -44,9 +47,7 @@ def fix_for(key: str, known: Mapping[str, str | None] | None = None, where: str 
     def met(r: FixRequires) -> bool:
         if r.flags:
             return False
-        want = {k: getattr(r, k) for k in ("framework", "engine", "phase", "model", "vendor",
-                                           "dtype", "source", "code")
-                if getattr(r, k) is not None}
+        want = {k: getattr(r, k) for k in REQUIRE_KEYS if getattr(r, k) is not None}
         return all(have.get(k) == v for k, v in want.items())
 
     v = pick(key, met)
@@ -59,11 +60,9 @@ def flag_text(key: str, flags: tuple[str, ...],
     requirements `has(key, value)` confirms (a capture context's `has`; unknown = unmet): a
     phrase another fix fills in, chosen by what the capture shows (late-rank-graphs by the
     parallelism and framework)."""
-    keys = ("framework", "engine", "phase", "model", "vendor", "dtype", "source", "code")
-
     def met(r: FixRequires) -> bool:
         return all(f in flags for f in r.flags) and all(
-            has(k, getattr(r, k)) is True for k in keys if getattr(r, k) is not None)
+            has(k, getattr(r, k)) is True for k in REQUIRE_KEYS if getattr(r, k) is not None)
 
     v = pick(key, met)
     return v.text if v is not None else ""

@@ -20,14 +20,13 @@ from collections.abc import Callable
 
 from crossview.core.claim import Claim, FixPart
 from crossview.knowledge import engine_flags
-from crossview.knowledge.fixes import fill, pick, variants, where_text
+from crossview.knowledge.fixes import REQUIRE_KEYS, fill, pick, variants, where_text
 from crossview.knowledge.loader import load_yaml
 from crossview.knowledge.schemas import FixRequires
 from crossview.views.capture_context import CaptureContext
 from crossview.views.views import Views
 
 _SENTENCE = re.compile(r"(?<=\.)\s+(?=[A-Z`])")
-_KEYS = ("framework", "engine", "phase", "model", "vendor", "dtype", "source", "code")
 
 
 def _clauses(sentence: str) -> list[tuple[str, str]]:
@@ -79,7 +78,7 @@ def met(ctx: CaptureContext, flags: tuple[str, ...], known: dict[str, str]
     def ok(r: FixRequires) -> bool:
         if any(f not in flags for f in r.flags):
             return False
-        for k in _KEYS:
+        for k in REQUIRE_KEYS:
             want = getattr(r, k)
             if want is None:
                 continue
@@ -97,7 +96,7 @@ def unmet(key: str, ctx: CaptureContext, flags: tuple[str, ...]) -> str:
     """Why no variant of `key` fits, in the capture's words (the first variant's missing
     requirement)."""
     for v in variants(key):
-        for k in _KEYS:
+        for k in REQUIRE_KEYS:
             want = getattr(v.requires, k)
             if want is not None and not ctx.has(k, want):
                 return f"{k} {want}"
