@@ -35,7 +35,11 @@ def reference() -> str:
         "The views are created on a store the first time MCP `query` runs on it "
         "(`crossview.store.stdlib.ensure`); each runs its SELECT over the normalized tables "
         "when queried, over every artifact of the store (the `filter` of a `query` call "
-        "narrows `f_gpu` / `f_host`, not these views). The relations marked *analysis* are "
+        "narrows `f_gpu` / `f_host`, not these views). A view with a *filtered form* also "
+        "exists as `f_<name>` once a filter is resolved on a connection (crossview's own "
+        "code reads these): the same SELECT with its row source read from the filter's "
+        "slice `f_gpu` or `f_host` and every other table as stored, so a launch call or a "
+        "parent outside the slice is still named. The relations marked *analysis* are "
         "computed by crossview's analysis under the call's filter and registered for the "
         "query that names them. The MCP resource `crossview://views` serves this catalog as "
         "JSON.",
@@ -48,8 +52,11 @@ def reference() -> str:
         out.append(f"| [`{v.name}`](#{v.name}) | {'analysis' if v.computed else 'store'} | "
                    f"{_cell(first)} |")
     for v in stdlib.catalog():
-        out += ["", f"## {v.name}", "", v.summary, "", "| column | unit | meaning |",
-                "|---|---|---|"]
+        out += ["", f"## {v.name}", "", v.summary, ""]
+        if v.filtered_name:
+            out += [f"Filtered form: `{v.filtered_name}` (rows from `{stdlib.SLICES[v.scope]}` "
+                    f"instead of `{v.scope}`).", ""]
+        out += ["| column | unit | meaning |", "|---|---|---|"]
         out += [f"| `{c.name}` | {c.unit} | {_cell(c.doc)} |" for c in v.columns]
     return "\n".join(out) + "\n"
 

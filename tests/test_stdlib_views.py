@@ -91,6 +91,36 @@ def test_views_on_a_real_capture_match_the_raw_tables() -> None:
     assert busy == oracle.kernel_time_ns(ks)
 
 
+def test_filtered_forms_read_the_filters_slice() -> None:
+    """f_kernels / f_kernel_launches / f_idle_gaps are the views over the filter's f_gpu:
+    under a time window, exactly the kernels that start in it (counted from the trace
+    with oracle.py), their launch calls still named from the whole capture."""
+    from crossview.scope.filter import Filter
+    from crossview.scope.resolve import resolve
+
+    store = Store(compress=True)
+    read_all([shared_file(RESNET)], store)
+    store.compact()
+    resolve(store, Filter())
+    assert {v.filtered_name for v in stdlib.filtered()} >= {
+        "f_kernels", "f_kernel_launches", "f_idle_gaps", "f_host_op_tree"}
+    for v in stdlib.filtered():
+        assert _columns(store, v.filtered_name) == [c.name for c in v.columns], v.name
+    assert store.sql("SELECT count(*) FROM f_kernels").fetchall() == [(8772,)]
+    ks = oracle.kernels(oracle.load_trace(RESNET))
+    t0 = min(k.start_ns for k in ks)
+    lo, hi = t0 + 20_000_000, t0 + 60_000_000  # 20–60 ms after the first kernel
+    want = sum(1 for k in ks if lo <= k.start_ns < hi)
+    resolve(store, Filter(window_ns=(lo, hi)))
+    got, named = store.sql("SELECT count(*), count(launch_call) FROM f_kernel_launches"
+                           ).fetchall()[0]
+    assert 0 < want < 8772 and got == want
+    assert store.sql("SELECT count(*) FROM f_kernels").fetchall() == [(want,)]
+    assert named == store.sql("SELECT count(launch_call) FROM kernel_launches WHERE "
+                              "start_ns >= $lo AND start_ns < $hi", {"lo": lo, "hi": hi}
+                              ).fetchall()[0][0]
+
+
 @pytest.mark.parametrize(("trace", "want"), [
     ("hta_v100_ddp_training.json.gz", 2020),  # ncclKernel_AllReduce only (oracle.py)
     # one NCCL AllGather + 73 symmetric-memory all-reduce kernels with no "nccl" in the name

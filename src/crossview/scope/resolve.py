@@ -13,6 +13,7 @@ from crossview.errors import UsageError
 from crossview.scope import exists
 from crossview.scope import samples as sample_scope
 from crossview.scope.filter import Filter, ResolvedFilter
+from crossview.store import stdlib
 from crossview.store.store import Store
 
 
@@ -112,6 +113,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         notes.append("GPU ops limited to those launched from the selected host slice")
     gpu_sql = "SELECT g.* FROM gpu_ops g WHERE " + " AND ".join(gpu_where)
     store.scoped_relation("f_gpu", gpu_sql)
+    stdlib.ensure_filtered(store)  # f_kernels, f_kernel_launches, … over the slices
     devs = store.sql(  # the kernels' devices first, then their names (not a join per kernel)
         "SELECT DISTINCT f.artifact_id, f.device, coalesce(d.name, '') FROM (SELECT DISTINCT"
         " artifact_id, device FROM f_gpu WHERE kind = 'kernel') f"

@@ -53,6 +53,7 @@ class Store:
         if io_threads is not None:
             config["async_threads"] = io_threads
         self.con = duckdb.connect(str(path) if path else ":memory:", config=config)
+        self.filtered_forms = False  # the named views' filtered forms exist (store/stdlib)
         if compress is None:
             compress = os.environ.get("CROSSVIEW_STORE_COMPRESS", "1") != "0"
         self._compressed = bool(compress and not path)
@@ -91,6 +92,7 @@ class Store:
         other._next_artifact = self._next_artifact
         other._next_node = self._next_node
         other._next_op = self._next_op
+        other.filtered_forms = False  # temp views: each connection makes its own
         return other
 
     @property

@@ -7,6 +7,13 @@ per column, in the view's order) and one SELECT. `ensure` creates them on a stor
 a marker view naming the store schema version and the files' digest, so a store made by other
 code gets them replaced and a store that has them pays one catalog lookup.
 
+A view whose header names its row source (`-- scope: gpu_ops` or `-- scope: host_ops`) has a
+filtered form, `f_<name>`: the same SELECT with that source read from the filter's slice
+(`f_gpu` / `f_host`, scope/resolve.py) and every other table as stored, so a launch call or a
+parent outside the slice is still named. `ensure_filtered` creates them as temp views on the
+connection that resolved the filter (decision 0905). Code outside store/ and views/ reads
+these names, never the tables (tests/test_named_views_only.py).
+
 `computed/` documents relations in the same form that are not SQL over the tables: crossview's
 steps and its time account's idle causes, which the analysis computes (numpy, rules in
 knowledge/) and MCP `query` provides (mcp/relations.py). The catalog lists both, so agents
@@ -29,6 +36,10 @@ from crossview.store.store import Store
 
 MARKER = "stdlib_version"  # the view saying which stdlib a store holds
 _COLUMN = re.compile(r"^-- (\w+)\s+(\S+)\s+(.+)$")
+_SCOPE = re.compile(r"^-- scope: (\w+)$")
+# the tables the filter slices, and the slice of each (scope/resolve.py defines them)
+SLICES = {"gpu_ops": "f_gpu", "host_ops": "f_host"}
+FILTERED_PREFIX = "f_"
 _MORE = re.compile(r"^--\s{2,}(\S.*)$")
 _LOCK = threading.Lock()  # two connections of one store creating the views at once
 
@@ -47,10 +58,21 @@ class ViewDoc:
     columns: tuple[Column, ...]
     body: str  # the SELECT; "" for a computed relation
     computed: bool  # provided by the analysis (MCP query), not a view of the store
+    scope: str | None = None  # the row source the filter slices (gpu_ops | host_ops)
+
+    @property
+    def filtered_name(self) -> str | None:
+        return FILTERED_PREFIX + self.name if self.scope else None
+
+    def filtered_body(self) -> str:
+        """The SELECT with its row source read from the filter's slice (joins unchanged)."""
+        assert self.scope is not None
+        return re.sub(rf"\bFROM\s+{self.scope}\b", f"FROM {SLICES[self.scope]}", self.body)
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "summary": self.summary,
                 "provided_by": "analysis (MCP query)" if self.computed else "store view",
+                "filtered_form": self.filtered_name,
                 "columns": [{"name": c.name, "unit": c.unit, "doc": c.doc}
                             for c in self.columns]}
 
@@ -72,8 +94,14 @@ def parse(name: str, text: str, computed: bool) -> ViewDoc:
     summary: list[str] = []
     cols: list[list[str]] = []
     in_cols = False
+    scope = None
     for line in lines[:head]:
-        if line.strip() == "-- columns:":
+        if (sm := _SCOPE.match(line)) and not in_cols:
+            if sm.group(1) not in SLICES:
+                raise ValueError(f"{name}.sql: scope {sm.group(1)!r} is not one of "
+                                 f"{sorted(SLICES)}")
+            scope = sm.group(1)
+        elif line.strip() == "-- columns:":
             in_cols = True
         elif not in_cols:
             summary.append(line[2:].strip())
@@ -87,8 +115,10 @@ def parse(name: str, text: str, computed: bool) -> ViewDoc:
     if not cols or bool(body) == computed:
         raise ValueError(f"{name}.sql: needs columns and " +
                          ("no SELECT (computed)" if computed else "a SELECT"))
+    if scope and not re.search(rf"\bFROM\s+{scope}\b", body):
+        raise ValueError(f"{name}.sql: scope {scope} but no `FROM {scope}` in its SELECT")
     return ViewDoc(name, " ".join(s for s in summary if s), tuple(Column(*c) for c in cols),
-                   body, computed)
+                   body, computed, scope)
 
 
 @cache
@@ -145,3 +175,21 @@ def ensure(store: Store) -> bool:
                           f"{int(want[0])} AS store_schema_version, '{want[1]}' AS "
                           "stdlib_digest")
     return True
+
+
+def filtered() -> tuple[ViewDoc, ...]:
+    """The views with a filtered form."""
+    return tuple(v for v in views() if v.scope)
+
+
+def ensure_filtered(store: Store) -> None:
+    """Create the filtered forms (`f_kernels`, …) as temp views of this connection, once: they
+    name `f_gpu` / `f_host`, which must exist (scope/resolve.py calls this right after
+    defining them). A view binds its names when queried, so a filter resolved again (the
+    slices replaced) needs no new forms."""
+    if store.filtered_forms:
+        return
+    ensure(store)
+    for v in filtered():
+        store.con.execute(f"CREATE OR REPLACE TEMP VIEW {v.filtered_name} AS {v.filtered_body()}")
+    store.filtered_forms = True

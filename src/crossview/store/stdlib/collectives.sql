@@ -4,6 +4,8 @@
 -- aligns ranks by it (from the launching op, else the kernel name: knowledge/
 -- collectives.yaml) is not derived here: older traces record no `collective`.
 --
+-- scope: gpu_ops
+--
 -- columns:
 -- artifact_id    id     the capture (artifacts.artifact_id)
 -- rank           index  the capture's rank (artifacts.rank); NULL when not recorded

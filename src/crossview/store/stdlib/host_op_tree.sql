@@ -2,6 +2,8 @@
 -- parent: the tree by time containment on its thread, as the readers nest it. Every
 -- artifact of the store.
 --
+-- scope: host_ops
+--
 -- columns:
 -- artifact_id  id     the capture (artifacts.artifact_id)
 -- op_id        id     the event (host_ops.op_id)

@@ -4,6 +4,8 @@
 -- device's first kernel and after its last is not a gap here. No cause: crossview's causes
 -- come from its time account (the `step_idle` relation of MCP `query`).
 --
+-- scope: gpu_ops
+--
 -- columns:
 -- artifact_id      id     the capture (artifacts.artifact_id)
 -- device           index  GPU index

@@ -4,6 +4,8 @@
 -- code called) and the innermost annotation (record_function / NVTX range). Kernels whose launch call is
 -- not in the capture keep their row with NULL launch columns. Every artifact of the store.
 --
+-- scope: gpu_ops
+--
 -- columns:
 -- artifact_id     id     the capture (artifacts.artifact_id)
 -- gpu_op_id       id     the kernel (gpu_ops.gpu_op_id)

@@ -2,6 +2,8 @@
 -- store (the MCP `filter` narrows f_gpu, not this view: filter on artifact_id / device /
 -- start_ns in WHERE).
 --
+-- scope: gpu_ops
+--
 -- columns:
 -- artifact_id  id     the capture it was read from (artifacts.artifact_id)
 -- gpu_op_id    id     the kernel's id in the store (gpu_ops.gpu_op_id)

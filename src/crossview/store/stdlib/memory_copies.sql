@@ -1,6 +1,8 @@
 -- One row per GPU memory copy or memset (gpu_ops of kind memcpy / memset) with the host
 -- call that launched it. Every artifact of the store.
 --
+-- scope: gpu_ops
+--
 -- columns:
 -- artifact_id   id       the capture (artifacts.artifact_id)
 -- gpu_op_id     id       the copy (gpu_ops.gpu_op_id)

@@ -2,6 +2,8 @@
 -- trace recorded (PyTorch profiler record_shapes=True: op_args). Ops recorded without
 -- shapes keep their row with NULL shape columns. Every artifact of the store.
 --
+-- scope: host_ops
+--
 -- columns:
 -- artifact_id      id     the capture (artifacts.artifact_id)
 -- op_id            id     the op (host_ops.op_id)
