@@ -7,4 +7,6 @@ skips the parse (docs/decisions/0840).
 - key.py: what a read of some paths depends on, as one key (or why it cannot be cached).
 - entry.py: one entry on disk: written to a temp file and renamed, verified before use.
 - read.py: `read_inputs`, the readers' `read_all` through the cache.
+- answer.py: `analyze`'s kept answer (text, stderr lines, status) for a second look
+  (docs/decisions/0845; the CLI side is cli/answers.py).
 """

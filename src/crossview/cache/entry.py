@@ -16,7 +16,6 @@ used entries go first when the folder passes its bound (a hit touches its entry'
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import json
 import os
@@ -24,12 +23,11 @@ import secrets
 import time
 from pathlib import Path
 
+from crossview.cache.key import ANSWER_SUFFIX, ANSWERS, FORMAT, file_sha256
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.schema import TABLES
 from crossview.store.store import Store, cursor_of
 
-# the entry layout; bumped when it changes (it is part of every key)
-FORMAT = 1
 STORES = "stores"
 META = "_crossview_cache"
 SUFFIX = ".crossview.duckdb"
@@ -37,21 +35,12 @@ SUFFIX = ".crossview.duckdb"
 COPIED = frozenset({"artifacts", "devices", "profiled_kernels"})
 # a writer's temporary file older than this was left by a killed process
 _STALE_TMP_S = 3600.0
-_CHUNK = 1 << 20
 _alias = itertools.count()
 
 
 def _q(text: str | Path) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file's bytes, read in 1 MiB chunks (an entry's name; an input's key)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -199,6 +188,10 @@ def write_entry(snap: Snapshot, reports: list[ArtifactReport], max_bytes: int) -
                     [snap.key, FORMAT, json.dumps([_report(r) for r in reports]),
                      json.dumps(snap.counters), json.dumps(snap.rows)])
         cur.execute("COMMIT")
+        # written through now: a DETACH while another query of this database still holds the
+        # attached file closes it (and checkpoints) only when that query lets go — after the
+        # name was hashed, so the entry would not match its name (test_cache concurrency)
+        cur.execute(f"FORCE CHECKPOINT {alias}")
         cur.execute(f"DETACH {alias}")
         if tmp.stat().st_size > max_bytes:
             _remove(tmp)
@@ -220,15 +213,18 @@ def _report(r: ArtifactReport) -> dict[str, object]:
 
 
 def evict(folder: Path, max_bytes: int, max_age_s: float, keep: Path | None = None) -> None:
-    """Least recently used entries out until the folder is within max_bytes; entries unused
-    for max_age_s and temporary files a killed writer left go too."""
+    """Least recently used entries (stores and answers) out until the folder is within
+    max_bytes; entries unused for max_age_s and temporary files a killed writer left go too."""
     now = time.time()
-    for p in (folder / STORES).glob(f".*{SUFFIX}*"):
+    stale = [*(folder / STORES).glob(f".*{SUFFIX}*"), *(folder / ANSWERS).glob(".*.tmp")]
+    for p in stale:
         with contextlib.suppress(OSError):
             if now - p.stat().st_mtime > _STALE_TMP_S:
                 p.unlink()
     sized = []
-    for p in _entries(folder):
+    answers = [p for p in (folder / ANSWERS).glob(f"*{ANSWER_SUFFIX}")
+               if not p.name.startswith(".")]
+    for p in [*_entries(folder), *answers]:
         with contextlib.suppress(OSError):
             st = p.stat()
             sized.append((st.st_mtime, st.st_size, p))

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from crossview.cache.entry import FORMAT, file_sha256
-from crossview.sources import archive, guard
-from crossview.sources.registry import discover_all
-
+# the store entries' layout (cache/entry.py); bumped when it changes (it is part of every key)
+FORMAT = 1
+# the folder's parts: the stores (entry.py) and the commands' answers (answer.py), one bound
+ANSWERS = "answers"
+ANSWER_SUFFIX = ".crossview.json"
+_CHUNK = 1 << 20
 # what the stored rows depend on besides the input: the modules the readers may import
 # (import layers foundation … sources, tests/import_layers.yaml) and this package
 _CODE = ("sources", "store", "knowledge", "kernels", "core", "cache", "errors.py",
@@ -26,6 +28,15 @@ _CODE = ("sources", "store", "knowledge", "kernels", "core", "cache", "errors.py
 # files at least this large have their sha256 remembered by stat (size, mtime, inode): a
 # 334 MB trace hashes in ~0.4 s, its stat in microseconds (as the MCP server, decision 0138)
 _MEMO_MIN_BYTES = 8 << 20
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, read in 1 MiB chunks (an entry's name; an input's key)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,11 @@ def key_of(paths: list[Path], hashes: Mapping[str, str] | None = None,
            memo: Path | None = None) -> Key | None:
     """The key of reading `paths` (as given, in order); None when it cannot be cached.
     hashes: sha256 by file (str) the caller already knows (the MCP server's)."""
+    # lazy: the readers' registry imports DuckDB and Arrow; cache.answer hashes with this
+    # module's content_hash before anything heavy is loaded
+    from crossview.sources import archive, guard
+    from crossview.sources.registry import discover_all
+
     if any(archive.is_archive(p) for p in paths):
         return None  # read from a temporary extraction whose names change per run
     files, skipped, _over = discover_all(paths)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from crossview.cli import answers
 from crossview.cli.app import (
     OPTIONS,
     AnalyzeFmt,
@@ -17,6 +18,7 @@ from crossview.cli.app import (
     app,
     emit,
     error_line,
+    ready_to_analyze,
     run_analysis,
     write_output,
 )
@@ -77,14 +79,17 @@ def analyze(
         run = fanned_out(workers, dask)
     else:  # all in this process: nothing to tear down once the output is written
         OPTIONS.exit_at_once = True
+        if lake is None:  # a second look at the same files: the kept answer (cli/answers.py)
+            answers.replay_or_record(paths, output)
+    ready_to_analyze()
     result = run_analysis(lambda: run(
         paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)
     if fmt is AnalyzeFmt.html:  # the same page as `crossview report`
         from crossview.cli.report import html_report
 
         text, bad = html_report(result, paths)
-        emit(text, output, result)
-        raise typer.Exit(2 if bad else 0)
+        emit(text, output, result, 2 if bad else 0)
+        return
     if fmt is AnalyzeFmt.json:  # the renderer of the format asked for only (imports)
         from crossview.render import json as json_out
 

@@ -50,11 +50,17 @@ class AnalyzeFmt(StrEnum):
 
 
 def error_line(msg: str) -> None:
-    print(f"crossview: error: {_printable(msg)}", file=sys.stderr)
+    _say(f"crossview: error: {_printable(msg)}")
 
 
 def warning_line(msg: str) -> None:
-    print(f"crossview: warning: {_printable(msg)}", file=sys.stderr)
+    _say(f"crossview: warning: {_printable(msg)}")
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
+    if OPTIONS.said is not None:  # an answer being recorded says it again (cli/answers.py)
+        OPTIONS.said.append(line)
 
 
 def _printable(msg: str) -> str:
@@ -117,14 +123,18 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
     return result
 
 
-def emit(text: str, output: Path | None, result: Analysis) -> None:
-    """Write the output; exit 2 after it when some input was rejected."""
+def emit(text: str, output: Path | None, result: Analysis, code: int = 0) -> None:
+    """Write the output; exit 2 after it when some input was rejected, else `code`."""
+    inputs = [Path(a.path) for a in result.artifacts]
     if output:
-        write_output(output, text, [Path(a.path) for a in result.artifacts])
+        write_output(output, text, inputs)
     else:
         write_stdout(text)
-    if result.rejected:
-        raise typer.Exit(2)
+    code = 2 if result.rejected else code
+    if OPTIONS.keep_answer is not None:  # once written: kept for a second look
+        OPTIONS.keep_answer(text, inputs, code)
+    if code:
+        raise typer.Exit(code)
 
 
 def write_stdout(text: str) -> None:
@@ -160,6 +170,10 @@ class GlobalOptions:
     # without --workers/--dask): the process then exits without tearing down its modules,
     # its store and its objects one by one (0.1 s after a 334 MB Kineto analyze)
     exit_at_once: bool = False
+    # the answer cache (cli/answers.py): the lines said while an answer is recorded, and what
+    # keeps it once written; None when this run's answer is not kept
+    said: list[str] | None = None
+    keep_answer: Callable[[str, list[Path], int], None] | None = None
 
 
 OPTIONS = GlobalOptions()
@@ -193,7 +207,8 @@ def _version(show: bool) -> None:
 
 
 @app.callback()
-def _root(quiet: Annotated[bool, typer.Option(
+def _root(ctx: typer.Context,
+          quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="No progress bar while reading inputs.")] = False,
           show_version: Annotated[bool, typer.Option(
               "--version", callback=_version, is_eager=True,
@@ -217,6 +232,7 @@ def _root(quiet: Annotated[bool, typer.Option(
           ) -> None:
     """crossview: why is my GPU workload slow, and what exactly do we change?"""
     OPTIONS.quiet = quiet
+    OPTIONS.said = OPTIONS.keep_answer = None  # in-process callers: no earlier run's recording
     try:
         check_memory(memory_limit)
         if cache_size:
@@ -231,6 +247,9 @@ def _root(quiet: Annotated[bool, typer.Option(
                         ("CROSSVIEW_NO_CACHE", "1" if no_cache else None)):
         if value is not None:
             os.environ[name] = str(value)
+    # help loads neither numpy nor the knowledge tables; analyze: once its answer is not kept
+    if ctx.invoked_subcommand != "analyze" and not help_only(sys.argv[1:]):
+        ready_to_analyze()
 
 
 def main() -> None:
@@ -240,11 +259,6 @@ def main() -> None:
     # a one-shot process: collect cyclic garbage every 50,000 new objects, not 700 (imports
     # and the views make a few 100 k long-lived objects: 217 collections, 0.06 s, → 2)
     gc.set_threshold(*_GC_THRESHOLDS)
-    if not help_only(sys.argv[1:]):  # help loads neither numpy nor the knowledge tables
-        from crossview.sources import guard
-
-        guard.deep_stacks()  # deep but plausible call trees (1,200 frames) serialize
-        _numpy_with_one_blas_thread()
     try:
         _command()()
     except SystemExit as e:
@@ -308,6 +322,18 @@ _GC_THRESHOLDS = (50_000, 20, 20)
 _BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
+def ready_to_analyze() -> None:
+    """What a command that reads and analyzes needs before it starts: deep but plausible
+    call trees (1,200 frames) serialize, and numpy loads with one BLAS thread. Run by the
+    root callback for every command but `analyze`, which runs it only when its answer is not
+    kept (cli/answers.py), so help and a kept answer load neither numpy nor the knowledge
+    tables."""
+    from crossview.sources import guard
+
+    guard.deep_stacks()
+    _numpy_with_one_blas_thread()
+
+
 def _numpy_with_one_blas_thread() -> None:
     """Load numpy with one OpenBLAS thread, then give the environment back. crossview makes
     no BLAS call, but numpy's OpenBLAS starts a thread per core at load that spins ~0.1 s
@@ -334,13 +360,13 @@ def _exit_now(code: int) -> None:
     import shutil
 
     from crossview.sources import tempdirs
-    from crossview.store.store import spill_dir
 
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     if "crossview.cache.read" in sys.modules:  # a capture-cache entry still being written
         sys.modules["crossview.cache.read"].finish_writes()
-    shutil.rmtree(spill_dir(), ignore_errors=True)
+    if "crossview.store.store" in sys.modules:  # a store was opened (not a kept answer)
+        shutil.rmtree(sys.modules["crossview.store.store"].spill_dir(), ignore_errors=True)
     tempdirs.remove_all()  # an archive's extracted copy: os._exit skips the atexit hooks
     os._exit(code)
