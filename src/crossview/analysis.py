@@ -23,9 +23,9 @@ from crossview.views.views import Views
 
 if TYPE_CHECKING:
     from crossview.cache.settings import CacheSettings
+    from crossview.core.bench_arm import BenchArm
     from crossview.lake.fanout_info import FanoutInfo
     from crossview.views.distributed.crossrank import RankAnalysis
-    from crossview.views.workload.bench import BenchArm
 
 
 @dataclass

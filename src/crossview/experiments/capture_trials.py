@@ -1,7 +1,7 @@
 """Captures as A/B trials (issue 39 item 5, decision 0855): `crossview ab --baseline A*.json.gz
 --variant B*.json.gz` with ≥ 3 profiler captures per arm judges them as it judges benchmark
 trials. Each capture is one trial; its values are medians over its steady steps (the time
-account's steps, views/device/steps.py): `median_step_ms` (the step wall; the `step` target of
+account's steps, scope/step_detect.py): `median_step_ms` (the step wall; the `step` target of
 knowledge/ab_gates.yaml), `kernel_time_per_step_ms` and `gpu_busy_per_step_ms`. Its Context:
 the bundle.yaml Context above it (`crossview capture` records the model, hostname and GPU
 UUIDs there) with the GPU model and the driver's CUDA version the capture records; a bare

@@ -73,7 +73,7 @@ def annotation_step(store: Store, ids: Sequence[int], name: str) -> str | None:
 
 def _steps_hint(store: Store, ids: Sequence[int]) -> str:
     """`; its steps X–Y: --step A:B (or --annotation X)` when the capture has steps."""
-    from crossview.views.device import steps
+    from crossview.scope import step_detect as steps
 
     found = steps.detect(store, whole=ids)
     if not found.steps or found.source in ("capture", "none"):

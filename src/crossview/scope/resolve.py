@@ -71,7 +71,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         raise UsageError(f"--annotation {flt.annotation} is step {ann_step} of this trace: "
                          "give it or --step, not both")
     step = flt.step if ann_step is None else ann_step
-    if step is not None:  # a step range is a window (views/device/steps.py)
+    if step is not None:  # a step range is a window (scope/step_detect.py)
         from crossview.scope import steps as step_scope
 
         win, note = step_scope.window(store, ids, step, flt.window_ns)

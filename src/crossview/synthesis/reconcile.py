@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from crossview import units
+from crossview.core.device_counters import util
 from crossview.core.measurement import Comparison, Measurement, compare
 from crossview.identity import kernel_key as normalize
 from crossview.kernels import match as kernel_match
@@ -14,7 +15,6 @@ from crossview.kernels.families import classify
 from crossview.knowledge import synthesis as kb
 from crossview.sol.roofline import KernelRoofline
 from crossview.synthesis.inventory import Entry, Inventory
-from crossview.views.counters.device_counters import util
 
 NOT_IN_BUNDLE = "not in bundle"
 

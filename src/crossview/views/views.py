@@ -10,18 +10,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from crossview import intervals
 from crossview.knowledge import api_roles, frames
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.filter import ResolvedFilter
+from crossview.scope.step_detect import StepSet
 from crossview.sol import op_roofline, roofline
-from crossview.store import host_calls
+from crossview.store import host_calls, kernel_rows
+from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
 from crossview.views import summary
 from crossview.views.counters import device_counters
-from crossview.views.device import gpu_activity, kernel_rows, timeline, trace_metrics
+from crossview.views.device import gpu_activity, timeline, trace_metrics
 from crossview.views.device.account import Account, KernelColumns
-from crossview.views.device.kernel_rows import KernelRows
-from crossview.views.device.steps import StepSet
 from crossview.views.distributed import comm_bandwidth, rank_job
 from crossview.views.host import calltree, sampled
 
@@ -89,7 +90,7 @@ class _KernelRead:
     as detected, the account's columns (dropped once it is computed) and the traced GPU view.
     Read on first use of any of them; the columns themselves are not kept."""
     metrics: trace_metrics.Metrics
-    union: list[timeline.DeviceIntervals] | None
+    union: list[intervals.DeviceIntervals] | None
     steps: StepSet | None  # None under `--step` (found over the whole capture instead)
     account_kernels: KernelColumns | None
     gpu: calltree.CallTree
@@ -114,7 +115,7 @@ class Views:
     def _kernel_read(self) -> _KernelRead:
         kernels = KernelRows(self.store, names=True)
         m = trace_metrics.compute(self.store, self.limits, kernels)
-        union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
+        union = (intervals.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
                  if not (kernels.dev == kernel_rows.NULL).any() else None)
         found = (self._find_steps(kernels, union) if self.filter.requested.step is None
                  else None)
@@ -274,7 +275,7 @@ class Views:
         if self.filter.window_ns:
             lo, hi = self.filter.window_ns
             hs, he = hs.clip(lo, hi), he.clip(lo, hi)
-        us, ue = timeline.merge(hs, he)
+        us, ue = intervals.merge(hs, he)
         return int((ue - us).sum()), len(rows), rows[:3]
 
     @cached_property
@@ -296,7 +297,7 @@ class Views:
 
     @property
     def steps(self) -> StepSet:
-        """The repeated unit of work and its steady state (views/device/steps.py), with the
+        """The repeated unit of work and its steady state (scope/step_detect.py), with the
         account's JIT / start-up flags."""
         return self._steps_and_account[0]
 
@@ -307,9 +308,9 @@ class Views:
         return self._steps_and_account[1]
 
     def _find_steps(self, kernels: KernelRows | None,
-                    unions: list[timeline.DeviceIntervals] | None) -> StepSet:
+                    unions: list[intervals.DeviceIntervals] | None) -> StepSet:
+        from crossview.scope import step_detect as steps
         from crossview.scope import steps as step_scope
-        from crossview.views.device import steps
 
         spec = self.filter.requested.step
         if spec is None:
@@ -340,7 +341,7 @@ class Views:
         return job + [w for w in found if (w.artifact_id, w.device) not in have]
 
     @cached_property
-    def device_union(self) -> list[timeline.DeviceIntervals]:
+    def device_union(self) -> list[intervals.DeviceIntervals]:
         union = self._kernel_read.union
         return union if union is not None else timeline.kernel_union(self.store)
 
