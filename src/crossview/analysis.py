@@ -35,7 +35,7 @@ class Analysis:
     # the findings, or how to find them: detectors and replays run when a caller first reads
     # `findings` (an MCP tool that shows a call tree never pays for them; decision 0844)
     found: InitVar[list[Finding] | Callable[[], list[Finding]]]
-    # `analyze --workers/--dask` on a multi-rank job (lake/rank_fanout.py): how it ran and
+    # `analyze --workers/--dask` on a multi-rank job (rank_fanout.py): how it ran and
     # which rank the single-rank parts of the recap describe
     fanout: FanoutInfo | None = None
 

@@ -73,7 +73,7 @@ def analyze(
         OPTIONS.exit_at_once = True
         _each(paths, flt, gpu, fmt, detail, output)
         return
-    if workers or dask:  # one task per rank file (lake/rank_fanout.py)
+    if workers or dask:  # one task per rank file (rank_fanout.py)
         run = fanned_out(workers, dask)
     else:  # all in this process: nothing to tear down once the output is written
         OPTIONS.exit_at_once = True
@@ -128,7 +128,7 @@ def _each(paths: list[Path], flt: Filter, gpu: str | None, fmt: AnalyzeFmt, deta
 def fanned_out(workers: int | None, dask: str | None) -> Callable[..., Analysis]:
     """`analysis_of`'s signature, fanned out per rank file over a pool or Dask."""
     from crossview.lake.fanout import default_engine
-    from crossview.lake.rank_fanout import analyze_fanout
+    from crossview.rank_fanout import analyze_fanout
 
     def run(paths: list[Path], flt: Filter, gpu: str | None = None, **_: object) -> Analysis:
         return analyze_fanout(paths, flt, default_engine(workers, dask), gpu=gpu)

@@ -198,6 +198,6 @@ __all__ = ["FilterArg", "OtherTools"]
 def _not_shipped(model: str) -> bool:
     """A model name that is not a shipped config is a file name: resolved against the roots,
     never against the server's working directory (issue 18)."""
-    from crossview.knowledge import model_config
+    from crossview.sources import model_config
 
     return model_config._by_name(model) is None

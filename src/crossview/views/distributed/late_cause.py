@@ -65,7 +65,7 @@ def _kind(key: str) -> str:
 class RankSegments:
     """One rank's time account over its segments (collective index → rows; the frames its
     longest gaps name, by cause) and its stalled host ops in the segments before the
-    collectives it arrived last at: the small record a worker ships back (lake/rank_task.py)."""
+    collectives it arrived last at: the small record a worker ships back (rank_task.py)."""
 
     rank: int
     rows: dict[int, dict[str, int]] = field(default_factory=dict)

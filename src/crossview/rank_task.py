@@ -1,4 +1,4 @@
-"""The per-rank tasks `analyze --workers/--dask` fans out (lake/rank_fanout.py).
+"""The per-rank tasks `analyze --workers/--dask` fans out (rank_fanout.py).
 
 Round 1, `summarize_file`: read one rank file into the worker's own Store, resolve the
 filter there, return its `ArtifactReport` and `RankSummary` (small: busy/comm numbers and
