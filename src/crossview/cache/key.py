@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import duckdb
+import numpy
+import pyarrow
+
 from crossview.cache.entry import FORMAT, file_sha256
 from crossview.sources import archive, guard
 from crossview.sources.registry import discover_all
@@ -38,10 +42,6 @@ class Key:
 def code_fingerprint() -> str:
     """The reader code and the libraries that write rows, by stat: a checkout or upgrade that
     touches any of them starts new entries (old ones age out)."""
-    import duckdb
-    import numpy
-    import pyarrow
-
     pkg = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(f"{sys.version}|duckdb {duckdb.__version__}|pyarrow "
                        f"{pyarrow.__version__}|numpy {numpy.__version__}".encode())

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.analysis import analyze
 from crossview.errors import InputError
 from crossview.experiments.bundle_context import near_bundle
 from crossview.experiments.comparable import drivers, gpu_names
+from crossview.sources.registry import pick_reader
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
@@ -27,8 +29,6 @@ METRICS = ("median_step_ms", "kernel_time_per_step_ms", "gpu_busy_per_step_ms")
 
 def is_capture(path: Path) -> bool:
     """A profiler timeline (Kineto trace, nsys report / SQLite), by its content."""
-    from crossview.sources.registry import pick_reader
-
     if path.is_dir():
         return False
     try:
@@ -48,8 +48,6 @@ class Trials:
 
 def load(name: str, paths: list[Path]) -> Trials:
     """One arm of captures: each analyzed on its own (a rejected or stepless one refuses)."""
-    from crossview.analysis import analyze
-
     arm = Trials()
     for i, p in enumerate(paths):
         r = analyze([p])

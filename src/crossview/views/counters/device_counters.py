@@ -56,6 +56,7 @@ FROM m GROUP BY ALL ORDER BY ALL
 
 
 def device_counters(store: Store) -> list[DeviceCounters]:
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.knowledge import metric_names
 
     names = [m for m in metric_names.gpu_canonical() if m != "proc_mem_used"]
@@ -149,11 +150,13 @@ def compute(store: Store, resolved: ResolvedFilter, spike_ratio: float) -> GpuMe
             " FROM artifacts WHERE path IN (SELECT unnest($p))))",
             {"p": list(resolved.artifacts)}).fetchall()[0][0]:
         return GpuMetrics([], [], bench_arms(store, spike_ratio), notes)
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.counters.host_cpu import compute as host_cpu
     from crossview.views.workload.serving import serving_summaries
 
     gm = GpuMetrics(device_counters(store), serving_summaries(store),
                     bench_arms(store, spike_ratio), notes)
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.counters.counter_match import apart, traced
 
     t = traced(store, resolved.artifacts)

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from crossview import intervals
 from crossview.knowledge import causes
+from crossview.knowledge.steps_rules import rules as step_rules
 from crossview.scope.step_detect import Step, StepSet
 from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
@@ -448,8 +449,6 @@ def compute(store: Store, steps: StepSet,
 
 
 def _flag_jit(steps: StepSet, per_device: list[DeviceAccount]) -> None:
-    from crossview.knowledge.steps_rules import rules as step_rules
-
     r = step_rules()
     startup = causes.rules().startup_causes
     for dev in per_device:
