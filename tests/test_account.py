@@ -1,4 +1,4 @@
-"""Steps and the time account (views/device/steps.py, views/device/account.py) on every real
+"""Steps and the time account (scope/step_detect.py, views/device/account.py) on every real
 capture.
 
 Exactness (per step, per device): busy rows + idle causes = wall; idle causes = idle within

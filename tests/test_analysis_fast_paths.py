@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from conftest import SHARED_DATA
+from crossview import intervals
 from crossview.analysis import analyze
 from crossview.sources.registry import read_all
+from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
 from crossview.verdict import replayed as findings
 from crossview.views.device import gpu_activity, host_state, idle_pieces, timeline
-from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.host import calltree
 
 CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
@@ -72,7 +73,7 @@ def test_union_and_activity_from_kernel_columns_equal_the_reads(path: Path) -> N
     v = analyze([path]).views
     assert v is not None
     k = KernelRows(v.store)
-    got = timeline.union_by_device(k.art, k.dev, k.s, k.e)
+    got = intervals.union_by_device(k.art, k.dev, k.s, k.e)
     want = timeline.kernel_union(v.store)
     assert [(u.artifact_id, u.device, u.first, u.last) for u in got] == \
         [(u.artifact_id, u.device, u.first, u.last) for u in want]
@@ -87,7 +88,7 @@ def test_union_and_activity_from_kernel_columns_equal_the_reads(path: Path) -> N
 
 
 def _search(keys: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The plain lookup `timeline.find` replaced: a binary search, -1 where x is no key."""
+    """The plain lookup `intervals.find` replaced: a binary search, -1 where x is no key."""
     if len(keys) == 0:
         return np.full(len(x), -1, dtype=np.int64)
     i = np.minimum(np.searchsorted(keys, x), len(keys) - 1)
@@ -112,9 +113,9 @@ def test_find_by_offset_equals_the_search(path: Path) -> None:
     x = np.concatenate([launch, parents, np.array([-1, 0, int(ops[0]) - 1, int(ops[-1]),
                                                    int(ops[-1]) + 1, 1 << 40])])
     for keys in (ops, np.delete(ops, np.s_[::3]), ops[:1], ops[:0]):
-        got = timeline.find(keys, x)
+        got = intervals.find(keys, x)
         assert np.array_equal(got, _search(keys, x))
-    hits = timeline.find(ops, launch)
+    hits = intervals.find(ops, launch)
     assert (hits >= 0).sum() > 0 and np.array_equal(ops[hits[hits >= 0]], launch[hits >= 0])
 
 
@@ -123,8 +124,8 @@ def test_find_with_repeated_keys_takes_the_search() -> None:
     consecutive ids, so the search answers (the first of the repeats)."""
     keys = np.array([5, 6, 6, 8], dtype=np.int64)
     x = np.array([4, 5, 6, 7, 8, 9, -1], dtype=np.int64)
-    assert timeline.find(keys, x).tolist() == [-1, 0, 1, -1, 3, -1, -1]
-    assert timeline.find(keys, x).tolist() == _search(keys, x).tolist()
+    assert intervals.find(keys, x).tolist() == [-1, 0, 1, -1, 3, -1, -1]
+    assert intervals.find(keys, x).tolist() == _search(keys, x).tolist()
 
 
 def _artifact_by_join(store: Store) -> int | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from crossview.views.device import timeline
+from crossview import intervals
 from crossview.views.device.host_state import _paint
 
 
@@ -49,6 +49,6 @@ def test_paint_matches_brute_force_on_nested_and_overlapping_ops() -> None:
             e = np.r_[e, extra.max(axis=1)]
             d = np.r_[d, rng.integers(0, 3, size=6)]
         value = np.arange(len(s), dtype=np.int64)
-        bounds = timeline.uniq(np.concatenate([s, e]))
+        bounds = intervals.uniq(np.concatenate([s, e]))
         got = _paint(bounds, s, e, d, value)
         assert np.array_equal(got, _brute(bounds, s, e, d, value)), trial

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from crossview.views.device import idle_pieces, timeline
+from crossview import intervals
+from crossview.views.device import idle_pieces
 from crossview.views.device.host_state import HostOps, _paint, paint
 
 
 def _full(h: HostOps, t: np.ndarray) -> tuple[np.ndarray, ...]:
     """The state at instants t from the segmentation of every op bound (the old way)."""
-    bounds = timeline.uniq(np.concatenate([h.s, h.e]))
+    bounds = intervals.uniq(np.concatenate([h.s, h.e]))
     n = len(bounds) - 1
     rank = np.full(n, h.none, dtype=np.int64)
     frame = np.full(n, -1, dtype=np.int64)
     call = np.full(n, -1, dtype=np.int64)
-    for th in timeline.uniq(h.th):
+    for th in intervals.uniq(h.th):
         idx = np.nonzero(h.th == th)[0]
         inner = _paint(bounds, h.s[idx], h.e[idx], h.depth[idx], idx)
         has = inner >= 0
@@ -57,7 +58,7 @@ def test_state_on_gap_cuts_matches_the_full_segmentation() -> None:
     for trial in range(60):
         h = _ops(rng, 40)
         ks = np.sort(rng.integers(100, 2200, 30))
-        us, ue = timeline.merge(ks, ks + rng.integers(1, 90, 30))
+        us, ue = intervals.merge(ks, ks + rng.integers(1, 90, 30))
         gs, ge = idle_pieces._complement(us, ue, 50, 2300)
         inner = np.concatenate([idle_pieces._inside(gs, ge, x) for x in (h.s, h.e)])
         cuts, at, gi = idle_pieces._cuts(gs, ge, inner)

@@ -1,10 +1,12 @@
-"""Data flows one way: no import cycles between crossview modules and no import from a layer
-above (tests/import_layers.yaml). The graph is built from the source with `ast`, so imports
-inside functions and under `if TYPE_CHECKING:` count like top-level ones."""
+"""Data flows one way: no import cycles between crossview modules, none between its packages
+(so packages sharing a layer cannot hide one), and no import from a layer above
+(tests/import_layers.yaml). The graph is built from the source with `ast`, so imports inside
+functions and under `if TYPE_CHECKING:` count like top-level ones."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -110,14 +112,44 @@ def load_table(path: Path = TABLE) -> tuple[list[str], dict[str, str]]:
     return layers, entry
 
 
-def layer_of(module: str, entry: dict[str, str], package: str = "crossview") -> str | None:
-    """The layer of the longest table entry naming the module or a package above it."""
+def entry_of(module: str, entry: dict[str, str], package: str = "crossview") -> str | None:
+    """The longest table entry naming the module or a package above it (the unit the map
+    places: `sol.llm` apart from the rest of `sol`)."""
     rel = module[len(package) + 1:] if module != package else "__init__"
     parts = rel.split(".")
     for i in range(len(parts), 0, -1):
         if ".".join(parts[:i]) in entry:
-            return entry[".".join(parts[:i])]
+            return ".".join(parts[:i])
     return None
+
+
+def layer_of(module: str, entry: dict[str, str], package: str = "crossview") -> str | None:
+    """The layer of the longest table entry naming the module or a package above it."""
+    e = entry_of(module, entry, package)
+    return entry[e] if e is not None else None
+
+
+def collapse(graph: dict[str, dict[str, int]], unit: Callable[[str], str | None]
+             ) -> dict[str, dict[str, int]]:
+    """The graph between units (a module's package, its table entry): an edge wherever a
+    module of one unit imports a module of another."""
+    out: dict[str, dict[str, int]] = {}
+    for m, targets in graph.items():
+        um = unit(m)
+        if um is None:
+            continue
+        out.setdefault(um, {})
+        for t in targets:
+            ut = unit(t)
+            if ut is not None and ut != um:
+                out[um].setdefault(ut, 1)
+                out.setdefault(ut, {})
+    return out
+
+
+def top_package(module: str) -> str:
+    """crossview.views.device.steps → views; crossview → __init__."""
+    return module.split(".")[1] if "." in module else "__init__"
 
 
 MODS = modules(SRC)
@@ -157,6 +189,24 @@ def test_no_import_cycles():
     assert not found, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in found)
 
 
+@pytest.mark.parametrize("unit", ["top-level package", "table entry"])
+def test_no_package_cycles(unit):
+    """A loop between packages is a cycle even when no single module closes it, and even when
+    the packages share a layer (scope ↔ views ↔ sol hid that way until decision 0901)."""
+    by = top_package if unit == "top-level package" else (lambda m: entry_of(m, ENTRY))
+    found = cycles(collapse(GRAPH, by))
+    assert not found, (f"import cycles between packages ({unit}):\n"
+                       + "\n".join(" ↔ ".join(c) for c in found))
+
+
+def test_package_cycle_check_sees_a_loop_no_module_closes():
+    """The package check itself: a.x → b.y and b.z → a.w close no module cycle, but are a
+    package cycle a ↔ b."""
+    graph = {"p.a.x": {"p.b.y": 1}, "p.b.y": {}, "p.b.z": {"p.a.w": 1}, "p.a.w": {}}
+    assert cycles(graph) == []
+    assert cycles(collapse(graph, top_package)) == [["a", "b"]]
+
+
 def test_graph_sees_function_level_relative_and_type_checking_imports(tmp_path):
     """The checker itself, on a small package: a loop closed only by a function-level
     relative import and one closed under TYPE_CHECKING are both reported."""
@@ -179,10 +229,12 @@ def test_graph_sees_function_level_relative_and_type_checking_imports(tmp_path):
 
 
 def test_layer_lookup_takes_the_longest_entry():
-    entry = {"lake": "lake", "lake.rank_fanout": "orchestration"}
-    assert layer_of("crossview.lake.rank_fanout", entry) == "orchestration"
-    assert layer_of("crossview.lake.query", entry) == "lake"
+    entry = {"sol": "sol", "sol.llm": "opmodels"}
+    assert layer_of("crossview.sol.llm", entry) == "opmodels"
+    assert layer_of("crossview.sol.roofline", entry) == "sol"
     assert layer_of("crossview.nowhere", entry) is None
+    assert entry_of("crossview.sol.llm", entry) == "sol.llm"
+    assert entry_of("crossview.sol.roofline", entry) == "sol"
 
 
 if __name__ == "__main__":

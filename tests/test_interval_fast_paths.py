@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 
 from conftest import SHARED_DATA
+from crossview import intervals
 from crossview.analysis import analyze
 from crossview.knowledge import api_roles
+from crossview.scope import step_detect as steps
 from crossview.store.host_calls import NamesMatching, RuntimeCalls
 from crossview.store.store import Store
-from crossview.views.device import account, gpu_activity, launch_queue, steps, timeline
+from crossview.views.device import account, gpu_activity, launch_queue, timeline
 
 CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
                         SHARED_DATA / "kineto/hta_a100_ddp_resnet_nccl.json.gz",
@@ -39,14 +41,14 @@ def _overlap_ref(qs: np.ndarray, qe: np.ndarray, us: np.ndarray, ue: np.ndarray)
     return covered_before(qe) - covered_before(qs)
 
 
-def _effect_ref(devices: list[timeline.DeviceIntervals], hs: np.ndarray, he: np.ndarray,
+def _effect_ref(devices: list[intervals.DeviceIntervals], hs: np.ndarray, he: np.ndarray,
                 artifact: np.ndarray) -> tuple[int, int, int, int]:
     host_ns = idle_in = opened = 0
     for dev in devices:
         sel = artifact == dev.artifact_id
         if not sel.any():
             continue
-        ms, me = timeline.merge(hs[sel], he[sel])
+        ms, me = intervals.merge(hs[sel], he[sel])
         ms, me = np.clip(ms, dev.first, dev.last), np.clip(me, dev.first, dev.last)
         keep = me > ms
         ms, me = ms[keep], me[keep]
@@ -63,7 +65,7 @@ def _effect_ref(devices: list[timeline.DeviceIntervals], hs: np.ndarray, he: np.
 
 def _union(rng: np.random.Generator, n: int, span: int) -> tuple[np.ndarray, np.ndarray]:
     s = rng.integers(0, span, n).astype(I64)
-    return timeline.merge(s, s + rng.integers(0, span // max(n, 1) * 3 + 1, n).astype(I64))
+    return intervals.merge(s, s + rng.integers(0, span // max(n, 1) * 3 + 1, n).astype(I64))
 
 
 def test_overlap_shortcut_equals_the_search_on_random_unions() -> None:
@@ -72,14 +74,14 @@ def test_overlap_shortcut_equals_the_search_on_random_unions() -> None:
         us, ue = _union(rng, n, 10_000)
         qs = rng.integers(-500, 10_500, 2_000).astype(I64)
         qe = qs + rng.integers(-50, 3_000, 2_000).astype(I64)  # some end before they start
-        assert np.array_equal(timeline.overlap(qs, qe, us, ue), _overlap_ref(qs, qe, us, ue))
+        assert np.array_equal(intervals.overlap(qs, qe, us, ue), _overlap_ref(qs, qe, us, ue))
 
 
 def test_effect_from_the_fewer_side_equals_the_gap_side_on_random_unions() -> None:
     rng = np.random.default_rng(7)
     for k, h in ((300, 4), (300, 3_000), (2, 50), (1, 10)):
         us, ue = _union(rng, k, 100_000)
-        dev = timeline.DeviceIntervals(1, 0, us, ue, int(us[0]), int(ue[-1]))
+        dev = intervals.DeviceIntervals(1, 0, us, ue, int(us[0]), int(ue[-1]))
         hs = rng.integers(-1_000, 101_000, h).astype(I64)
         he = hs + rng.integers(0, 5_000, h).astype(I64)
         art = np.where(rng.random(h) < 0.9, 1, 2).astype(I64)
@@ -107,8 +109,8 @@ def test_interval_shortcuts_equal_the_general_paths_on_captures(path: Path) -> N
         checked += want[1] > 0
         for u in unions:  # every host interval against one step-like window, and the union
             w = (np.array([u.first], dtype=I64), np.array([(u.first + u.last) // 2], dtype=I64))
-            assert np.array_equal(timeline.overlap(hs, he, *w), _overlap_ref(hs, he, *w))
-            assert np.array_equal(timeline.overlap(hs, he, u.busy_s, u.busy_e),
+            assert np.array_equal(intervals.overlap(hs, he, *w), _overlap_ref(hs, he, *w))
+            assert np.array_equal(intervals.overlap(hs, he, u.busy_s, u.busy_e),
                                   _overlap_ref(hs, he, u.busy_s, u.busy_e))
     assert checked  # some host calls hold GPU idle time: the sums are not all zero
 

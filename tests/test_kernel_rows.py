@@ -1,4 +1,4 @@
-"""The kernel columns read once per analysis (views/device/kernel_rows.py) and the numpy
+"""The kernel columns read once per analysis (store/kernel_rows.py) and the numpy
 computations built on them (trace_metrics idle gaps, the steps' per-step facts), each checked
 against an independent SQL computation of the same numbers on the real captures: a LEFT JOIN
 to the launch call, the HTA idle-gap window query the metrics used before, and each kernel
@@ -15,8 +15,8 @@ import pytest
 
 from conftest import SHARED_DATA
 from crossview.analysis import Analysis, analyze
+from crossview.store.kernel_rows import NULL, KernelRows, key
 from crossview.store.store import Store
-from crossview.views.device.kernel_rows import NULL, KernelRows, key
 from crossview.views.views import Views
 
 CAPTURES = sorted([*SHARED_DATA.glob("kineto/*.json.gz"), *SHARED_DATA.glob("nsys/*.sqlite")])
@@ -169,7 +169,7 @@ def test_first_launching_thread_probe_matches_the_join(name: str,
     """steps' whole-capture start: the thread-by-thread EXISTS probe gives what one join over
     every thread gives (the nsys exports are one-unit captures), and so does the fallback
     after `_PROBES` probes."""
-    from crossview.views.device import steps
+    from crossview.scope import step_detect as steps
 
     v = _views(name)
     ref = steps._launching_thread_starts(v.store, "f_host", "f_gpu")

@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from crossview.cli import app
 from crossview.errors import InputError
-from crossview.knowledge import hardware, model_config
+from crossview.knowledge import hardware
 from crossview.sol import llm as llm_sol
+from crossview.sources import model_config
 
 runner = CliRunner()
 H200_BW = 4.8e12  # sol_ceilings.yaml h200-sxm hbm_tb_s

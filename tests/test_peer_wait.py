@@ -21,8 +21,8 @@ import pytest
 import oracle
 from conftest import SHARED_DATA, shared_file
 from crossview.analysis import analyze
+from crossview.scope.step_detect import Step
 from crossview.views.device.account import EXPOSED_COMM, PEER_WAIT
-from crossview.views.device.steps import Step
 from crossview.views.distributed import peer_wait
 
 V100 = SHARED_DATA / "kineto" / "hta_v100_ddp_training.json.gz"

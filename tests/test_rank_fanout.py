@@ -1,5 +1,5 @@
 """Multi-rank analysis fanned out per rank file (`analyze --workers N | --dask local`,
-lake/rank_fanout.py) and multi-rank analysis over the perf-lake (`analyze --lake --run`).
+rank_fanout.py) and multi-rank analysis over the perf-lake (`analyze --lake --run`).
 
 Jobs are built from the REAL A100 DDP trace in ../shared/data (tests/multirank_job.py: three
 copies, rank 2 shifted 5 ms late from the 6th collective on — 15 late collectives, as
@@ -19,7 +19,7 @@ import pytest
 import multirank_job
 from crossview.analysis import analyze
 from crossview.lake.fanout import Engine, fan_out
-from crossview.lake.rank_task import ExplainResult, ExplainTask, RankTask, explain_file
+from crossview.rank_task import ExplainResult, ExplainTask, RankTask, explain_file
 from crossview.scope.filter import Filter
 from test_lake import cli
 from test_multirank import A100_DDP, DELAY_US, FROM, STRAGGLER, need
@@ -203,7 +203,7 @@ def test_archive_with_workers(job: Path, tmp_path: Path, in_process: dict) -> No
 def test_dead_worker_is_a_missing_rank() -> None:
     """A worker killed mid-task (lake/fanout.py on_error) → a rejected report → a missing
     rank named from the file name, as for a corrupt file."""
-    from crossview.lake.rank_fanout import _died
+    from crossview.rank_fanout import _died
     from crossview.views.distributed.rank_job import Rejected, missing_ranks
 
     r = _died(RankTask("/x/job-rank-7.json.gz", Filter()), "its worker process died")

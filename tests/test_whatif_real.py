@@ -29,7 +29,7 @@ def steps_with_gpu_tail_ms(path: Path) -> list[float]:
     """Each ProfilerStep#N range extended to the end of the last kernel launched inside it
     (runtime call and kernel joined by `correlation`), never past the next step's start; the
     last of back-to-back steps keeps its range — the time account's steps
-    (views/device/steps.py), which the replay measures (decision 0806)."""
+    (scope/step_detect.py), which the replay measures (decision 0806)."""
     with gzip.open(path, "rt") as f:
         ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
     steps = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev
@@ -226,7 +226,7 @@ def test_whatif_refuses_a_graph_over_the_row_limit(monkeypatch: pytest.MonkeyPat
 ])
 def test_the_replay_measures_the_recaps_steps(name: str, steps_from: str,
                                              walls_ms: list[float] | None) -> None:
-    """The replayed steps are the recap's steps table's (views/device/steps.py): the same
+    """The replayed steps are the recap's steps table's (scope/step_detect.py): the same
     source, the same walls, so `whatif`'s "measured" is the step the recap reports."""
     from crossview.analysis import analyze
 

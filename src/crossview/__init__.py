@@ -6,6 +6,7 @@ The Python API (`crossview.api`, re-exported here): `analyze`, `analyze_each`, `
 cheap (the capture hook imports it in every process).
 """
 
+import importlib
 from typing import TYPE_CHECKING
 from typing import Any as _Any
 
@@ -32,14 +33,13 @@ _API = {"analyze": "crossview.api", "analyze_each": "crossview.api",
 
 
 def __getattr__(name: str) -> _Any:
-    import importlib
-
     # lazy: `crossview.capture(...)` must not import torch when crossview is imported
     if name == "capture":
         return importlib.import_module("crossview.capture")
     if name in _API:
         return getattr(importlib.import_module(_API[name]), name)
     if name == "__version__":
+        # lazy: `import crossview` reads no package metadata until the version is asked for
         from crossview.version import version
 
         return version()

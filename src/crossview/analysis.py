@@ -10,11 +10,13 @@ from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.cache.read import read_inputs
 from crossview.core.finding import Finding
+from crossview.errors import InputError
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.scope.filter import Filter
 from crossview.scope.resolve import resolve
-from crossview.scope.runs import OTHER_RUN, set_apart
+from crossview.scope.runs import OTHER_RUN, paths_of_runs, set_apart
 from crossview.sources.artifact_report import NOT_REJECTED, USABLE, ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
@@ -23,9 +25,9 @@ from crossview.views.views import Views
 
 if TYPE_CHECKING:
     from crossview.cache.settings import CacheSettings
+    from crossview.core.bench_arm import BenchArm
     from crossview.lake.fanout_info import FanoutInfo
     from crossview.views.distributed.crossrank import RankAnalysis
-    from crossview.views.workload.bench import BenchArm
 
 
 @dataclass
@@ -35,7 +37,7 @@ class Analysis:
     # the findings, or how to find them: detectors and replays run when a caller first reads
     # `findings` (an MCP tool that shows a call tree never pays for them; decision 0844)
     found: InitVar[list[Finding] | Callable[[], list[Finding]]]
-    # `analyze --workers/--dask` on a multi-rank job (lake/rank_fanout.py): how it ran and
+    # `analyze --workers/--dask` on a multi-rank job (rank_fanout.py): how it ran and
     # which rank the single-rank parts of the recap describe
     fanout: FanoutInfo | None = None
 
@@ -75,8 +77,6 @@ def analyze(
         reports = read_all([Path(p) for p in paths], store)
         store.compact()  # a compressed store compresses what the readers wrote (else nothing)
     else:
-        from crossview.cache.read import read_inputs
-
         reports = read_inputs([Path(p) for p in paths], store, cache, compact=True).reports
     return analyze_store(store, reports, flt, limits, gpu)
 
@@ -91,8 +91,6 @@ def analyze_each(
     (scope/runs.py) are analyzed apart, each in its own store; inputs without a timeline
     (counters, ncu, summaries) follow as one more analysis of their own. One run: the same
     Analysis as `analyze`. Each is built when the one before it was consumed."""
-    from crossview.scope.runs import paths_of_runs
-
     store = Store()
     reports = read_all([Path(p) for p in paths], store)
     runs = paths_of_runs(store)
@@ -120,6 +118,7 @@ def analyze_lake(
     gpu: str | None = None,
 ) -> Analysis:
     """Analyze a perf-lake selection (crossview.lake): DuckDB views over its Parquet files."""
+    # lazy: `--lake` only, kept out of analyze start-up (decision 0760)
     from crossview.lake.query import open_lake
     from crossview.lake.query import reports as lake_reports
 
@@ -138,7 +137,8 @@ def analyze_store(
     if not any(r.status in USABLE for r in reports):
         return Analysis(reports, None, [])
     if gpu:
-        from crossview.sources.ncu.ingest import name_devices  # --gpu only (decision 0760)
+        # lazy: `--gpu` only, kept out of analyze start-up (measured, decision 0760)
+        from crossview.sources.ncu.ingest import name_devices
 
         name_devices(store, gpu)
     # one recap, one run (scope/runs.py): other runs are set apart as rejected inputs;
@@ -159,12 +159,16 @@ def analyze_store(
 
 
 def _replay_job(views: Views, job: RankAnalysis) -> object:
+    # lazy: `import crossview.analysis` (the MCP server, `crossview sol`) loads no detector,
+    # verdict or replay until an analysis runs (MCP start-up +0.25 s measured, 0902)
     from crossview.replay.rank_findings import replay_job
 
     return replay_job(views, job)
 
 
 def _findings(views: Views) -> list[Finding]:
+    # lazy: `import crossview.analysis` (the MCP server, `crossview sol`) loads no detector,
+    # verdict or replay until an analysis runs (MCP start-up +0.25 s measured, 0902)
     from crossview.verdict import decide
 
     return decide(views)
@@ -173,8 +177,6 @@ def _findings(views: Views) -> list[Finding]:
 def bench_arms(path: Path) -> list[BenchArm]:
     """The benchmark arms (vllm bench / generic trials) of one result file; one-line
     InputError when the file is rejected or holds none (`crossview sol --bench`)."""
-    from crossview.errors import InputError
-
     a = analyze([path])
     if a.rejected:
         r = a.rejected[0]

@@ -12,15 +12,19 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from crossview import analysis
+from crossview.analysis import Analysis
+from crossview.experiments.ab import ABResult, run_ab
+from crossview.experiments.diff import Diff, compare
+from crossview.knowledge.thresholds import defaults
+from crossview.render.ab import to_json as ab_json
+from crossview.render.json import as_dict
+from crossview.schema import versioned
 from crossview.scope.filter import Filter
-
-if TYPE_CHECKING:
-    from crossview.analysis import Analysis
-    from crossview.experiments.ab import ABResult
-    from crossview.experiments.diff import Diff
-    from crossview.synthesis.synthesize import Synthesis
+from crossview.synthesis import synthesize as synthesis
+from crossview.synthesis.synthesize import Synthesis
 
 PathLike = Path | str
 
@@ -37,9 +41,7 @@ def analyze(paths: PathLike | Iterable[PathLike], filter: Filter | None = None,
     views and findings: what `crossview analyze` prints. `gpu` names the GPU of ncu CSVs that
     do not. A file that cannot be read is listed in `result.rejected`, never raised; when no
     file could be read `result.views` is None."""
-    from crossview.analysis import analyze as run
-
-    return run(_paths(paths), filter, gpu=gpu)
+    return analysis.analyze(_paths(paths), filter, gpu=gpu)
 
 
 def analyze_each(paths: PathLike | Iterable[PathLike], filter: Filter | None = None,
@@ -47,24 +49,17 @@ def analyze_each(paths: PathLike | Iterable[PathLike], filter: Filter | None = N
     """One Analysis per run, where `analyze` refuses inputs that are not one job (traces of
     other GPUs, clocks or workloads: `crossview analyze --each`). Each is built when the one
     before it was consumed."""
-    from crossview.analysis import analyze_each as run
-
-    return run(_paths(paths), filter, gpu=gpu)
+    return analysis.analyze_each(_paths(paths), filter, gpu=gpu)
 
 
 def synthesize(bundle: PathLike, *, gpu: str | None = None) -> Synthesis:
     """Synthesis of an evidence bundle (what `crossview synthesize` computes; nothing is
     written). Raises `crossview.synthesis.synthesize.Refused` with fewer than two sources."""
-    from crossview.synthesis.synthesize import run
-
-    return run(Path(bundle), gpu)
+    return synthesis.run(Path(bundle), gpu)
 
 
 def diff(a: PathLike | Analysis, b: PathLike | Analysis) -> Diff:
     """What changed from capture A to capture B (per kernel family and kernel, busy, idle)."""
-    from crossview.analysis import Analysis
-    from crossview.experiments.diff import compare
-
     sides = [s if isinstance(s, Analysis) else analyze(s) for s in (a, b)]
     return compare(*sides)
 
@@ -73,8 +68,6 @@ def ab(baseline: Iterable[PathLike], variant: Iterable[PathLike],
        metrics: Iterable[str] | None = None, *, noise_pct: float | None = None,
        alpha: float | None = None) -> ABResult:
     """A/B of benchmark trials (one result file per trial and arm): medians, CI, p, verdict."""
-    from crossview.experiments.ab import run_ab
-
     return run_ab(_paths(baseline), _paths(variant), list(metrics) if metrics else None,
                   noise_pct, alpha)
 
@@ -82,19 +75,9 @@ def ab(baseline: Iterable[PathLike], variant: Iterable[PathLike],
 def to_json(result: Analysis | Diff | ABResult | Synthesis) -> dict[str, Any]:
     """The JSON document the CLI's `--format json` writes for this result (with
     `schema_version`), as a dict."""
-    from crossview.analysis import Analysis
-    from crossview.experiments.ab import ABResult
-    from crossview.experiments.diff import Diff
-    from crossview.knowledge.thresholds import defaults
-    from crossview.schema import versioned
-
     if isinstance(result, Analysis):
-        from crossview.render.json import as_dict
-
         return versioned(as_dict(result))
     if isinstance(result, ABResult):
-        from crossview.render.ab import to_json as ab_json
-
         return versioned({"baseline": result.baseline.paths, "variant": result.variant.paths,
                           **ab_json(result, defaults().ab_bootstrap_resamples)})
     if isinstance(result, Diff):

@@ -3,20 +3,19 @@
 
 from __future__ import annotations
 
+import tomllib
 from functools import cache
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as installed
 from pathlib import Path
 
 
 @cache
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
     try:
         return installed("crossview")
     except PackageNotFoundError:
         pass
-    import tomllib
 
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     try:

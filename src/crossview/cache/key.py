@@ -49,6 +49,7 @@ class Key:
 def code_fingerprint() -> str:
     """The reader code and the libraries that write rows, by stat: a checkout or upgrade that
     touches any of them starts new entries (old ones age out)."""
+    # lazy: cache.answer uses this module's hashing before DuckDB or numpy load (0845)
     import duckdb
     import numpy
     import pyarrow

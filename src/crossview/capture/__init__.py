@@ -15,6 +15,7 @@ from typing import Any
 
 def step() -> None:
     """Mark a step boundary for the running capture (no-op when none runs)."""
+    # lazy: `import crossview.capture` in the user's program stays light (no torch)
     from crossview.capture.profiler import step as _step
     _step()
 
@@ -23,6 +24,7 @@ class _CallableModule(types.ModuleType):
     # `crossview.capture` is both this package and the context manager: once the package is
     # imported the attribute is the module, so the module itself must be callable.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # lazy: `import crossview.capture` in the user's program stays light (no torch)
         from crossview.capture.session import capture
         return capture(*args, **kwargs)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from crossview.capture.machine import MachineFacts
+from crossview.capture.machine import MachineFacts, version
 from crossview.core.context import Context
 
 FILENAME = "bundle.yaml"
@@ -25,7 +25,6 @@ def now_iso() -> str:
 
 
 def tool_name() -> str:
-    from crossview.capture.machine import version
     return f"crossview capture {version('crossview') or 'dev'}"
 
 

@@ -41,6 +41,7 @@ def _text(v: Any) -> str:
 def load_nvml() -> tuple[Any | None, str | None]:
     """pynvml initialised, or (None, why not)."""
     try:
+        # lazy: optional dependency (pynvml: extra `nvml`)
         import pynvml
     except ImportError:
         return None, ("NVML unavailable: the `nvidia-ml-py` package is not installed "

@@ -24,6 +24,7 @@ FORMAT = "crossview-nvml"
 
 def _nvml() -> Any:
     try:
+        # lazy: optional dependency (pynvml: extra `nvml`)
         import pynvml
     except ImportError:
         raise SystemExit("crossview: error: NVML sampling needs NVIDIA's `nvidia-ml-py` "

@@ -66,6 +66,7 @@ class TorchProfiler:
         self.files.append(rel)
 
     def start(self) -> TorchProfiler:
+        # lazy: optional dependency (torch: extra `capture`)
         import torch
         from torch.optim.optimizer import register_optimizer_step_post_hook
         from torch.profiler import ProfilerActivity, profile, schedule

@@ -23,7 +23,9 @@ from crossview.cli.app import (
     write_output,
 )
 from crossview.cli.filter_options import NO_FILTER, GpuOpt, with_filter
-from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
+from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, analysis_of, sources
+from crossview.cli.lake import analysis_of as run
+from crossview.cli.report import html_report
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
@@ -59,8 +61,7 @@ def analyze(
 ) -> None:
     """Print the recap: findings with fixes, GPU call tree, CPU cross-check (--detail full:
     the metrics and tables behind them)."""
-    from crossview.cli.lake import analysis_of as run
-
+    run = analysis_of
     paths = sources(paths, lake)
     if (workers or dask) and lake is not None:
         error_line("--workers/--dask fan out trace files; a lake is already read through "
@@ -75,7 +76,7 @@ def analyze(
         OPTIONS.exit_at_once = True
         _each(paths, flt, gpu, fmt, detail, output)
         return
-    if workers or dask:  # one task per rank file (lake/rank_fanout.py)
+    if workers or dask:  # one task per rank file (rank_fanout.py)
         run = fanned_out(workers, dask)
     else:  # all in this process: nothing to tear down once the output is written
         OPTIONS.exit_at_once = True
@@ -85,16 +86,16 @@ def analyze(
     result = run_analysis(lambda: run(
         paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)
     if fmt is AnalyzeFmt.html:  # the same page as `crossview report`
-        from crossview.cli.report import html_report
-
         text, bad = html_report(result, paths)
         emit(text, output, result, 2 if bad else 0)
         return
     if fmt is AnalyzeFmt.json:  # the renderer of the format asked for only (imports)
+        # lazy: `crossview --help` and every command's start-up import only what they run (0902)
         from crossview.render import json as json_out
 
         text = json_out.render(result)
     else:
+        # lazy: `crossview --help` and every command's start-up import only what they run (0902)
         from crossview.render import markdown
 
         text = markdown.render(result, detail.value)
@@ -105,6 +106,7 @@ def _each(paths: list[Path], flt: Filter, gpu: str | None, fmt: AnalyzeFmt, deta
           output: Path | None) -> None:
     """`analyze --each`: one recap per run (analysis.analyze_each), Markdown recaps one after
     the other, JSON as a list of the usual documents."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.analysis import analyze_each
     from crossview.render import json as json_out
     from crossview.render import markdown
@@ -132,8 +134,9 @@ def _each(paths: list[Path], flt: Filter, gpu: str | None, fmt: AnalyzeFmt, deta
 
 def fanned_out(workers: int | None, dask: str | None) -> Callable[..., Analysis]:
     """`analysis_of`'s signature, fanned out per rank file over a pool or Dask."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.lake.fanout import default_engine
-    from crossview.lake.rank_fanout import analyze_fanout
+    from crossview.rank_fanout import analyze_fanout
 
     def run(paths: list[Path], flt: Filter, gpu: str | None = None, **_: object) -> Analysis:
         return analyze_fanout(paths, flt, default_engine(workers, dask), gpu=gpu)
@@ -154,7 +157,7 @@ def kernels(
     run_id: RunOpt = None,
 ) -> None:
     """Per-kernel roofline from Nsight Compute: FLOP/s, bytes, % of ceilings, bound."""
-    from crossview.cli.lake import analysis_of as run
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.render import kernels as table
 
     paths = sources(paths, lake)

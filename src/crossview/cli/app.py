@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.main
 
+from crossview.core import inert
 from crossview.errors import CrossviewError, UsageError
 
 if TYPE_CHECKING:
@@ -66,8 +69,6 @@ def _say(line: str) -> None:
 def _printable(msg: str) -> str:
     """One line, whatever a file name holds: newlines, ANSI escapes and unpaired surrogates
     (non-UTF-8 names) are escaped, so a name cannot forge a line or break the encoder."""
-    from crossview.core import inert
-
     return inert.name(msg)
 
 
@@ -100,6 +101,7 @@ def parse_window(text: str | None) -> tuple[int, int] | None:
 
 def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysis:
     """Run an analysis; one error line per rejected input; exit 2 when nothing was read."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.cli import progress_bar
     from crossview.progress import reporting
 
@@ -140,15 +142,13 @@ def emit(text: str, output: Path | None, result: Analysis, code: int = 0) -> Non
 def write_stdout(text: str) -> None:
     """What a command prints: no control character, ANSI sequence or bidi override from a
     name reaches the terminal (core/inert.py; JSON stays valid, the same values)."""
-    from crossview.core import inert
-
     sys.stdout.write(inert.text(text))
 
 
 def write_output(output: Path, data: str | bytes, inputs: list[Path]) -> None:
     """-o: never onto an input (one error line), says when it overwrites, and is marked so a
     later folder walk does not read it back as a capture (sources/outputs.py)."""
-    from crossview.core import inert
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.sources import outputs
 
     if isinstance(data, str):  # a recap, JSON, HTML, folded stacks: as on the terminal
@@ -186,6 +186,7 @@ def check_size(option: str, text: str) -> None:
 
 def capture_cache() -> CacheSettings | None:
     """The capture cache this run reads and writes (None: --no-cache)."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.cache.settings import from_env
 
     return from_env()
@@ -200,6 +201,7 @@ def check_memory(text: str | None) -> str | None:
 
 def _version(show: bool) -> None:
     if show:
+        # lazy: `crossview --help` and every command's start-up import only what they run (0902)
         from crossview.version import version
 
         print(f"crossview {version()}")
@@ -269,6 +271,7 @@ def main() -> None:
         error_line("interrupted")
         sys.exit(130)
     except (RecursionError, MemoryError) as e:  # a resource limit on some input, not a bug
+        # lazy: `crossview --help` and every command's start-up import only what they run (0902)
         from crossview.sources import guard
 
         error_line(guard.resource_problem(e))
@@ -277,6 +280,7 @@ def main() -> None:
         if os.environ.get("CROSSVIEW_DEBUG"):
             raise
         if type(e).__name__ == "OutOfMemoryException":  # duckdb's: a resource limit, not a bug
+            # lazy: `crossview --help` and every command's start-up import only what they run (0902)
             from crossview.store import memory
 
             cap = os.environ.get(memory.ENV) or (
@@ -305,8 +309,6 @@ def _command() -> Any:
     path parameter: an unreadable input (mode 000, another user's) is the reader's to refuse
     in one line naming it ("cannot read: Permission denied"), not a usage box that hides the
     other inputs' answers (issue 43)."""
-    import typer.main
-
     cmd = typer.main.get_command(app)
     groups = [cmd]
     while groups:
@@ -328,6 +330,7 @@ def ready_to_analyze() -> None:
     root callback for every command but `analyze`, which runs it only when its answer is not
     kept (cli/answers.py), so help and a kept answer load neither numpy nor the knowledge
     tables."""
+    # lazy: help and a kept answer load neither the knowledge tables nor numpy (0845)
     from crossview.sources import guard
 
     guard.deep_stacks()
@@ -345,6 +348,7 @@ def _numpy_with_one_blas_thread() -> None:
     before = os.environ.get(_BLAS_THREADS)
     os.environ[_BLAS_THREADS] = "1"
     try:
+        # lazy: numpy loads once the BLAS thread variable is set (decision 0768)
         import numpy  # noqa: F401  (OpenBLAS reads the variable when it loads)
     finally:
         if before is None:
@@ -357,8 +361,7 @@ def _exit_now(code: int) -> None:
     """Flush what was printed, remove the store's spill folder (DuckDB removes it only when
     the store is closed) and this process's temp folders, and end the process without the
     interpreter's teardown."""
-    import shutil
-
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.sources import tempdirs
 
     for stream in (sys.stdout, sys.stderr):

@@ -78,6 +78,7 @@ def script(
     if output is None:
         error_line("-o/--output BUNDLE is required")
         raise typer.Exit(2)
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.capture.profiler import Schedule
     from crossview.capture.script import ScriptOptions, run_script
 
@@ -114,6 +115,7 @@ def vllm(
     /metrics before, every --interval s and after; /start_profile and /stop_profile around the
     bench; the bench result, the server's trace files and the Context go into the bundle.
     """
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.capture.vllm import VllmOptions, capture_vllm
 
     try:
@@ -157,6 +159,7 @@ def plan(
     (A) bench + torch-profiler window + metric scrapes, (B) a separate nsys run, (C) a separate
     ncu run by kernel name, (D) DCGM over the bench window.
     """
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.capture import plan as plan_mod
     from crossview.capture.plan_k8s import render_k8s
 

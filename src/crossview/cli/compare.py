@@ -55,6 +55,7 @@ def diff(
 ) -> None:
     """What changed from A to B: comparability, the GPU's drift, noise, per-step causes, host
     ops, kernels; with --lever the replay's prediction checked against B."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.analysis import analyze as run
     from crossview.experiments.diff import compare
     from crossview.render import diff as table
@@ -68,15 +69,18 @@ def diff(
         if metric is not None and fail_on_regression is None:
             raise UsageError("--metric names the --fail-on-regression gate's metric")
         if fail_on_regression is not None:
+            # lazy: `crossview --help` and every command's start-up import only what they run (0902)
             from crossview.experiments.regression import check_args
 
             check_args(fail_on_regression, metric)
         if lever:
+            # lazy: `crossview --help` and every command's start-up import only what they run (0902)
             from crossview.replay.levers import parse
 
             for spec in lever:
                 parse(spec)  # an unknown lever fails before any work
         if ledger is not None:
+            # lazy: `crossview --help` and every command's start-up import only what they run (0902)
             from crossview.synthesis.ledger_update import read_ledger
 
             read_ledger(ledger)  # a bad ledger fails before any work
@@ -117,6 +121,7 @@ def _attach(d: Diff, a: Path, b: Path, sides: list[Analysis], lever: list[str] |
             pct: float | None, metric: str | None, ledger: Path | None,
             ledger_row: str | None) -> None:
     """The --lever check (and its ledger record) and the --fail-on-regression gate."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.experiments import lever_check, regression
     from crossview.experiments.diff import attach
 
@@ -124,6 +129,7 @@ def _attach(d: Diff, a: Path, b: Path, sides: list[Analysis], lever: list[str] |
     attach(d, check, regression.judge(sides[0], sides[1], pct, metric)
            if pct is not None else None)
     if check is not None and ledger is not None:
+        # lazy: `crossview --help` and every command's start-up import only what they run (0902)
         from crossview.synthesis.ledger_replay import record
 
         rid = record(ledger, check, ledger_row)
@@ -168,6 +174,7 @@ def ab(
         help="Leave trials flagged cold (warm-up outliers) out of the comparison.")] = False,
 ) -> None:
     """A/B of benchmark trials: medians, CI, p, verdict (win/loss/null/insufficient)."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.experiments.ab import run_ab
     from crossview.experiments.gates import NodeClaim
     from crossview.knowledge.thresholds import defaults

@@ -11,6 +11,8 @@ import typer
 from crossview.cli.app import OPTIONS, app, error_line, run_analysis, write_output
 from crossview.cli.filter_options import NO_FILTER, with_filter
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
+from crossview.cli.lake import analysis_of as run
+from crossview.errors import UsageError
 
 if TYPE_CHECKING:
     from crossview.scope.filter import Filter
@@ -57,7 +59,7 @@ def export(
     run_id: RunOpt = None,
 ) -> None:
     """Export call trees (folded stacks, speedscope) or the timeline (Perfetto) of the input."""
-    from crossview.cli.lake import analysis_of as run
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.export import folded, perfetto, speedscope
     from crossview.units import duration
 
@@ -70,7 +72,6 @@ def export(
     assert result.views is not None
     views = result.views
     if to is To.perfetto:
-        from crossview.errors import UsageError
         try:
             data, st = perfetto.render(views.store)
         except UsageError as e:

@@ -13,6 +13,7 @@ import typer
 from crossview.cli.app import (
     Fmt,
     app,
+    capture_cache,
     check_memory,
     error_line,
     per_file_lines,
@@ -47,8 +48,8 @@ def analysis_of(paths: list[Path], flt: Filter | None = None, gpu: str | None = 
                 lake: Path | None = None, campaign: str | None = None,
                 run: str | None = None) -> Analysis:
     """In-process analysis of files, or of a lake selection through DuckDB views."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.analysis import analyze, analyze_lake
-    from crossview.cli.app import capture_cache
 
     if lake is not None:
         return analyze_lake(lake, campaign, run, flt, gpu=gpu)
@@ -59,6 +60,7 @@ def analysis_of(paths: list[Path], flt: Filter | None = None, gpu: str | None = 
 
 def lake_side(lake: Path, selector: str) -> Analysis:
     """One side of `diff --lake`: RUN, or CAMPAIGN/RUN."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.analysis import analyze_lake
 
     campaign, _, run = selector.rpartition("/")
@@ -82,6 +84,7 @@ def ingest(
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """Write captures' normalized tables as Parquet (campaign=/run=/source=), idempotently."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.lake.fanout import default_engine
     from crossview.lake.ingest import ingest as run_ingest
 

@@ -30,10 +30,12 @@ def mcp_server(
 ) -> None:
     """MCP server: crossview's views as tools for an agent (stdio by default)."""
     try:
+        # lazy: optional dependency (mcp: extra `mcp`)
         import mcp  # noqa: F401  (the SDK is an optional extra)
     except ImportError:
         error_line("the MCP server needs the `mcp` extra: pip install 'crossview[mcp]'")
         raise typer.Exit(2) from None
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.mcp.http import token_of
     from crossview.mcp.server import run as serve
 

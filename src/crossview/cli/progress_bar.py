@@ -23,6 +23,7 @@ class RichProgress:
     its phase, files done of all, elapsed time."""
 
     def __init__(self, console: Console) -> None:
+        # lazy: `crossview --help` and every command's start-up import only what they run (0902)
         from rich.progress import (
             BarColumn,
             DownloadColumn,
@@ -77,6 +78,7 @@ def stderr_console() -> Console | None:
     tty and neither TTY_COMPATIBLE nor FORCE_COLOR says otherwise), without importing Rich."""
     if not ("TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ or _isatty()):
         return None
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from rich.console import Console
 
     return Console(stderr=True)

@@ -10,6 +10,7 @@ import typer
 from crossview.cli.app import app, emit, error_line, run_analysis
 from crossview.cli.filter_options import NO_FILTER, GpuOpt, with_filter
 from crossview.cli.lake import CampaignOpt, LakeOpt, RunOpt, sources
+from crossview.cli.lake import analysis_of as run
 from crossview.cli.multi_value import multi_value
 from crossview.errors import InputError
 
@@ -22,6 +23,7 @@ def html_report(result: Analysis, paths: list[Path], ab: list[Path] | None = Non
         str, bool]:
     """The report's HTML and whether an optional input (synthesis, A/B) was rejected; each
     rejected one gets its error line and the report is written without that panel."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.render.html import Extras, inputs, render
 
     ex = Extras()
@@ -58,8 +60,6 @@ def report(
     gpu: GpuOpt = None,
 ) -> None:
     """Write one self-contained HTML page: recap, flamegraphs, timeline, roofline, ledger."""
-    from crossview.cli.lake import analysis_of as run
-
     paths = sources(paths, lake)
     result = run_analysis(lambda: run(
         paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)

@@ -27,6 +27,7 @@ def sol(
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """LLM speed-of-light: lower bounds on prefill, TTFT, TPOT, tokens/s (and % of SoL)."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.analysis import bench_arms
     from crossview.render import sol as out
     from crossview.sol import command

@@ -24,6 +24,7 @@ def inventory(
     gpu: Annotated[str | None, typer.Option(help="GPU of captures that name none.")] = None,
 ) -> None:
     """Every artifact of a bundle: kind, capture validation (with the fix), rigor tier."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.render import inventory_md
     from crossview.synthesis import bundle_context
     try:
@@ -46,6 +47,7 @@ def synthesize(
 ) -> None:
     """Fuse ≥ 2 sources into reconciliation, contradictions, a ranked ledger, experiments
     and the frontier; writes BUNDLE/findings/synthesis-<UTC>.md and .json."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.render import synthesis_md
     from crossview.synthesis import synthesize as syn_mod
     try:

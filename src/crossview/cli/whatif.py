@@ -25,6 +25,7 @@ def whatif(
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="Output format.")] = Fmt.md,
 ) -> None:
     """Baseline vs predicted step time, GPU busy and what now bounds the step."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.render import whatif as out
     from crossview.replay.whatif import run
 

@@ -36,7 +36,7 @@ class StartupFrames(Facts, frozen=True, kw_only=True):
 
 class Flagged(Struct, frozen=True):
     step: str
-    reasons: tuple[str, ...]  # views/device/steps.py flag sentences, as recorded
+    reasons: tuple[str, ...]  # scope/step_detect.py flag sentences, as recorded
 
 
 class StartupOnly(Facts, frozen=True, kw_only=True):

@@ -27,9 +27,9 @@ from crossview.core.claim import (
     Seconds,
     Share,
 )
+from crossview.core.device_counters import util
 from crossview.detectors.common import cites, pct
 from crossview.detectors.declare import About, Declaration
-from crossview.views.counters.device_counters import util
 from crossview.views.views import Views
 
 if TYPE_CHECKING:  # imported where a capture has host CPU samples (decision 0760)

@@ -98,7 +98,7 @@ def _inductor_fill(v: Views) -> tuple[tuple[str, str], ...] | None:
 def _large_step(v: Views) -> tuple[LargeStep, tuple[tuple[str, str], ...]] | None:
     """A vLLM step larger than vLLM's default largest CUDA-graph size runs without a graph
     even when graphs are on: (its batch, the values the fix quotes), else None."""
-    from crossview.views.host import engine_batch  # only on vLLM captures (decision 0760)
+    from crossview.views.host import engine_batch  # lazy: only on vLLM captures (decision 0760)
 
     got = engine_batch.batches(v.store, v.engine, v.steps.steady)
     big = max(got, key=lambda b: b.tokens, default=None)

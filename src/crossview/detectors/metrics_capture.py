@@ -10,9 +10,9 @@ from __future__ import annotations
 from msgspec import Struct
 
 from crossview.core.claim import Cite, Claim, Facts, FixPart, MiB, Pct, Phrasing
+from crossview.core.device_counters import util
 from crossview.detectors.declare import About, Declaration
 from crossview.detectors.serving_common import Scrapes, ev, model, scrapes
-from crossview.views.counters.device_counters import util
 from crossview.views.views import Views
 
 PATTERN = "capture-window"

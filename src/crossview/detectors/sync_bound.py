@@ -70,7 +70,7 @@ class Syncs(Facts, frozen=True, kw_only=True):
 
 def _held(v: Views) -> Held | None:
     """What the longest blocking call waited for (None: no blocking call with a launch)."""
-    from crossview.views.device import blocking_waits  # only when it fires (decision 0760)
+    from crossview.views.device import blocking_waits  # lazy: only when it fires (decision 0760)
 
     lim = v.limits
     waits = blocking_waits.longest(v.store, v.sync_calls().names, lim.blocking_wait_calls,

@@ -11,8 +11,8 @@ these are DRAFT pointers to confirm with a trace or ncu.
 from __future__ import annotations
 
 from crossview.core.claim import Cite, Claim, CountF, Cutoff, Facts, FixPart, Pct, Phrasing
+from crossview.core.device_counters import DeviceCounters, util
 from crossview.detectors.declare import About, Declaration
-from crossview.views.counters.device_counters import DeviceCounters, util
 from crossview.views.views import Views
 
 

@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from crossview.errors import InputError, UsageError
-from crossview.experiments import cold
+from crossview.experiments import capture_trials, cold
 from crossview.experiments.ab_stats import Comparison, compare
 from crossview.knowledge.loader import load_yaml
 from crossview.knowledge.thresholds import defaults
@@ -96,8 +96,6 @@ def load_arm(name: str, paths: list[Path]) -> Arm:
     """Read one arm's result files; any unreadable or non-benchmark file is an InputError.
     An arm of profiler captures (every file a Kineto / nsys timeline) is read as capture
     trials (experiments/capture_trials.py)."""
-    from crossview.experiments import capture_trials
-
     if not paths:
         raise UsageError(f"--{name}: no result files given")
     captures = [capture_trials.is_capture(p) for p in paths]

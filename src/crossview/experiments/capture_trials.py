@@ -1,7 +1,7 @@
 """Captures as A/B trials (issue 39 item 5, decision 0855): `crossview ab --baseline A*.json.gz
 --variant B*.json.gz` with ≥ 3 profiler captures per arm judges them as it judges benchmark
 trials. Each capture is one trial; its values are medians over its steady steps (the time
-account's steps, views/device/steps.py): `median_step_ms` (the step wall; the `step` target of
+account's steps, scope/step_detect.py): `median_step_ms` (the step wall; the `step` target of
 knowledge/ab_gates.yaml), `kernel_time_per_step_ms` and `gpu_busy_per_step_ms`. Its Context:
 the bundle.yaml Context above it (`crossview capture` records the model, hostname and GPU
 UUIDs there) with the GPU model and the driver's CUDA version the capture records; a bare
@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.analysis import analyze
 from crossview.errors import InputError
 from crossview.experiments.bundle_context import near_bundle
 from crossview.experiments.comparable import drivers, gpu_names
+from crossview.sources.registry import pick_reader
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
@@ -27,8 +29,6 @@ METRICS = ("median_step_ms", "kernel_time_per_step_ms", "gpu_busy_per_step_ms")
 
 def is_capture(path: Path) -> bool:
     """A profiler timeline (Kineto trace, nsys report / SQLite), by its content."""
-    from crossview.sources.registry import pick_reader
-
     if path.is_dir():
         return False
     try:
@@ -48,8 +48,6 @@ class Trials:
 
 def load(name: str, paths: list[Path]) -> Trials:
     """One arm of captures: each analyzed on its own (a rejected or stepless one refuses)."""
-    from crossview.analysis import analyze
-
     arm = Trials()
     for i, p in enumerate(paths):
         r = analyze([p])

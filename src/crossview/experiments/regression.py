@@ -17,7 +17,7 @@ from crossview.knowledge.loader import load_yaml
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
-    from crossview.views.device.steps import Step
+    from crossview.scope.step_detect import Step
 
 PASS, REGRESSED, UNDECIDED = "pass", "regressed", "undecided"
 

@@ -117,6 +117,7 @@ def _pool_map(pool: ProcessPoolExecutor, fn: Callable[[T], R], tasks: Sequence[T
 @contextmanager
 def _dask_client(engine: Engine, n_tasks: int) -> Iterator[Any]:
     try:
+        # lazy: optional dependency (distributed: extra `dask`)
         from distributed import Client, LocalCluster
     except ImportError:
         raise UsageError("--dask needs Dask: pip install 'crossview[dask]'") from None
@@ -140,6 +141,7 @@ def _dask_client(engine: Engine, n_tasks: int) -> Iterator[Any]:
 
 def _gather(client: Any, fn: Callable[[T], R], tasks: Sequence[T],
             on_error: Callable[[T, str], R]) -> list[R]:
+    # lazy: optional dependency (distributed: extra `dask`)
     from distributed import KilledWorker
 
     out: list[R] = []

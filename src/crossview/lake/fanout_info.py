@@ -1,4 +1,4 @@
-"""How `analyze --workers/--dask` ran (lake/rank_fanout.py): the record an Analysis carries,
+"""How `analyze --workers/--dask` ran (rank_fanout.py): the record an Analysis carries,
 kept apart so analysis.py can name it without importing the fan-out that imports analysis."""
 
 from __future__ import annotations

@@ -14,9 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.errors import InputError
 from crossview.lake.columns import columns
 from crossview.lake.manifest import ID_SHIFT
+from crossview.sources import guard
+from crossview.sources.registry import read_all
 from crossview.store.schema import TABLES
+from crossview.store.store import Store
 
 # Id columns offset per artifact (manifest.ID_SHIFT). tests/test_lake.py fails when a new
 # BIGINT id-like column appears in TABLES without being classified here or in NOT_IDS.
@@ -52,9 +56,6 @@ class HashResult:
 
 
 def hash_file(task: HashTask) -> HashResult:
-    from crossview.errors import InputError
-    from crossview.sources import guard
-
     h = hashlib.sha256()
     try:
         guard.check_open(task.path)  # a FIFO or a device is refused before it is opened
@@ -111,9 +112,6 @@ def _select(table: str, artifact_id: int) -> str:
 
 def ingest_file(task: IngestTask) -> IngestResult:
     """Read one artifact into its own store and write each non-empty table as Parquet."""
-    from crossview.sources.registry import read_all
-    from crossview.store.store import Store
-
     res = IngestResult(task.path, task.sha256, task.artifact_id, "unknown", "error",
                        pid=os.getpid())
     # past the limit the store spills to its temp folder instead of failing (bounded memory)

@@ -84,6 +84,7 @@ class BearerAuth:
 
 
 def serve(server: Any, host: str, port: int, token: str | None) -> None:
+    # lazy: optional dependency (anyio: extra `mcp`)
     import anyio
     import uvicorn
 

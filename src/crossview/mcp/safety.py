@@ -12,6 +12,7 @@ import duckdb
 from mcp.server.mcpserver.exceptions import ToolError
 
 from crossview.errors import CrossviewError
+from crossview.sources import guard
 
 
 class Refused(CrossviewError, ToolError):
@@ -22,8 +23,6 @@ class Refused(CrossviewError, ToolError):
 def short(value: object) -> str:
     """A value an agent sent, for an error message: escaped, at most a short prefix
     (input_limits.yaml error_quote_chars) — a 20 MB argument is never echoed whole."""
-    from crossview.sources import guard
-
     s = str(value)
     if s.isprintable() and len(s) <= int(guard.limit("error_quote_chars")):
         return s
@@ -82,8 +81,6 @@ class Roots:
                 real.append(self.check(p))
                 given.append(p)
             except Refused as e:
-                from crossview.sources import guard
-
                 quoted, why = short(p), str(e)  # the path itself, escaped, when usable
                 shown = guard.show(p) if len(p) <= 4096 and "\0" not in p else quoted
                 refused.append((shown, why.removeprefix(f"{quoted}: ")))

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from crossview.cache.settings import from_env
 from crossview.mcp import guarded, pressure, resources
 from crossview.mcp.cache import AnalysisCache
 from crossview.mcp.echo import BoundedEcho
@@ -27,9 +28,10 @@ INSTRUCTIONS = (
 
 
 def build(roots: list[Path]) -> Any:
+    # lazy: optional dependency (mcp: extra `mcp`)
     from mcp.types import ToolAnnotations
 
-    from crossview.cache.settings import from_env
+    # lazy: optional dependency (the mcp SDK, extra `mcp`: sdk_server imports it)
     from crossview.mcp.sdk_server import Server
 
     cache = AnalysisCache(Roots(roots), persistent=from_env())
@@ -40,6 +42,7 @@ def build(roots: list[Path]) -> Any:
         return guarded.wrap(fn, cache.roots.roots, slots)
 
     views, other = ViewTools(cache), OtherTools(cache)
+    # lazy: importlib.metadata is read once a server is built, not when tools import this
     from crossview.version import version
 
     server = Server("crossview", instructions=INSTRUCTIONS, version=version(),
@@ -90,12 +93,15 @@ def run(roots: list[Path], http: bool, host: str, port: int, token: str | None) 
     pressure.apply()  # bounded threads and memory per store, before any store opens
     server = build(roots)
     if http:
+        # lazy: optional dependency (uvicorn, extra `mcp`: http imports it)
         from crossview.mcp.http import serve
 
         serve(server, host, port, token)
     else:
+        # lazy: optional dependency (anyio: extra `mcp`)
         import anyio
 
+        # lazy: optional dependency (the mcp SDK, extra `mcp`: stdio_bounded imports it)
         from crossview.mcp import stdio_bounded
 
         anyio.run(stdio_bounded.serve, server)  # one message at most mcp_max_message_bytes

@@ -178,6 +178,7 @@ def _private_stdin() -> IO[bytes]:
 
 async def serve(server: Any) -> None:
     """Run the MCPServer `server` over stdio, one message at most mcp_max_message_bytes."""
+    # lazy: optional dependency (mcp: extra `mcp`)
     from mcp.server.stdio import stdio_server
 
     lines = BoundedLines(_private_stdin(), int(guard.limit("mcp_max_message_bytes")))

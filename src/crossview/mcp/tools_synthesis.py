@@ -39,6 +39,7 @@ class SynthesisTools:
         """Every artifact of a bundle: detected kind, capture validation (each problem with
         the fix for the capture), the rigor tier it supplies (L1–L4), the bundle Context
         with unknown fields named, and the valid distinct sources."""
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.synthesis import bundle_context
 
         root = self._bundle(bundle)
@@ -68,6 +69,7 @@ class SynthesisTools:
         row cites bundle artifacts; DRAFT until an A/B), experiment plans and the next-lever
         frontier. Refused (tool error) with fewer than two valid, distinct sources.
         Read-only: run the CLI to write findings/synthesis-<ts>.{md,json}."""
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.render import synthesis_md
         from crossview.synthesis import synthesize as syn_mod
 

@@ -7,7 +7,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from crossview.analysis import bench_arms
 from crossview.errors import CrossviewError
+from crossview.knowledge.thresholds import defaults
 from crossview.mcp import relations
 from crossview.mcp.cache import AnalysisCache, FilterArg
 from crossview.mcp.compact import Detail, within
@@ -50,6 +52,7 @@ class OtherTools:
         gate's verdict and why. Per path, as the other tools: a path or file of a side that
         is refused is listed under `rejected` (per side) and the rest of that side compared.
         At summary the longest lists are shortened to fit the budget (said under `cut`)."""
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.experiments import lever_check, regression
         from crossview.experiments.diff import attach, compare
 
@@ -106,8 +109,10 @@ class OtherTools:
         """A/B of benchmark trials as `crossview ab`: medians, bootstrap CI, p, verdict
         (win / loss / null / insufficient) per metric, refusals when the arms differ in
         context. Read-only: no ledger is written from the server."""
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.experiments.ab import run_ab
-        from crossview.knowledge.thresholds import defaults
+
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.render import ab as table
 
         base = self.cache.roots.check_all(baseline)
@@ -135,7 +140,7 @@ class OtherTools:
     ) -> str:
         """LLM speed-of-light as `crossview sol`: lower bounds on prefill, TTFT, TPOT and
         tokens/s for a model on a GPU, and a benchmark's % of SoL when given."""
-        from crossview.analysis import bench_arms
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.render import sol as out
         from crossview.sol import command
 
@@ -198,6 +203,7 @@ __all__ = ["FilterArg", "OtherTools"]
 def _not_shipped(model: str) -> bool:
     """A model name that is not a shipped config is a file name: resolved against the roots,
     never against the server's working directory (issue 18)."""
-    from crossview.knowledge import model_config
+    # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
+    from crossview.sources import model_config
 
     return model_config._by_name(model) is None

@@ -11,9 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from crossview.knowledge.frames import is_user_frame
 from crossview.mcp import shape, trees
 from crossview.mcp.cache import AnalysisCache, Entry, FilterArg
-from crossview.mcp.compact import Detail, compact, fit
+from crossview.mcp.compact import Detail, compact, fit, with_absent
 from crossview.mcp.jsonout import dumps
 from crossview.mcp.safety import Refused
 
@@ -182,8 +183,6 @@ class ViewTools:
         """Hottest frames (python functions, operators, runtime calls; kernels in the gpu
         view) by self time and by total (inclusive) time, with shares of the view's total.
         `user` marks frames in the user's own code (where a change can go)."""
-        from crossview.knowledge.frames import is_user_frame
-
         e = self.cache.get(paths, filter)
         with e.lock:
             v = e.analysis.views
@@ -202,6 +201,7 @@ class ViewTools:
         """Per-kernel roofline from Nsight Compute data (.ncu-rep or ncu --csv): FLOP/s,
         bytes, % of the GPU's ceilings, bound. Refused when the input has no ncu counters.
         At summary, ncu's rule messages are cut to rule, type and estimated speedup."""
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.render.kernels import as_list
 
         e = self.cache.get(paths, None, gpu)
@@ -226,6 +226,7 @@ class ViewTools:
         """The recap, as `crossview analyze`: ranked findings (id, severity, evidence,
         fix) and the headline metrics as JSON; format=md for the Markdown report (summary:
         the first screen, `crossview analyze`; full: with every table, `--detail full`)."""
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.render import markdown
         from crossview.render.json import as_dict
 
@@ -323,6 +324,4 @@ def _slim_account(account: dict[str, Any] | None, rows: int) -> dict[str, Any] |
 
 
 def shape_absent(doc: dict[str, Any], absent: dict[str, str]) -> dict[str, Any]:
-    from crossview.mcp.compact import with_absent
-
     return with_absent(doc, absent)

@@ -42,6 +42,7 @@ class WhatIfTools:
         the predicted step (critical path by cause). Refused with one line on a capture with no
         timeline or no host side; a path refused, or a file rejected, beside the capture is
         listed under `rejected` and the capture still replayed."""
+        # lazy: MCP server start-up loads no tool's work (+~1 s measured, decision 0902)
         from crossview.replay.whatif import run
 
         # per path, as the other tools: one refused path is reported beside the replay of the

@@ -1,4 +1,4 @@
-"""Markdown: the step table and the time account (views/device/steps.py, views/device/account.py).
+"""Markdown: the step table and the time account (scope/step_detect.py, views/device/account.py).
 
 Format only: every number comes from the views; cut-offs from steps.yaml / account.yaml.
 """
@@ -12,9 +12,9 @@ from crossview.knowledge import causes
 from crossview.knowledge.fixes import fix_for
 from crossview.knowledge.steps_rules import rules as step_rules
 from crossview.render.md_text import code, cut
+from crossview.scope.step_detect import Step, source_phrase
 from crossview.units import duration as _ms
 from crossview.views.device.account import Account, CauseSlice
-from crossview.views.device.steps import Step, source_phrase
 from crossview.views.views import Views
 
 

@@ -53,7 +53,7 @@ def as_dict(a: Analysis) -> dict[str, Any]:
         # collective algbw/busbw and copy bytes/s (views/distributed/comm_bandwidth.py)
         "transfers": v.comm_bandwidth.to_dict() if v and v.metrics.kernel_count else None,
         "findings": [f.to_dict() for f in a.findings],
-        # issue 15: steps (views/device/steps.py) and the time account (views/device/account.py)
+        # issue 15: steps (scope/step_detect.py) and the time account (views/device/account.py)
         "steps": v.steps.to_dict() if v else None,
         "account": (v.account.to_dict() if v.account else None) if v else None,
     }

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crossview.core.bench_arm import BenchArm
+from crossview.core.device_counters import DeviceCounters, util
 from crossview.core.finding import Finding
 from crossview.render import host_cpu_md
 from crossview.sol.workload import DeviceSol
 from crossview.units import duration
-from crossview.views.counters.device_counters import DeviceCounters, util
 from crossview.views.views import Views
-from crossview.views.workload.bench import BenchArm
 from crossview.views.workload.histogram import HistStat
 from crossview.views.workload.serving import ServingSummary
 

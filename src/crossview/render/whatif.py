@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 from crossview.core import inert
+from crossview.render import rank_whatif
 from crossview.replay.whatif import WhatIf
 
 if TYPE_CHECKING:
@@ -20,8 +21,6 @@ def _ms(ns: float) -> str:
 
 def render(w: WhatIf | RankWhatIf) -> str:
     if not isinstance(w, WhatIf):  # the ranks of one job (render/rank_whatif.py)
-        from crossview.render import rank_whatif
-
         return rank_whatif.render(w)
     m = w.medians()
     n = len(w.baseline)

@@ -53,7 +53,7 @@ def _bounds(g: Graph, t: Timing, step: Step, nxt: tuple[int, int | None] | None 
             launches: tuple[list[int], list[int]] | None = None
             ) -> tuple[int, int, int] | None:
     """(start, end, the node ending the step) of the replayed step; `nxt`: the next step's
-    `_start`, where a GPU tail stops (views/device/steps `_extend_to_gpu_tail`): the step then
+    `_start`, where a GPU tail stops (scope/step_detect `_extend_to_gpu_tail`): the step then
     ends on the node the next one starts after."""
     s = _start(g, t, step)
     if s is None:

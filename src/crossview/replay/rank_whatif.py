@@ -12,6 +12,8 @@ from statistics import median
 from typing import Any
 
 from crossview.errors import InputError
+from crossview.knowledge.loader import load_typed
+from crossview.knowledge.thresholds import defaults
 from crossview.replay import graph as graph_mod
 from crossview.replay import rank_graph, rank_levers, rank_replay
 from crossview.replay.gc_pause import paused
@@ -111,8 +113,6 @@ class RankWhatIf:
 
 def job_of(store: Store, ids: list[int]) -> RankAnalysis | None:
     """The ranks of one job among these artifacts (as analyze finds them), or None."""
-    from crossview.knowledge.thresholds import defaults
-
     lim = defaults()
     summaries = [s for a in ids if (s := rank_views.summarize(store, a, scoped=False))]
     if len(summaries) < 2:
@@ -188,8 +188,6 @@ def _median_step(steps: list[JobStep]) -> JobStep | None:
 
 
 def _top_ops() -> int:
-    from crossview.knowledge.loader import load_typed
-
     return int(load_typed("ranks.yaml").replay.top_ops)
 
 

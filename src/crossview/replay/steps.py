@@ -1,4 +1,4 @@
-"""Step boundaries for the replay: the time account's steps (views/device/steps.py), so a
+"""Step boundaries for the replay: the time account's steps (scope/step_detect.py), so a
 replayed step is the step the recap's steps table and time account measure (decision 0806):
 each on the host thread holding its range, ending at its GPU tail when its kernels finish
 after the range does."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crossview.scope.step_detect import detect, source_phrase
 from crossview.store.store import Store
-from crossview.views.device.steps import detect, source_phrase
 
 # how a step's end reaches past its host range (measure.py reads it)
 TAIL_NONE, TAIL_LAUNCHED, TAIL_ALL = "", "launched", "all"
@@ -65,7 +65,7 @@ def windows(store: Store, artifact_id: int) -> tuple[str, list[Step], dict[str, 
 
 def _lane(store: Store, artifact_id: int, start_ns: int, name: str | None) -> str:
     """The host thread of the step's range op (`name`), or for a whole-capture step the
-    thread whose first op starts it (views/device/steps `_one_unit`): "" when none does."""
+    thread whose first op starts it (scope/step_detect `_one_unit`): "" when none does."""
     row = store.sql(
         "SELECT pid, tid FROM host_ops WHERE artifact_id = $a AND start_ns = $s"
         " AND ($n IS NULL OR name = $n) AND pid IS NOT NULL AND tid IS NOT NULL"

@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from statistics import median
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from crossview.cache.read import read_inputs
 from crossview.errors import InputError
+from crossview.knowledge.thresholds import defaults
 from crossview.replay import bounds as bounds_mod
 from crossview.replay import graph as graph_mod
 from crossview.replay import levers as lever_mod
@@ -18,8 +21,11 @@ from crossview.replay.gc_pause import paused
 from crossview.replay.graph import WAIT, Graph
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, measure, pinned
+from crossview.replay.rank_graph import stalls_of
+from crossview.replay.rank_whatif import run as run_ranks
 from crossview.replay.replay import Timing, replay
 from crossview.replay.steps import Step, marks, windows
+from crossview.sol.roofline import compute
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
@@ -148,12 +154,8 @@ def timelines(paths: list[Path], store: Store | None = None,
     of a job, replay/rank_whatif.py), and the inputs beside them that were rejected;
     one-line refusals."""
     store = store or Store()
-    if cache is None:
-        reports = read_all(paths, store)
-    else:
-        from crossview.cache.read import read_inputs
-
-        reports = read_inputs(paths, store, cache).reports
+    reports = (read_all(paths, store) if cache is None
+               else read_inputs(paths, store, cache).reports)
     # files that are not captures (a bundle's *_cmd.txt) are skipped, as analyze skips them;
     # a rejected or partial file beside a whole timeline is reported and the timeline
     # replayed; a partial timeline alone is refused: a replay of half of one predicts nothing
@@ -189,8 +191,6 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None,
     what they cannot know (WhatIf.bounds)."""
     store, ids, bad = timelines(paths, store, cache)
     if len(ids) > 1:
-        from crossview.replay.rank_whatif import run as run_ranks
-
         job = run_ranks(store, ids, specs, ", ".join(str(p) for p in paths))
         job.rejected = [(r.path, list(r.problems)) for r in bad]
         return job
@@ -304,8 +304,6 @@ def predict(g: Graph, steps: list[Step], steps_from: str, specs: list[lever_mod.
 
 
 def _stalls(store: Store, aid: int) -> list[HostStall]:
-    from crossview.replay.rank_graph import stalls_of
-
     return stalls_of(store, aid)
 
 
@@ -314,10 +312,7 @@ def _roofline(store: Store) -> dict[str, tuple[float, str]]:
     ceilings) per ncu-profiled kernel name, when the store holds ncu rows."""
     if not store.sql("SELECT count(*) FROM profiled_kernels").fetchall()[0][0]:
         return {}
-    from types import SimpleNamespace
 
-    from crossview.knowledge.thresholds import defaults
-    from crossview.sol.roofline import compute
 
     paths = [r[0] for r in store.sql("SELECT path FROM artifacts WHERE status = 'ok'").fetchall()]
     out: dict[str, tuple[float, str]] = {}

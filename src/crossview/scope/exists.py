@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from crossview.errors import UsageError
 from crossview.knowledge.steps_rules import rules as step_rules
+from crossview.scope import step_detect as steps
 from crossview.store.store import Store
 from crossview.units import duration
 
@@ -73,8 +74,6 @@ def annotation_step(store: Store, ids: Sequence[int], name: str) -> str | None:
 
 def _steps_hint(store: Store, ids: Sequence[int]) -> str:
     """`; its steps X–Y: --step A:B (or --annotation X)` when the capture has steps."""
-    from crossview.views.device import steps
-
     found = steps.detect(store, whole=ids)
     if not found.steps or found.source in ("capture", "none"):
         return ""

@@ -16,7 +16,7 @@ class Filter:
     window_ns: tuple[int, int] | None = None  # absolute [start, end) in trace ns
     annotation: str | None = None  # host user_annotation / NVTX range name
     artifact: str | None = None  # path (or file name) of one artifact
-    step: str | None = None  # "N" or "A:B": steps by number (views/device/steps.py), a window
+    step: str | None = None  # "N" or "A:B": steps by number (scope/step_detect.py), a window
 
 
 @dataclass(frozen=True)

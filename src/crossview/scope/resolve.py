@@ -12,6 +12,7 @@ from typing import Any
 from crossview.errors import UsageError
 from crossview.scope import exists
 from crossview.scope import samples as sample_scope
+from crossview.scope import steps as step_scope
 from crossview.scope.filter import Filter, ResolvedFilter
 from crossview.store import stdlib
 from crossview.store.store import Store
@@ -72,9 +73,7 @@ def resolve(store: Store, flt: Filter) -> ResolvedFilter:
         raise UsageError(f"--annotation {flt.annotation} is step {ann_step} of this trace: "
                          "give it or --step, not both")
     step = flt.step if ann_step is None else ann_step
-    if step is not None:  # a step range is a window (views/device/steps.py)
-        from crossview.scope import steps as step_scope
-
+    if step is not None:  # a step range is a window (scope/step_detect.py)
         win, note = step_scope.window(store, ids, step, flt.window_ns)
         flt_window: tuple[int, int] | None = win
         notes.append(note if ann_step is None else

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from crossview.errors import UsageError
+from crossview.scope import step_detect as steps
 from crossview.store.store import Store
-from crossview.views.device import steps
 
 
 def selected(store: Store, ids: Sequence[int], spec: str

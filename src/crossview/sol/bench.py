@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from crossview.core.bench_arm import BenchArm
 from crossview.sol.llm import Setup, SolResult
-from crossview.views.workload.bench import BenchArm
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,12 @@ Reading the benchmark file (analysis) and rendering (render/sol.py) stay in the 
 
 from __future__ import annotations
 
+from crossview.core.bench_arm import BenchArm
 from crossview.errors import UsageError
-from crossview.knowledge import hardware, model_config
+from crossview.knowledge import hardware
 from crossview.sol import llm as llm_sol
 from crossview.sol.bench import BenchSol, compare, setup_from
-from crossview.views.workload.bench import BenchArm
+from crossview.sources import model_config
 
 
 def gpu(name: str) -> hardware.HwSpec:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from crossview.knowledge.hardware import HwSpec
-from crossview.knowledge.model_config import ModelShape
+from crossview.sources.model_config import ModelShape
 
 # bytes per element of a storage dtype (definitions of the formats, not measurements)
 DTYPE_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from crossview.core.device_counters import DeviceCounters, util
 from crossview.knowledge import hardware, thresholds
 from crossview.knowledge.thresholds import Thresholds
-from crossview.views.counters.device_counters import DeviceCounters, util
 
 
 @dataclass(frozen=True)

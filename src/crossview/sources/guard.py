@@ -15,8 +15,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import shutil as _shutil
 import stat
 import sys
+import zlib
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -24,6 +26,7 @@ from pathlib import Path
 from crossview.core import inert
 from crossview.errors import InputError
 from crossview.knowledge.loader import load_yaml
+from crossview.store import memory
 
 
 @cache
@@ -169,8 +172,6 @@ def gunzip_budget() -> int:
     """Decompressed bytes one gzip input may expand to in memory: input_limits.yaml
     max_gunzip_bytes, and at most gzip_memory_multiple × the memory limit (--memory-limit, or
     the default from the usable memory: store/memory.py)."""
-    from crossview.store import memory
-
     return min(int(limit("max_gunzip_bytes")),
                int(memory.limit_bytes() * float(limit("gzip_memory_multiple"))))
 
@@ -178,8 +179,6 @@ def gunzip_budget() -> int:
 def gunzip(path: Path | str, raw: bytes) -> bytes:
     """A whole gzip stream (members concatenated), decompressed in bounded steps: past the
     budget it is refused, never decompressed whole first; a stream cut short is an error."""
-    import zlib
-
     budget = min(gunzip_budget(), ratio_budget(len(raw)))
     out = bytearray()
     data = memoryview(raw)
@@ -216,9 +215,6 @@ def gunzip_to(path: Path | str, dest: Path) -> None:
     """Decompress a gzip file (members concatenated) to `dest` on disk in bounded steps: the
     bytes never sit in memory whole. Budget: the compression ratio (ratio_budget) and half
     the destination's free space; past it, refused. A stream cut short is an error."""
-    import shutil as _shutil
-    import zlib
-
     src = Path(path)
     try:
         free = _shutil.disk_usage(dest.parent).free

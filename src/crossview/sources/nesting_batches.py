@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from crossview.sources import guard
 from crossview.sources.dict_strings import dict_strings
 from crossview.sources.kineto.host_chunks import Chunk, iter_chunks
 from crossview.sources.kineto.nesting import Nesting, nest
@@ -144,8 +145,6 @@ def _nest_chunk(ch: Chunk, op_base: int, paths: Paths) -> Nested:
 
 
 def _max_depth() -> int:
-    from crossview.sources import guard
-
     return int(guard.limit("max_stack_depth"))
 
 

@@ -15,6 +15,8 @@ import os
 import resource
 from pathlib import Path
 
+from crossview.knowledge.loader import load_yaml
+
 ENV = "CROSSVIEW_MEMORY_LIMIT"
 _SIZE = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -53,8 +55,6 @@ def usable_bytes() -> int:
 
 
 def default_limit_bytes() -> int:
-    from crossview.knowledge.loader import load_yaml
-
     share = float(load_yaml("input_limits.yaml")["default_memory_share"])
     return max(64 << 20, int(usable_bytes() * share))
 

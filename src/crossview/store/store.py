@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from crossview import identity
 from crossview.errors import UsageError
+from crossview.knowledge.thresholds import defaults
 from crossview.store import memory
 from crossview.store.schema import TABLES
 
@@ -110,7 +111,6 @@ class Store:
         matters only at millions of rows (docs/decisions/0701)."""
         if not self._compressed:
             return
-        from crossview.knowledge.thresholds import defaults
 
         rows = self.con.execute("SELECT (SELECT count(*) FROM host_ops)"
                                 " + (SELECT count(*) FROM gpu_ops)").fetchall()[0][0]

@@ -22,10 +22,13 @@ import yaml
 from crossview.core.context import UNKNOWN, Context
 from crossview.core.scalars import scalar_of
 from crossview.errors import InputError
+from crossview.knowledge import hardware
 from crossview.knowledge.loader import load_yaml
 from crossview.sources import outputs
 from crossview.sources.nsys import schema_probe
 from crossview.store.store import Store
+from crossview.synthesis import bundle as bundle_mod
+from crossview.synthesis import inventory as inv_mod
 from crossview.synthesis.bundle import Bundle, in_outputs
 
 _HF_CACHE = re.compile(r"models--([^/]+?)--([^/]+)")
@@ -283,7 +286,6 @@ def apply(b: Bundle, found: list[Found]) -> None:
 
 
 def _same_gpu(a: str, b: str) -> bool:
-    from crossview.knowledge import hardware
     sa, sb = hardware.match(a), hardware.match(b)
     return sa is not None and sb is not None and sa.hw_key == sb.hw_key
 
@@ -307,8 +309,6 @@ def fill_from_commands(b: Bundle) -> list[Command]:
 def take_inventory(root: Path, gpu: str | None = None) -> Any:
     """bundle.load → context from command files → inventory → context from what the readers
     stored: the order `crossview synthesize` uses, for `crossview inventory` too."""
-    from crossview.synthesis import bundle as bundle_mod
-    from crossview.synthesis import inventory as inv_mod
     b = bundle_mod.load(root)
     fill_from_commands(b)
     inv = inv_mod.take(b, gpu)

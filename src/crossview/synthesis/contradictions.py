@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from crossview.core.device_counters import util
 from crossview.core.measurement import Measurement, compare
 from crossview.knowledge import hardware, thresholds
 from crossview.knowledge import synthesis as kb
 from crossview.synthesis.inventory import Inventory
 from crossview.synthesis.reconcile import Reconciliation, base_context
-from crossview.views.counters.device_counters import util
 
 
 @dataclass

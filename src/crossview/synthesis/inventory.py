@@ -21,6 +21,7 @@ from crossview.store import stdlib
 from crossview.store.store import Store
 from crossview.synthesis import trace_window
 from crossview.synthesis.bundle import Bundle
+from crossview.verdict import decide
 from crossview.views.views import Views
 
 
@@ -269,7 +270,5 @@ def take(bundle: Bundle, gpu: str | None = None) -> Inventory:
     views, findings = None, []
     if any(e.valid for e in entries):
         views = Views(store, resolve(store, Filter()), defaults())
-        from crossview.verdict import decide  # as analysis.analyze_store
-
         findings = decide(views)
     return Inventory(bundle, entries, others, store, views, findings, named)

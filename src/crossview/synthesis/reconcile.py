@@ -7,14 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from crossview import units
+from crossview.core.device_counters import util
 from crossview.core.measurement import Comparison, Measurement, compare
 from crossview.identity import kernel_key as normalize
 from crossview.kernels import match as kernel_match
 from crossview.kernels.families import classify
+from crossview.knowledge import hardware
 from crossview.knowledge import synthesis as kb
 from crossview.sol.roofline import KernelRoofline
 from crossview.synthesis.inventory import Entry, Inventory
-from crossview.views.counters.device_counters import util
 
 NOT_IN_BUNDLE = "not in bundle"
 
@@ -297,7 +298,6 @@ def _join(inv: Inventory, k: KernelRoofline, rows: list[KernelRow]) -> KernelJoi
         # the bundle's hardware spelling vs ncu's device name are one GPU when both match
         a_ctx = dict(dur.context)
         if k.hw_key and inv.bundle.context.hardware:
-            from crossview.knowledge import hardware
             spec = hardware.match(str(inv.bundle.context.hardware))
             if spec and spec.hw_key == k.hw_key:
                 a_ctx["hardware"] = ref.context["hardware"]

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from crossview.detectors.kernel_common import KernelFacts
+from crossview.detectors.kernel_inefficiency import group_key
 from crossview.knowledge import causes
+from crossview.sol.op_roofline import OpGroup
 from crossview.store.store import Store
 from crossview.verdict.cases import Case
 from crossview.views.views import Views
@@ -156,8 +159,6 @@ def _kernels(v: Views, cases: list[Case]) -> None:
 
 
 def _profiled_weights(todo: list[Case]) -> dict[int | str, float]:
-    from crossview.detectors.kernel_common import KernelFacts
-
     out: dict[int | str, float] = {}
     for c in todo:
         f = c.claim.facts
@@ -186,8 +187,5 @@ def _order(todo: list[Case]) -> list[Case]:
 
 
 def _group_key(g: object) -> str:
-    from crossview.detectors.kernel_inefficiency import group_key
-    from crossview.sol.op_roofline import OpGroup
-
     assert isinstance(g, OpGroup)
     return group_key(g)

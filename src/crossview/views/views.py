@@ -10,20 +10,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from crossview.knowledge import api_roles, frames
+from crossview import intervals
+from crossview.knowledge import api_roles, frames, hardware
 from crossview.knowledge.thresholds import Thresholds
+from crossview.scope import step_detect as steps
+from crossview.scope import steps as step_scope
 from crossview.scope.filter import ResolvedFilter
-from crossview.sol import op_roofline, roofline
-from crossview.store import host_calls
+from crossview.scope.step_detect import StepSet
+from crossview.sol import op_ncu_agreement, op_roofline, roofline, workload
+from crossview.store import host_calls, kernel_rows
+from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
-from crossview.views import summary
+from crossview.views import capture_context, summary
 from crossview.views.counters import device_counters
-from crossview.views.device import gpu_activity, kernel_rows, timeline, trace_metrics
+from crossview.views.device import account, fusion_runs, gpu_activity, timeline, trace_metrics
 from crossview.views.device.account import Account, KernelColumns
-from crossview.views.device.kernel_rows import KernelRows
-from crossview.views.device.steps import StepSet
-from crossview.views.distributed import comm_bandwidth, rank_job
-from crossview.views.host import calltree, sampled
+from crossview.views.distributed import comm_bandwidth, grad_sync, peer_wait, rank_job
+from crossview.views.host import calltree, first_calls, op_cost, sampled
 
 # views most captures never read (multi-rank, sampled CPU, busy lanes): imported where
 # computed, not at start-up (docs/decisions/0760)
@@ -89,7 +92,7 @@ class _KernelRead:
     as detected, the account's columns (dropped once it is computed) and the traced GPU view.
     Read on first use of any of them; the columns themselves are not kept."""
     metrics: trace_metrics.Metrics
-    union: list[timeline.DeviceIntervals] | None
+    union: list[intervals.DeviceIntervals] | None
     steps: StepSet | None  # None under `--step` (found over the whole capture instead)
     account_kernels: KernelColumns | None
     gpu: calltree.CallTree
@@ -114,7 +117,7 @@ class Views:
     def _kernel_read(self) -> _KernelRead:
         kernels = KernelRows(self.store, names=True)
         m = trace_metrics.compute(self.store, self.limits, kernels)
-        union = (timeline.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
+        union = (intervals.union_by_device(kernels.art, kernels.dev, kernels.s, kernels.e)
                  if not (kernels.dev == kernel_rows.NULL).any() else None)
         found = (self._find_steps(kernels, union) if self.filter.requested.step is None
                  else None)
@@ -176,8 +179,6 @@ class Views:
     @cached_property
     def workload_sol(self) -> list[workload.DeviceSol]:
         """Workload speed-of-light: counters as % of the GPU's ceilings (sol/workload.py)."""
-        from crossview.sol import workload
-
         return workload.compute(self.gpu_metrics.devices, self.limits)
 
     @cached_property
@@ -256,6 +257,7 @@ class Views:
     def sampled_runtime(self) -> sampled_runtime.SampledRuntime | None:
         """Sampled host time by the language runtime's own frames: start-up, garbage
         collection, OS kernel (views/host/sampled_runtime.py); None without CPU samples."""
+        # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
         from crossview.views.host.sampled_runtime import compute
 
         return compute(self.store, self._frames)
@@ -274,7 +276,7 @@ class Views:
         if self.filter.window_ns:
             lo, hi = self.filter.window_ns
             hs, he = hs.clip(lo, hi), he.clip(lo, hi)
-        us, ue = timeline.merge(hs, he)
+        us, ue = intervals.merge(hs, he)
         return int((ue - us).sum()), len(rows), rows[:3]
 
     @cached_property
@@ -287,8 +289,6 @@ class Views:
     def _steps_and_account(self) -> tuple[StepSet, Account | None]:
         """The account over the detected steps, and those steps with the JIT / start-up
         flags it sets: one computation, so `steps` reads the same whoever asks first."""
-        from crossview.views.device import account
-
         found = self._detected
         kernels, self._kernel_read.account_kernels = self._kernel_read.account_kernels, None
         acc = account.compute(self.store, found, self.device_union, kernels, self.peer_wait)
@@ -296,7 +296,7 @@ class Views:
 
     @property
     def steps(self) -> StepSet:
-        """The repeated unit of work and its steady state (views/device/steps.py), with the
+        """The repeated unit of work and its steady state (scope/step_detect.py), with the
         account's JIT / start-up flags."""
         return self._steps_and_account[0]
 
@@ -307,10 +307,7 @@ class Views:
         return self._steps_and_account[1]
 
     def _find_steps(self, kernels: KernelRows | None,
-                    unions: list[timeline.DeviceIntervals] | None) -> StepSet:
-        from crossview.scope import steps as step_scope
-        from crossview.views.device import steps
-
+                    unions: list[intervals.DeviceIntervals] | None) -> StepSet:
         spec = self.filter.requested.step
         if spec is None:
             return steps.detect(self.store, kernels=kernels,
@@ -326,8 +323,6 @@ class Views:
     def peer_wait(self) -> list[peer_wait.PeerWait]:
         """Collective kernels waiting for a peer rank, per device, from the detected steps'
         repeats (views/distributed/peer_wait.py; an input of the account)."""
-        from crossview.views.distributed import peer_wait
-
         found = peer_wait.compute(self.store, self._detected.steps,
                                   self.limits.peer_wait_min_steps,
                                   self.limits.peer_wait_min_excess_ns)
@@ -340,13 +335,14 @@ class Views:
         return job + [w for w in found if (w.artifact_id, w.device) not in have]
 
     @cached_property
-    def device_union(self) -> list[timeline.DeviceIntervals]:
+    def device_union(self) -> list[intervals.DeviceIntervals]:
         union = self._kernel_read.union
         return union if union is not None else timeline.kernel_union(self.store)
 
     @cached_property
     def busy_lanes(self) -> busy_lanes.BusyLanes:
         """Kernel busy per device and stream in equal time slices (the HTML timeline)."""
+        # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
         from crossview.views.device.busy_lanes import compute
 
         return compute(self.store)
@@ -365,6 +361,7 @@ class Views:
     def parallelism(self) -> parallelism.Parallelism:
         """Tensor parallel, FSDP, pipeline or data parallel, from the capture's frames and
         collectives (views/distributed/parallelism.py): which communication fix fits."""
+        # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
         from crossview.views.distributed import parallelism
 
         return parallelism.detect(self.store)
@@ -377,16 +374,12 @@ class Views:
     def grad_sync(self) -> list[grad_sync.GradSync]:
         """Collective calls against gradients accumulated per steady step, per artifact
         (views/distributed/grad_sync.py)."""
-        from crossview.views.distributed import grad_sync
-
         return grad_sync.compute(self.store, self.steps.steady)
 
     @cached_property
     def first_calls(self) -> first_calls.FirstCalls:
         """Ops whose first call with given shapes costs far more than the later ones, over
         the steady steps (views/host/first_calls.py)."""
-        from crossview.views.host import first_calls
-
         lim = self.limits
         return first_calls.compute(self.store, self.steps.steady, lim.first_call_min_ratio,
                                    lim.first_call_min_excess_ns, lim.first_call_min_later)
@@ -395,16 +388,12 @@ class Views:
     def fusion_runs(self) -> fusion_runs.FusionRuns:
         """Runs of consecutive one-op kernels per stream and what fusing each would save
         (views/device/fusion_runs.py)."""
-        from crossview.views.device import fusion_runs
-
         return fusion_runs.compute(self.store, op_roofline.limits()["unfused_families"])
 
     @cached_property
     def op_cost(self) -> list[op_cost.OpCost]:
         """The cheapest ATen ops' host time against CUDA query calls, per artifact, over the
         steady steps (views/host/op_cost.py)."""
-        from crossview.views.host import op_cost
-
         return op_cost.compute(self.store, self.steps.steady, self.limits.host_op_floor_quantile)
 
     @cached_property
@@ -416,8 +405,6 @@ class Views:
     def gpu_vendor(self) -> str | None:
         """The vendor (sol_ceilings.yaml `vendor`) of the GPUs whose kernels are in scope, when
         one vendor covers them all; None when unknown or mixed."""
-        from crossview.knowledge import hardware
-
         rows = self.store.sql(
             "SELECT DISTINCT name, sm_count, mem_bytes, cc_major, cc_minor FROM devices WHERE"
             " artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)").fetchall()
@@ -429,8 +416,6 @@ class Views:
     def context(self) -> capture_context.CaptureContext:
         """What program the capture shows: frameworks, phase, engine, model kind, GPU
         generation and dtypes (views/capture_context.py)."""
-        from crossview.views import capture_context
-
         return capture_context.compute(self.store, self.filter.artifacts,
                                        self.gpu_metrics.engine,
                                        op_roofline.limits()["training_op_markers"],
@@ -489,7 +474,6 @@ class Views:
     def op_roofline(self) -> op_roofline.OpRoofline:
         """Per-op FLOPs/bytes/% of roofline from recorded shapes (sol/op_roofline.py), with
         the analytic-vs-ncu FLOP check where a kernel has both."""
-        from crossview.sol import op_ncu_agreement
         r = op_roofline.compute(self.store)
         if self.kernels and r.groups:
             r.agreement = op_ncu_agreement.compare(r.groups, self.kernels)

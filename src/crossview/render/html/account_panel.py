@@ -1,4 +1,4 @@
-"""The steps and time-account panel (views/device/steps.py, views/device/account.py).
+"""The steps and time-account panel (scope/step_detect.py, views/device/account.py).
 Format only."""
 
 from __future__ import annotations

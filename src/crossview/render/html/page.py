@@ -11,11 +11,13 @@ from crossview.analysis import Analysis
 from crossview.render import kernels as kernels_md
 from crossview.render.html import ledger_tables as extras
 from crossview.render.html import op_roofline_panel, panels, whatif_panel
+from crossview.render.html.account_panel import account_panel
 from crossview.render.html.esc import code, esc, section
 from crossview.render.html.findings_panel import findings_panel
 from crossview.render.html.inputs import Synthesis
 from crossview.render.html.inputs_line import inputs_line
 from crossview.render.html.metrics_panel import metrics_panel
+from crossview.render.html.ranks_panel import ranks_panel
 from crossview.render.html.recap import recap_html
 
 
@@ -54,16 +56,12 @@ def _panels(a: Analysis, ex: Extras) -> list[tuple[str, str, str]]:
     if v.families:
         out.append(("families", "Kernel families", panels.families_panel(v)))
     if trace and v.steps.steps:  # issue 15: steps and the time account
-        from crossview.render.html.account_panel import account_panel
-
         out.append(("account", "Time account", account_panel(v)))
     if v.metrics.kernel_count:
         out.append(("timeline", "Timeline", panels.timeline_panel(v)))
-    if v.ranks is not None and v.ranks.comm:  # a multi-rank job: one lane per rank
-        from crossview.render.html.ranks_panel import ranks_panel
-
-        if lanes := ranks_panel(v.ranks):
-            out.append(("ranks", "Ranks", lanes))
+    # a multi-rank job: one lane per rank
+    if v.ranks is not None and v.ranks.comm and (lanes := ranks_panel(v.ranks)):
+        out.append(("ranks", "Ranks", lanes))
     if v.kernels:
         out.append(("roofline", "Roofline", panels.roofline_panel(v)))
     if trace and (ops := op_roofline_panel.panel(v)):

@@ -35,6 +35,7 @@ def sniff(head: bytes, path: Path) -> bool:
 
 def _module() -> Any:
     try:
+        # lazy: optional dependency (ncu_report: extra `ncu`)
         import ncu_report
     except ImportError:
         return None

@@ -48,6 +48,7 @@ class Connection:
 
     def query(self, sql: str, batch_rows: int | None = None) -> tuple[Any, pa.RecordBatchReader]:
         """Run `sql`; the statement (close it after the reader) and its Arrow batches."""
+        # lazy: optional dependency (adbc_driver_manager: extra `nsys-native`)
         from adbc_driver_manager import AdbcStatement
 
         stmt = AdbcStatement(self.con)
@@ -74,6 +75,7 @@ def connect(path: Path) -> Connection | None:
     if not wanted():
         return None
     try:
+        # lazy: optional dependency (adbc_driver_sqlite: extra `nsys-native`)
         import adbc_driver_sqlite
         from adbc_driver_manager import AdbcConnection
     except ImportError:

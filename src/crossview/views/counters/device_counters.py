@@ -9,15 +9,17 @@ capture stay separate groups, so they are never averaged together.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crossview.core.bench_arm import BenchArm
+from crossview.core.device_counters import DeviceCounters, GpuProcess, Stat, util
 from crossview.knowledge.loader import load_yaml
 from crossview.scope.counters import resolve_metrics
 from crossview.scope.filter import ResolvedFilter
 from crossview.store.store import Store
-from crossview.views.workload.bench import BenchArm, bench_arms
+from crossview.views.workload.bench import bench_arms
 
 # the counter, serving and host-CPU summaries are imported where a capture has metric
 # samples: most traces have none (start-up time, docs/decisions/0760)
@@ -53,78 +55,8 @@ FROM m GROUP BY ALL ORDER BY ALL
 """
 
 
-@dataclass
-class Stat:
-    unit: str
-    n: int
-    mean: float
-    min: float
-    max: float
-    last: float
-    raw_names: list[str]
-
-
-@dataclass(frozen=True)
-class GpuProcess:
-    """A process holding memory on the GPU (nvidia-smi --query-compute-apps / pmon)."""
-
-    name: str
-    pid: str | None
-    mem_mib: float
-    synthetic: bool  # a stress / burn-in tool (gpu_metrics.yaml synthetic_loads)
-
-
-@dataclass
-class DeviceCounters:
-    artifact: str
-    device: int | None
-    host: str | None
-    section: str | None  # capture phase (e.g. "idle", "load") when the file has sections
-    uuid: str | None  # for device-less counters (e.g. Triton's per-UUID GPU metrics)
-    name: str | None
-    sources: list[str]
-    samples: int
-    first_ns: int | None
-    last_ns: int | None
-    stats: dict[str, Stat] = field(default_factory=dict)
-    # processes holding memory on it in the same window (largest first): with more than one,
-    # utilization and power describe them together, not one workload
-    processes: list[GpuProcess] = field(default_factory=list)
-    # why these counters do not describe the traced GPU (another model, another time): they
-    # are reported as such, not cross-checked (views/counters/counter_match.py)
-    apart: str | None = None
-
-    def get(self, metric: str) -> Stat | None:
-        return self.stats.get(metric)
-
-    def mean(self, metric: str) -> float | None:
-        s = self.stats.get(metric)
-        return s.mean if s else None
-
-    @property
-    def label(self) -> str:
-        parts = [f"GPU {self.device}" if self.device is not None else (self.uuid or "GPU ?")]
-        if self.name:
-            parts.append(f"({self.name})")
-        if self.host:
-            parts.append(f"on {self.host}")
-        if self.section:
-            parts.append(f"[{self.section}]")
-        return " ".join(parts)
-
-    @property
-    def window_s(self) -> float | None:
-        if self.first_ns is None or self.last_ns is None or self.last_ns == self.first_ns:
-            return None
-        return (self.last_ns - self.first_ns) / 1e9
-
-    def to_dict(self) -> dict[str, object]:
-        d = asdict(self)
-        d["label"] = self.label
-        return d
-
-
 def device_counters(store: Store) -> list[DeviceCounters]:
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.knowledge import metric_names
 
     names = [m for m in metric_names.gpu_canonical() if m != "proc_mem_used"]
@@ -211,12 +143,6 @@ class GpuMetrics:
                 "host_cpu": [h.to_dict() for h in self.host_cpu]}
 
 
-def util(d: DeviceCounters) -> float | None:
-    """GPU busy share from counters: NVML utilization, else DCGM graphics-engine active."""
-    v = d.mean("gpu_util")
-    return v if v is not None else d.mean("gr_engine_active")
-
-
 def compute(store: Store, resolved: ResolvedFilter, spike_ratio: float) -> GpuMetrics:
     notes = resolve_metrics(store, resolved)
     if not store.sql(  # no metric sample in the selected artifacts: nothing to summarize
@@ -224,11 +150,13 @@ def compute(store: Store, resolved: ResolvedFilter, spike_ratio: float) -> GpuMe
             " FROM artifacts WHERE path IN (SELECT unnest($p))))",
             {"p": list(resolved.artifacts)}).fetchall()[0][0]:
         return GpuMetrics([], [], bench_arms(store, spike_ratio), notes)
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.counters.host_cpu import compute as host_cpu
     from crossview.views.workload.serving import serving_summaries
 
     gm = GpuMetrics(device_counters(store), serving_summaries(store),
                     bench_arms(store, spike_ratio), notes)
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.counters.counter_match import apart, traced
 
     t = traced(store, resolved.artifacts)

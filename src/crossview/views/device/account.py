@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.knowledge import causes
+from crossview.knowledge.steps_rules import rules as step_rules
+from crossview.scope.step_detect import Step, StepSet
+from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
-from crossview.views.device import host_state, idle_pieces, launch_queue, timeline
+from crossview.views.device import host_state, idle_pieces, launch_queue
 from crossview.views.device.idle_pieces import Pieces
-from crossview.views.device.kernel_rows import KernelRows
-from crossview.views.device.steps import Step, StepSet
 from crossview.views.distributed.peer_wait import PeerWait
 
 I64 = npt.NDArray[np.int64]
@@ -193,7 +195,7 @@ class DeviceKernels:
 
 class KernelColumns:
     """The columns of f_gpu's kernels the account needs, kept from the Views' one read
-    (views/device/kernel_rows.py) instead of a second scan (nsys 1 M kernels: ~45 ms of
+    (store/kernel_rows.py) instead of a second scan (nsys 1 M kernels: ~45 ms of
     DuckDB), where every kernel is of one device (the arrays as read, no copy); handed over
     once. Several devices read their own rows (not every device's columns held at once)."""
 
@@ -213,7 +215,7 @@ class KernelColumns:
         s, e, fam, lop = self._cols
         self._cols = None  # handed over, not kept
         # codes into the device's own sorted names (those present), as the SQL read numbers them
-        present = timeline.uniq(fam)
+        present = intervals.uniq(fam)
         code = np.full(len(self._families), -1, dtype=np.int32)
         code[present] = np.arange(len(present), dtype=np.int32)
         return DeviceKernels(s, e, code[fam], [self._families[int(f)] for f in present], lop)
@@ -242,7 +244,7 @@ def _read_kernels(store: Store, a: int, d: int) -> DeviceKernels:
 
 
 def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
-            union: timeline.DeviceIntervals | None = None,
+            union: intervals.DeviceIntervals | None = None,
             kbox: list[DeviceKernels] | None = None,
             wait: PeerWait | None = None) -> tuple[DeviceAccount, Pieces]:
     """union: the device's kernel union when the caller has it (else merged here); kbox: the
@@ -262,21 +264,21 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
     ls, depth = launch_queue.depth_at_launches(launches)
     first_end = launch_queue.first_launch_end(launches)
     del launches
-    us, ue = (union.busy_s, union.busy_e) if union is not None else timeline.merge(s, e)
+    us, ue = (union.busy_s, union.busy_e) if union is not None else intervals.merge(s, e)
     ws = np.array([x.start_ns for x in steps], dtype=np.int64)
     we = np.array([x.end_ns for x in steps], dtype=np.int64)
     lo = int(min(ws.min(), us[0] if len(us) else ws.min()))
     hi = int(max(we.max(), ue[-1] if len(ue) else we.max()))
-    busy = timeline.overlap(ws, we, us, ue)
+    busy = intervals.overlap(ws, we, us, ue)
     peer = np.zeros(len(steps), dtype=np.int64)
     if "comm" in fams:
         comm = fam == fams.index("comm")
-        ns, ne = timeline.merge(s[~comm], e[~comm])
-        noncomm = timeline.overlap(ws, we, ns, ne)
+        ns, ne = intervals.merge(s[~comm], e[~comm])
+        noncomm = intervals.overlap(ws, we, ns, ne)
         del comm
         if wait is not None and len(wait.wait_s):
             # |W ∖ N| = |W ∪ N| − |N| per step: the waits no other kernel runs beside
-            peer = timeline.overlap(ws, we, *timeline.merge(
+            peer = intervals.overlap(ws, we, *intervals.merge(
                 np.concatenate([wait.wait_s, ns]), np.concatenate([wait.wait_e, ne]))) - noncomm
         del ns, ne
     else:  # no comm kernel: the non-comm union is the kernel union (no second merge)
@@ -285,7 +287,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
     for f in np.nonzero(np.bincount(fam, minlength=len(fams)))[0]:  # names in order
         if fams[f] != "comm":
             of = fam == f
-            fam_w[fams[f]] = timeline.overlap(ws, we, *timeline.merge(s[of], e[of]))
+            fam_w[fams[f]] = intervals.overlap(ws, we, *intervals.merge(s[of], e[of]))
     del s, e, fam  # the kernel rows are done with before the pieces
     # launches per step and those finding the queue empty: prefix counts over the sorted
     # launch times (no pass over every launch per step)
@@ -307,8 +309,8 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
             {c: int(v[i]) for c, v in by_cause.items() if v[i]},
             _top_gaps(pcs, gs, ge, x, ids), int(n_launch[i]), int(n_empty[i]),
             int(peer[i])))
-    inside = int(timeline.overlap(np.array([int(us[0])]), np.array([int(ue[-1])]),
-                                  *timeline.merge(ws, we))[0]) if len(us) else 0
+    inside = int(intervals.overlap(np.array([int(us[0])]), np.array([int(ue[-1])]),
+                                  *intervals.merge(ws, we))[0]) if len(us) else 0
     outside = (int(ue[-1]) - int(us[0]) - inside) if len(us) else 0
     return DeviceAccount(path, d, rows, outside), pcs
 
@@ -327,7 +329,7 @@ def _by_cause(p: Pieces, ws: I64, we: I64, ids: list[str]) -> dict[str, I64]:
         for k, c in enumerate(ids):
             if cut[k + 1] > cut[k]:
                 at = o[cut[k]:cut[k + 1]]
-                out[c] += timeline.overlap(ws, we, s[at], e[at])
+                out[c] += intervals.overlap(ws, we, s[at], e[at])
     return out
 
 
@@ -384,7 +386,7 @@ def _gap_calls(p: Pieces, sel: slice, ln: I64, top: int) -> list[tuple[int, int,
 
 # -- over the steady state -------------------------------------------------------------------
 def compute(store: Store, steps: StepSet,
-            unions: list[timeline.DeviceIntervals] | None = None,
+            unions: list[intervals.DeviceIntervals] | None = None,
             kernels: KernelColumns | None = None,
             waits: list[PeerWait] | None = None) -> Account | None:
     """The account of every device with kernels, over the steps of its artifact. unions:
@@ -447,8 +449,6 @@ def compute(store: Store, steps: StepSet,
 
 
 def _flag_jit(steps: StepSet, per_device: list[DeviceAccount]) -> None:
-    from crossview.knowledge.steps_rules import rules as step_rules
-
     r = step_rules()
     startup = causes.rules().startup_causes
     for dev in per_device:
@@ -477,7 +477,7 @@ def _top_frames(pieces: list[tuple[Pieces, list[Step]]], keys: set[tuple[str, in
         sw = [x for x in mine if (x.artifact, x.number) in keys]
         if not sw:
             continue
-        ws, we = timeline.merge(np.array([x.start_ns for x in sw], dtype=np.int64),
+        ws, we = intervals.merge(np.array([x.start_ns for x in sw], dtype=np.int64),
                                 np.array([x.end_ns for x in sw], dtype=np.int64))
         # (cause, frame) pairs summed with numpy over runs of pieces (float sums of integer
         # ns: exact, whatever the runs), then named
@@ -485,7 +485,7 @@ def _top_frames(pieces: list[tuple[Pieces, list[Step]]], keys: set[tuple[str, in
         tot, cnt = np.zeros(m), np.zeros(m, dtype=np.int64)
         for i in range(0, len(p.s), _PIECES_PER_PASS):
             run = slice(i, i + _PIECES_PER_PASS)
-            ln = timeline.overlap(p.s[run], p.e[run], ws, we)
+            ln = intervals.overlap(p.s[run], p.e[run], ws, we)
             sel = (ln > 0) & (p.frame[run] >= 0)
             key = p.cause[run][sel].astype(np.int64) * (len(p.names) + 1) + p.frame[run][sel]
             tot += np.bincount(key, weights=ln[sel], minlength=m)  # small key range: no sort

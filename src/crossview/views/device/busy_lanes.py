@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crossview.intervals import merge, overlap
 from crossview.store.store import Store
-from crossview.views.device.timeline import merge, overlap
 
 BUCKETS = 600  # slices per lane: about one per pixel column of the report's timeline
 TOP_GAPS = 5  # largest idle gaps listed per device

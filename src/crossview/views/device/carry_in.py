@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crossview.scope.step_detect import Step
 from crossview.store.store import Store
-from crossview.views.device.steps import Step
 
 # per device: the kernels with no recorded launch that start before the first kernel whose
 # launch the capture holds, and the first kernel the capture launched

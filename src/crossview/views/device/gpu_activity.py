@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crossview.intervals import I64, DeviceIntervals, merge, overlap
 from crossview.store.store import Store
-from crossview.views.device.timeline import I64, DeviceIntervals, merge, overlap
 
 _KINDS = "('kernel', 'memcpy', 'memset')"
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.store.store import Store
-from crossview.views.device import timeline
 
 I64 = npt.NDArray[np.int64]
 
@@ -25,7 +25,7 @@ def windows(store: Store, a: int, d: int) -> tuple[I64, I64]:
         "SELECT min(start_ns) AS s, max(start_ns + dur_ns) AS e FROM f_gpu WHERE "
         "artifact_id = $a AND device = $d AND via_graph AND launch_op_id IS NOT NULL "
         "GROUP BY launch_op_id HAVING count(*) > 1", {"a": a, "d": d}).fetchnumpy()
-    return timeline.merge(np.asarray(w["s"], dtype=np.int64), np.asarray(w["e"], dtype=np.int64))
+    return intervals.merge(np.asarray(w["s"], dtype=np.int64), np.asarray(w["e"], dtype=np.int64))
 
 
 def inside(s: I64, ws: I64, we: I64) -> npt.NDArray[np.bool_]:

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views.device import timeline
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -85,7 +85,7 @@ def _paint_idx(n: int, a: I64, b: I64, depth: npt.NDArray[np.integer], value: I6
     segment keeps the outer op)."""
     out = np.full(n, -1, dtype=np.int64)
     for sa, sb, sv in _by_depth(a, b, depth, value):
-        if timeline.is_sorted(sa):  # in start order already (ops by op id): no sort
+        if intervals.is_sorted(sa):  # in start order already (ops by op id): no sort
             disjoint = bool((sa[1:] >= sb[:-1]).all())
         else:
             o = np.argsort(sa, kind="stable")
@@ -248,31 +248,31 @@ def _by_node(store: Store, artifact_id: int, launch_op: I64
              " FROM f_host WHERE artifact_id = $a")
     r = store.sql(query, a).fetchnumpy()
     op = np.asarray(r["op_id"], dtype=np.int64)
-    at = None if timeline.is_sorted(op) else _block_offsets(op)
-    if at is None and not timeline.is_sorted(op):
+    at = None if intervals.is_sorted(op) else _block_offsets(op)
+    if at is None and not intervals.is_sorted(op):
         del r, op
         r = store.sql(query + " ORDER BY op_id", a).fetchnumpy()
         op = np.asarray(r["op_id"], dtype=np.int64)
-        at = None if timeline.is_sorted(op) else _block_offsets(op)
+        at = None if intervals.is_sorted(op) else _block_offsets(op)
     if at is not None:  # each row to its place in the block
         r = {c: _scatter(np.asarray(v), at) for c, v in r.items()}
         op = np.asarray(r["op_id"], dtype=np.int64)
-    elif not timeline.is_sorted(op):  # DuckDB keeps a scan's order: only repeated op ids come
+    elif not intervals.is_sorted(op):  # DuckDB keeps a scan's order: only repeated op ids come
         o = np.argsort(op, kind="stable")
         r = {c: np.asarray(v)[o] for c, v in r.items()}
         op = np.asarray(r["op_id"], dtype=np.int64)
         del o
     th = np.asarray(t["th"], dtype=np.int64)[np.searchsorted(th_hash, np.asarray(r.pop("h")))]
     # the launching threads (in (pid, tid) order, as the join numbers them), then their ops
-    i = timeline.find(op, launch_op)
-    launching = timeline.uniq(th[i[i >= 0]])
+    i = intervals.find(op, launch_op)
+    launching = intervals.uniq(th[i[i >= 0]])
     del i
-    every = len(launching) == len(timeline.uniq(th))  # (the usual case: no copy)
+    every = len(launching) == len(intervals.uniq(th))  # (the usual case: no copy)
     keep = slice(None) if every else np.nonzero(np.isin(th, launching))[0]
     node = np.asarray(r.pop("node"), dtype=np.int64)[keep]
     if (node < 0).any():
         return None
-    nodes = timeline.uniq(node)
+    nodes = intervals.uniq(node)
     nk = store.sql(
         "SELECT node_id, dense_rank() OVER (ORDER BY name, kind) - 1 AS nk, name, kind"
         " FROM frames WHERE node_id IN (SELECT unnest($n)) ORDER BY node_id",
@@ -329,7 +329,7 @@ def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool,
     rules = causes.rules()
     none = len(rules.causes)
     op = np.asarray(r.pop("op_id"), dtype=np.int64)
-    o = slice(None) if timeline.is_sorted(op) else np.argsort(op, kind="stable")
+    o = slice(None) if intervals.is_sorted(op) else np.argsort(op, kind="stable")
     op = op[o]
     parent, depth, s, e, th, name_ix = (np.asarray(r.pop(c), dtype=np.int64)[o] for c in
                                         ("parent", "depth", "start_ns", "e", "th", "nk"))
@@ -344,11 +344,11 @@ def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool,
     py_of = np.array([k == "python" for _, k in pairs], dtype=bool)
     own = rank_of[name_ix]
     if early is not None and len(early):
-        hit = timeline.find(early, op) >= 0
+        hit = intervals.find(early, op) >= 0
         blocking = rules.rank("blocking_copy")
         own = np.where(hit & (own == blocking), rules.rank("launch_overhead"), own)
     if loads is not None and len(loads):  # a kernel's first launch loading its module
-        hit = timeline.find(loads, op) >= 0
+        hit = intervals.find(loads, op) >= 0
         own = np.where(hit & (own == rules.rank("launch_overhead")),
                        rules.rank("jit_compile"), own)
     # a short JIT / autotune frame (not a module-load call) is a per-step cache lookup
@@ -356,7 +356,7 @@ def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool,
     lookup = (own == rules.rank("jit_compile")) & ~api & (e - s < rules.startup_frame_min_ns)
     own = np.where(lookup, rules.rank("cpu_dispatch"), own)
     is_py = py_of[name_ix]
-    pidx = np.where(parent >= 0, timeline.find(op, parent), -1)
+    pidx = np.where(parent >= 0, intervals.find(op, parent), -1)
     del parent
     # inherit down the chain, level by level: effective rank, the op that names it, and
     # the nearest python frame above (the calling frame of an API call)
@@ -364,7 +364,7 @@ def _ops(r: dict[str, Any], pairs: list[tuple[str, str]], complete: bool,
     src = np.arange(n, dtype=np.int64)
     call = np.where(is_py, name_ix, -1)
     modes = [c.frames for c in rules.causes] + ["none"]
-    for d in timeline.uniq(depth):
+    for d in intervals.uniq(depth):
         idx = np.nonzero((depth == d) & (pidx >= 0))[0]
         if len(idx) == 0:
             continue
@@ -403,7 +403,7 @@ def paint(host: HostOps, cuts: I64) -> HostState:
         return _one_thread(host, _paint_idx(n, a, b, depth, live))
     out = _unpainted(n, host)
     rank, frame, calling = out.rank, out.frame, out.calling
-    for t in timeline.uniq(th):
+    for t in intervals.uniq(th):
         sel = np.nonzero(th == t)[0]
         inner = _paint_idx(n, a[sel], b[sel], depth[sel], live[sel])
         has = inner >= 0

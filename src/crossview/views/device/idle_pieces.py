@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.knowledge import causes
 from crossview.store.store import Store
-from crossview.views.device import graph_windows, host_state, timeline
+from crossview.views.device import graph_windows, host_state
 from crossview.views.distributed import collective_loops
 
 I64 = npt.NDArray[np.int64]
@@ -70,7 +71,7 @@ def _touching(host: host_state.HostOps, gs: I64, ge: I64
 def _cuts(gs: I64, ge: I64, inner: I64) -> tuple[I64, I64, I64]:
     """Sorted cuts gap by gap (gs, the distinct inner bounds of the gap, ge); returns the cuts,
     the cut index of each piece start (every cut but a gap end) and each piece's gap."""
-    inner = timeline.uniq(inner)
+    inner = intervals.uniq(inner)
     g = len(gs)
     # each gap's inner bounds are one run of the sorted bounds: found by searching the gap
     # starts among them (g searches, not one per bound: Kineto 334 MB, 134 k gaps, 616 k bounds)
@@ -111,7 +112,7 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
         "SELECT start_ns, start_ns + dur_ns AS e FROM f_gpu WHERE artifact_id = $a AND"
         " device = $d AND kind IN ('memcpy', 'memset') ORDER BY 1", {"a": a, "d": d},
     ).fetchnumpy()
-    cs, ce = timeline.merge(np.asarray(cp["start_ns"], dtype=np.int64),
+    cs, ce = intervals.merge(np.asarray(cp["start_ns"], dtype=np.int64),
                             np.asarray(cp["e"], dtype=np.int64))
     graphs = graph_windows.windows(store, a, d)
     loops = collective_loops.windows(store, a)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.store.store import Store
-from crossview.views.device import timeline
 
 I64 = npt.NDArray[np.int64]
 
@@ -47,7 +47,7 @@ def from_ops(ks: I64, ke: I64, launch_op: I64, op: I64, hs: I64, he: I64) -> Ker
     if n == 0:
         e0 = np.zeros(0, dtype=np.int64)
         return KernelLaunches(e0, e0, e0, e0, e0)
-    i = timeline.find(op, launch_op)
+    i = intervals.find(op, launch_op)
     hit = np.nonzero(i >= 0)[0]
     i = i[hit]
     return KernelLaunches(ks[hit], ke[hit], launch_op[hit], hs[i], he[i])

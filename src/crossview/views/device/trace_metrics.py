@@ -16,8 +16,8 @@ import numpy as np
 from crossview.knowledge import api_roles
 from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.samples import sampled_totals
+from crossview.store.kernel_rows import KernelRows, key
 from crossview.store.store import Store
-from crossview.views.device.kernel_rows import KernelRows, key
 
 
 @dataclass

@@ -20,10 +20,10 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.knowledge.frames import grad_sync_ops
 from crossview.knowledge.loader import load_yaml
 from crossview.store.store import Store
-from crossview.views.device import timeline
 
 I64 = npt.NDArray[np.int64]
 
@@ -92,5 +92,5 @@ def loops(store: Store, a: int, host: str = "f_host", gpu: str = "f_gpu") -> lis
 def windows(store: Store, a: int) -> tuple[I64, I64]:
     """The loops' spans, merged and sorted (the time account's cuts)."""
     found = loops(store, a)
-    return timeline.merge(np.array([x.start_ns for x in found], dtype=np.int64),
+    return intervals.merge(np.array([x.start_ns for x in found], dtype=np.int64),
                           np.array([x.end_ns for x in found], dtype=np.int64))

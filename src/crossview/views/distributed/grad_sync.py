@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.knowledge.frames import grad_sync_ops
+from crossview.scope.step_detect import IN_STEPS_JOIN, Step, in_steps
 from crossview.store.store import Store
-from crossview.views.device.steps import IN_STEPS_JOIN, Step, in_steps
 from crossview.views.distributed import collective_loops
 
 

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 from crossview.knowledge import causes
 from crossview.knowledge.loader import load_typed
+from crossview.scope.step_detect import Step, StepSet
 from crossview.store.store import Store
 from crossview.units import duration
 from crossview.views.device import account
-from crossview.views.device.steps import Step, StepSet
 from crossview.views.distributed.late_ranks import CauseExcess, LateCause, LateRanks, Segment
 from crossview.views.distributed.peer_wait import PeerWait
 from crossview.views.host.host_stalls import HostStall, stalls
@@ -65,7 +65,7 @@ def _kind(key: str) -> str:
 class RankSegments:
     """One rank's time account over its segments (collective index → rows; the frames its
     longest gaps name, by cause) and its stalled host ops in the segments before the
-    collectives it arrived last at: the small record a worker ships back (lake/rank_task.py)."""
+    collectives it arrived last at: the small record a worker ships back (rank_task.py)."""
 
     rank: int
     rows: dict[int, dict[str, int]] = field(default_factory=dict)

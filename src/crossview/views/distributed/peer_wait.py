@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from crossview.scope.step_detect import Step
 from crossview.store.store import Store
-from crossview.views.device.steps import Step
 
 I64 = npt.NDArray[np.int64]
 

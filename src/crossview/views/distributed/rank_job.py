@@ -33,6 +33,7 @@ class Rejected:
 def missing_ranks(rejected: list[Rejected]) -> list[MissingRank]:
     if not rejected:  # the usual run: the cross-rank module stays unimported
         return []
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.distributed.crossrank import MissingRank
 
     out = []
@@ -54,6 +55,7 @@ def analyze_ranks(store: Store, artifacts: list[str], rejected: list[Rejected],
     ranked = {r for (a,) in ids if (r := rank_views.identify(store, int(a))[1]) is not None}
     if not ranked or len(ranked) + len(missing) < 2:
         return None
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.distributed import straggler_cause
     from crossview.views.distributed.crossrank import merge_ranks
 
@@ -81,6 +83,7 @@ def artifact_ids(store: Store) -> dict[str, int]:
 
 def peer_waits(store: Store, job: RankAnalysis) -> list[PeerWait]:
     """The job's collective waits for peers, for the ranks whose file is in this store."""
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.distributed import rank_comm
 
     return rank_comm.peer_waits(job.comm, artifact_ids(store))
@@ -89,6 +92,7 @@ def peer_waits(store: Store, job: RankAnalysis) -> list[PeerWait]:
 def transfers(store: Store, job: RankAnalysis) -> tuple[list[int], list[int], list[int]]:
     """(artifact ids, own-clock starts, transfer ns) of the job's collective calls in this
     store: comm_bandwidth's busbw from the transfer part."""
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.distributed import rank_comm
 
     return rank_comm.transfers(job.comm, artifact_ids(store))
@@ -98,6 +102,7 @@ def explain_late(store: Store, job: RankAnalysis, scoped: bool = True) -> None:
     """Why each named late rank in this store was late (views/distributed/late_cause.py)."""
     if job.late is None or not job.late.named:
         return
+    # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.distributed import late_cause
 
     got = late_cause.explain(store, job.late, job.collectives, job.ranks, artifact_ids(store),

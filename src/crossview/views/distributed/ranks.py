@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from crossview.intervals import merge, overlap
 from crossview.store.store import Store
-from crossview.views.device.timeline import merge, overlap
 from crossview.views.distributed.collectives import CollectiveCall, calls_of
 
 # vLLM and torch.distributed launchers name per-rank traces `…-rank-3…`, `…rank3…`,

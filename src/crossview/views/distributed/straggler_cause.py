@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crossview.intervals import merge, overlap
 from crossview.store.store import Store
 from crossview.units import duration
-from crossview.views.device.timeline import merge, overlap
 
 
 @dataclass

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from crossview.knowledge import api_roles
+from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
-from crossview.views.device.kernel_rows import KernelRows
 
 MISSING_FRAME = "(launch not captured)"
 _SYNC_ROLES = ("sync", "sync_memcpy", "sync_ops")

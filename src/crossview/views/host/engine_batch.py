@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from crossview.knowledge.loader import load_yaml
+from crossview.scope.step_detect import Step
 from crossview.store.store import Store
-from crossview.views.device.steps import Step
 
 
 @dataclass(frozen=True)

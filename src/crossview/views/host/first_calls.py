@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crossview.scope.step_detect import IN_STEPS_JOIN, Step, in_steps
 from crossview.store.store import Store
-from crossview.views.device.steps import IN_STEPS_JOIN, Step, in_steps
 
 
 @dataclass(frozen=True)

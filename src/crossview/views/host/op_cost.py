@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from crossview.knowledge import api_roles
 from crossview.knowledge.frames import trivial_ops
+from crossview.scope.step_detect import IN_STEPS_JOIN, Step, in_steps
 from crossview.store.store import Store
-from crossview.views.device.steps import IN_STEPS_JOIN, Step, in_steps
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.knowledge.frames import optimizer_frames
 from crossview.store.host_calls import NamesMatching
-from crossview.views.device import timeline
 from crossview.views.views import Views
 
 # the launch calls of every kernel (an equi-join on the op id), counted per window in numpy:
@@ -68,7 +68,7 @@ def compute(v: Views) -> OptimizerWindows | None:
             launches = np.sort(np.asarray(v.store.sql(_LAUNCHES).fetchnumpy()["start_ns"],
                                           dtype=np.int64))
         w = v.store.sql(_WINDOWS, {"c": contains, "p": pattern}).fetchnumpy()
-        ws, we = timeline.merge(*(np.asarray(x, dtype=np.int64) for x in w.values()))
+        ws, we = intervals.merge(*(np.asarray(x, dtype=np.int64) for x in w.values()))
         k = int((np.searchsorted(launches, we) - np.searchsorted(launches, ws)).sum())
         parts[name] = Part(name, eff.count, k, eff.gpu_idle_inside_ns)
     return OptimizerWindows(steps, parts) if parts else None

@@ -1,4 +1,4 @@
--- crossview's steps (views/device/steps.py): `ProfilerStep#N` ranges, else a serving
+-- crossview's steps (scope/step_detect.py): `ProfilerStep#N` ranges, else a serving
 -- engine's step frame, else a repeating annotation, else the whole capture as one unit;
 -- warm-up / JIT / outlier steps flagged and kept out of the steady state. Computed by the
 -- analysis under the call's filter, not stored: MCP `query` provides it.

@@ -1,6 +1,6 @@
 """`crossview analyze --workers N | --dask ADDR|local`: a multi-rank job analyzed rank by rank.
 
-Each rank file is read and summarized in a worker (lake/rank_task.py); only the small
+Each rank file is read and summarized in a worker (rank_task.py); only the small
 `RankSummary`s come back and `crossrank.merge_ranks` aligns them here, so no process ever
 holds more than one rank's trace. The straggler causes need the straggler's own timeline:
 the worst straggler is the rank this process then analyzes in full (the recap's metrics,
@@ -19,7 +19,7 @@ from crossview.errors import UsageError
 from crossview.knowledge.thresholds import Thresholds, defaults
 from crossview.lake.fanout import Engine, Mapper, mapper
 from crossview.lake.fanout_info import FanoutInfo
-from crossview.lake.rank_task import (
+from crossview.rank_task import (
     ExplainResult,
     ExplainTask,
     RankResult,

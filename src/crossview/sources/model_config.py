@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from crossview.errors import InputError
+from crossview.sources import guard
 
 REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
             "vocab_size")
@@ -75,8 +76,6 @@ def resolve(model: str) -> Path:
     """The config file for a path or a shipped model name."""
     p = Path(model)
     if p.is_file():
-        from crossview.sources import guard  # late: knowledge must not import sources early
-
         return guard.check_open(p)  # inside the MCP roots when served (issue 18)
     found = _by_name(model)
     if found is None:

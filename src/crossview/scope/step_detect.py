@@ -7,6 +7,8 @@ unit. Per step: wall time, GPU busy (kernel union, per device, averaged over the
 devices), kernel time by family (kernel time clipped to the step). Warm-up, JIT/autotune and
 outlier steps are flagged and kept out of the steady state; when every step is flagged the
 steady state falls back to all steps and says so (`steady_fallback`).
+Found over the whole capture before any filter (`--step N` numbers them: scope/steps.py),
+so it sits in scope, below the views that read the steps (decision 0901).
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.knowledge.steps_rules import StepRules, rules
 from crossview.store.host_calls import NO_LIMIT
+from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
-from crossview.views.device import timeline
-from crossview.views.device.kernel_rows import KernelRows
 
 I64 = npt.NDArray[np.int64]
 
@@ -285,11 +287,11 @@ def _tables(whole: Sequence[int] | Literal["all"] | None) -> tuple[str, str]:
 
 def detect(store: Store, whole: Sequence[int] | Literal["all"] | None = None,
            kernels: KernelRows | None = None,
-           unions: list[timeline.DeviceIntervals] | None = None) -> StepSet:
+           unions: list[intervals.DeviceIntervals] | None = None) -> StepSet:
     """Find the steps: in the filter's scope (f_host / f_gpu) by default; with `whole`, over
     the whole capture (filter ignored) of every artifact ("all") or of these artifact ids.
     `kernels`: f_gpu's kernels when the caller has them (the filter's scope only), with
-    `unions` their kernel union per device (timeline.union_by_device) if computed."""
+    `unions` their kernel union per device (intervals.union_by_device) if computed."""
     host, gpu = _tables(whole)
     r = rules()
     raw = _profiler_steps(store, host, r)
@@ -334,7 +336,7 @@ def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
     374.46 ms, the GPU 160 ms behind; workers0: 155.72 → 167.12 ms)."""
     for a in dict.fromkeys(x.artifact_id for x in steps):
         sel = k.launched & (k.art == a)
-        ls, ke = timeline.in_start_order(k.ls[sel], k.e[sel])
+        ls, ke = intervals.in_start_order(k.ls[sel], k.e[sel])
         for i, x in enumerate(steps):
             if x.artifact_id != a:
                 continue
@@ -354,7 +356,7 @@ def _extend_to_gpu_tail(k: KernelRows, steps: list[Step]) -> None:
 
 
 def _gpu_facts(k: KernelRows, steps: list[Step],
-               unions: dict[tuple[int, int], timeline.DeviceIntervals]) -> None:
+               unions: dict[tuple[int, int], intervals.DeviceIntervals]) -> None:
     """Per step: kernel union (mean over the artifact's devices; `unions` holds those already
     merged) and kernel time by family (each kernel clipped to the step)."""
     for a in {x.artifact_id for x in steps}:
@@ -364,19 +366,19 @@ def _gpu_facts(k: KernelRows, steps: list[Step],
         sel_a: slice | npt.NDArray[np.bool_] = slice(None) if (k.art == a).all() \
             else k.art == a  # one artifact: no copy
         dev = k.dev[sel_a]
-        devices = timeline.uniq(dev)
+        devices = intervals.uniq(dev)
         busy = np.zeros(len(mine), dtype=np.int64)
         s_a, e_a = k.s[sel_a], k.e[sel_a]
         for d in devices:
             u = unions.get((int(a), int(d)))
-            us, ue = (u.busy_s, u.busy_e) if u is not None else timeline.merge(
+            us, ue = (u.busy_s, u.busy_e) if u is not None else intervals.merge(
                 s_a[dev == d], e_a[dev == d])
-            busy += timeline.overlap(ws, we, us, ue)
+            busy += intervals.overlap(ws, we, us, ue)
         for x, b in zip(mine, busy, strict=True):
             x.gpu_busy_ns = int(b // max(len(devices), 1))
         # kernels by start; those overlapping [ws, we) start before we and sit at or after
         # the first whose running end max passes ws
-        ks, ke, fam = timeline.in_start_order(s_a, e_a, k.fam[sel_a])
+        ks, ke, fam = intervals.in_start_order(s_a, e_a, k.fam[sel_a])
         first = np.searchsorted(np.maximum.accumulate(ke), ws, side="right")
         stop = np.searchsorted(ks, we, side="left")
         for x, lo, hi in zip(mine, first, stop, strict=True):

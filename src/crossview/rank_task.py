@@ -1,4 +1,4 @@
-"""The per-rank tasks `analyze --workers/--dask` fans out (lake/rank_fanout.py).
+"""The per-rank tasks `analyze --workers/--dask` fans out (rank_fanout.py).
 
 Round 1, `summarize_file`: read one rank file into the worker's own Store, resolve the
 filter there, return its `ArtifactReport` and `RankSummary` (small: busy/comm numbers and
@@ -18,7 +18,9 @@ from pathlib import Path
 
 from crossview.errors import UsageError
 from crossview.scope.filter import Filter
+from crossview.scope.resolve import resolve
 from crossview.sources.artifact_report import ArtifactReport
+from crossview.sources.registry import read_all
 from crossview.store.store import Store
 from crossview.views.distributed import late_cause, rank_comm, ranks, straggler_cause
 from crossview.views.distributed.late_ranks import Segment
@@ -83,9 +85,6 @@ def _open(task: RankTask) -> tuple[Store, ArtifactReport, int | None]:
     """The worker's store with this one file read and the filter resolved (f_gpu/f_host);
     the artifact id when the file is an ok trace. Past the memory limit the store spills to
     its temp folder instead of failing (bounded memory)."""
-    from crossview.scope.resolve import resolve
-    from crossview.sources.registry import read_all
-
     store = Store(threads=task.threads, memory_limit=task.memory_limit)
     reps = read_all([Path(task.path)], store)
     rep = reps[0] if reps else ArtifactReport(task.path, "unknown", "invalid", ["no input"])
