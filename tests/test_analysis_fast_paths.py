@@ -16,7 +16,7 @@ from conftest import SHARED_DATA
 from crossview.analysis import analyze
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
-from crossview.verdict import replayed as findings
+from crossview.views import replay_rows
 from crossview.views.device import gpu_activity, host_state, idle_pieces, timeline
 from crossview.views.device.kernel_rows import KernelRows
 from crossview.views.host import calltree
@@ -144,7 +144,7 @@ def test_replayed_artifact_probe_equals_the_join(paths: list[Path]) -> None:
     store = Store()
     read_all(paths, store)
     want = _artifact_by_join(store)
-    assert findings._artifact(store) == want
+    assert replay_rows.replayable(store) == want
     assert (want is not None) == (len(paths) == 1 and "cpu_tiny" not in paths[0].name)
 
 
