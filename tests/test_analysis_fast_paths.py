@@ -128,7 +128,7 @@ def test_find_with_repeated_keys_takes_the_search() -> None:
 
 
 def _artifact_by_join(store: Store) -> int | None:
-    """The query `verdict.replayed._artifact` (formerly replay/findings.py) replaced: every
+    """The query `views/replay_rows.replayable` (formerly replay/findings.py) replaced: every
     artifact id of gpu_ops joined to the runtime calls of host_ops."""
     rows = store.sql(
         "SELECT DISTINCT artifact_id FROM gpu_ops WHERE artifact_id IN (SELECT artifact_id "

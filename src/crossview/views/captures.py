@@ -3,10 +3,12 @@ code that names a capture (evidence, the replay's refusals)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from crossview.store.store import Store
-from crossview.views.views import Views
+
+if TYPE_CHECKING:  # the replay reads paths here without the views' imports
+    from crossview.views.views import Views
 
 
 class Holds(NamedTuple):
