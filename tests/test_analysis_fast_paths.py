@@ -18,7 +18,7 @@ from crossview.analysis import analyze
 from crossview.sources.registry import read_all
 from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
-from crossview.verdict import replayed as findings
+from crossview.views import replay_rows
 from crossview.views.device import gpu_activity, host_state, idle_pieces, timeline
 from crossview.views.host import calltree
 
@@ -129,7 +129,7 @@ def test_find_with_repeated_keys_takes_the_search() -> None:
 
 
 def _artifact_by_join(store: Store) -> int | None:
-    """The query `verdict.replayed._artifact` (formerly replay/findings.py) replaced: every
+    """The query `views/replay_rows.replayable` (formerly replay/findings.py) replaced: every
     artifact id of gpu_ops joined to the runtime calls of host_ops."""
     rows = store.sql(
         "SELECT DISTINCT artifact_id FROM gpu_ops WHERE artifact_id IN (SELECT artifact_id "
@@ -145,7 +145,7 @@ def test_replayed_artifact_probe_equals_the_join(paths: list[Path]) -> None:
     store = Store()
     read_all(paths, store)
     want = _artifact_by_join(store)
-    assert findings._artifact(store) == want
+    assert replay_rows.replayable(store) == want
     assert (want is not None) == (len(paths) == 1 and "cpu_tiny" not in paths[0].name)
 
 

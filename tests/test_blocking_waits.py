@@ -57,7 +57,7 @@ def test_longest_blocking_copy_was_held_by_the_compute_stream() -> None:
     assert (exp["held_us"], exp["rel_stream"], exp["lag_us"]) == (145623, 7, 4)
     a = _analysis()
     names = RuntimeCalls(("cudaMemcpyAsync",)).names
-    (w,) = blocking_waits.longest(a.views.store, names, 1, 50_000)  # type: ignore[union-attr]
+    (w,) = blocking_waits.longest(a.views, names, 1, 50_000)  # type: ignore[arg-type]
     assert (w.call, w.host_ns, w.op_ns) == ("cudaMemcpyAsync", exp["host_us"] * 1000,
                                             exp["op_us"] * 1000)
     assert w.op_name == exp["op"] and w.stream == exp["stream"]

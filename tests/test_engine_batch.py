@@ -44,7 +44,7 @@ def test_b200_step_is_one_888_token_prefill_and_the_fix_sizes_the_graph_to_it() 
     a = analyze([B200])
     v = a.views
     assert v is not None and v.engine == "vllm"
-    (b,) = engine_batch.batches(v.store, v.engine, v.steps.steady)
+    (b,) = engine_batch.batches(v, v.engine, v.steps.steady)
     assert (b.prefill_reqs, b.prefill_tokens, b.decode_reqs, b.decode_tokens) == (1, 888, 0, 0)
     assert engine_batch.vllm_graph_size(888) == 896  # 888 rounded up to a multiple of 16
     (f,) = [f for f in a.findings if f.pattern == "kernel-launch-bound"]
@@ -65,6 +65,6 @@ def test_mi300x_decode_annotation_of_the_other_format_is_read() -> None:
     a = analyze([MI300X])
     v = a.views
     assert v is not None
-    (b,) = engine_batch.batches(v.store, v.engine, v.steps.steady)
+    (b,) = engine_batch.batches(v, v.engine, v.steps.steady)
     assert (b.prefill_reqs, b.prefill_tokens, b.decode_reqs, b.decode_tokens) == (0, 0, 32, 32)
     assert not any("capture sizes" in f.fix for f in a.findings)

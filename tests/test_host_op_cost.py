@@ -26,7 +26,7 @@ from crossview.analysis import Analysis, analyze
 from crossview.knowledge import api_roles
 from crossview.knowledge.frames import trivial_ops
 from crossview.knowledge.thresholds import defaults
-from crossview.views.host.op_cost import threads
+from crossview.views.host.op_threads import threads
 from test_kineto_synthetic import X, kernel, op, runtime, write_trace
 
 A100 = SHARED_DATA / "kineto" / "hta_a100_ddp_resnet_nccl.json.gz"
@@ -90,7 +90,7 @@ def test_a100_op_cost_matches_the_raw_trace() -> None:
     assert o.floor_ns == _disc(triv, q)
     assert 12_000 <= o.floor_ns <= 12_200  # 12.1 µs, checked by hand
     assert abs(o.median_ns - statistics.median(triv)) <= 1
-    t = threads(_analysis(A100).views.store, o)  # type: ignore[union-attr]
+    t = threads(_analysis(A100).views, o)  # type: ignore[arg-type]
     assert t.ops == raw["ops"]
     assert t.floor_ns == _disc(raw["busiest_trivial"], q)
     assert t.queries == len(raw["queries"]) == 2895

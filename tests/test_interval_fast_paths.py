@@ -17,7 +17,7 @@ from crossview.knowledge import api_roles
 from crossview.scope import step_detect as steps
 from crossview.store.host_calls import NamesMatching, RuntimeCalls
 from crossview.store.store import Store
-from crossview.views.device import account, gpu_activity, launch_queue, timeline
+from crossview.views.device import account, activity_gaps, launch_queue, timeline
 
 CAPTURES = [p for p in (SHARED_DATA / "kineto/kineto_v100_resnet50_workers0.pt.trace.json.gz",
                         SHARED_DATA / "kineto/hta_a100_ddp_resnet_nccl.json.gz",
@@ -115,7 +115,7 @@ def test_interval_shortcuts_equal_the_general_paths_on_captures(path: Path) -> N
     assert checked  # some host calls hold GPU idle time: the sums are not all zero
 
 
-def _gap_host_ref(store: Store, gap: gpu_activity.Gap, aid: int) -> tuple[str | None, str | None]:
+def _gap_host_ref(store: Store, gap: activity_gaps.Gap, aid: int) -> tuple[str | None, str | None]:
     """The query per gap that `_covering_ops` replaced (plus its op id tie-break)."""
     row = store.sql(
         "SELECT name, kind FROM f_host WHERE artifact_id = $a AND start_ns < $e"
@@ -131,7 +131,7 @@ def test_gap_hosts_in_one_query_equal_a_query_per_gap(path: Path) -> None:
     v = analyze([path]).views
     assert v is not None
     ids = dict(v.store.sql("SELECT path, artifact_id FROM artifacts").fetchall())
-    res = gpu_activity.gaps(v.store, v.device_activity, 1_000)  # 1 µs: 20 gaps named
+    res = activity_gaps.gaps(v, 1_000)  # 1 µs: 20 gaps named
     assert len(res.longest) == 20
     hosts = [(g.host, g.host_kind) for g in res.longest]
     assert hosts == [_gap_host_ref(v.store, g, ids[g.artifact]) for g in res.longest]

@@ -26,13 +26,6 @@ _READS = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(\w+)", re.I)
 
 # module (relative to src/crossview) -> raw reads it still makes; shrink to {} (issue 41)
 PENDING: dict[str, int] = {
-    "detectors/common.py": 2,
-    "detectors/host_python.py": 5,
-    "detectors/kernel_common.py": 3,
-    "detectors/launch_bound.py": 2,
-    "detectors/launch_config.py": 2,
-    "detectors/layout_conversions.py": 2,
-    "detectors/pageable_memcpy.py": 2,
     "experiments/ab.py": 4,
     "experiments/account_diff.py": 1,
     "experiments/comparable.py": 5,
@@ -40,17 +33,10 @@ PENDING: dict[str, int] = {
     "experiments/drift.py": 3,
     "experiments/op_match.py": 3,
     "export/perfetto.py": 11,
-    "knowledge/frames.py": 1,
     "lake/query.py": 1,
     "rank_fanout.py": 1,
     "rank_task.py": 1,
     "mcp/tools_views.py": 11,
-    "replay/graph.py": 2,
-    "replay/graph_gpu.py": 1,
-    "replay/graph_host.py": 1,
-    "replay/rank_whatif.py": 1,
-    "replay/steps.py": 1,
-    "replay/whatif.py": 8,
     "sol/op_roofline.py": 26,
     "sol/roofline.py": 5,
     "synthesis/bundle_context.py": 10,
@@ -58,32 +44,10 @@ PENDING: dict[str, int] = {
     "synthesis/inventory.py": 10,
     "synthesis/reconcile.py": 5,
     "synthesis/trace_window.py": 2,
-    "verdict/fixes.py": 1,
-    "verdict/owners.py": 3,
-    "verdict/replayed.py": 2,
 }
 
 # detector files that still open the store; shrink to {} (issue 41)
-PENDING_DETECTORS: set[str] = {
-    "carry_in.py",
-    "common.py",
-    "dataloader.py",
-    "gpu_gap.py",
-    "graph_unrecorded.py",
-    "host_op_cost.py",
-    "host_python.py",
-    "kernel_common.py",
-    "launch_bound.py",
-    "launch_config.py",
-    "launch_lag.py",
-    "layout_conversions.py",
-    "low_gpu_util.py",
-    "pageable_memcpy.py",
-    "sync_bound.py",
-    "sync_copy.py",
-    "sync_memcpy.py",
-    "sync_memset.py",
-}
+PENDING_DETECTORS: set[str] = set()
 
 
 def _strings(tree: ast.AST) -> list[str]:

@@ -23,7 +23,7 @@ from crossview.replay.levers import parse
 from crossview.replay.whatif import CaptureReplay
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
-from crossview.verdict.replayed import _artifact
+from crossview.views.replay_rows import replayable
 
 K = SHARED_DATA / "kineto"
 CASES = {
@@ -51,7 +51,7 @@ def _digest(g: Graph) -> str:
 def _replay(path: Path) -> CaptureReplay:
     store = Store()
     read_all([shared_file(path)], store)
-    aid = _artifact(store)
+    aid = replayable(store)
     assert aid is not None
     return CaptureReplay(store, aid)
 

@@ -33,7 +33,7 @@ def detect(v: Views) -> list[Claim]:
     if v.metrics.cpu_only or not steps or v.steps.source != "profiler-step":
         return []
     first = min(steps, key=lambda s: s.start_ns)
-    c = carry_in.first_step(v.store, first, list(api_roles.names_with_role("sync")))
+    c = carry_in.first_step(v, first, list(api_roles.names_with_role("sync")))
     if c is None:
         return []
     share = c.kernel_ns / first.wall_ns if first.wall_ns else 0.0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from crossview.core.claim import Cite, Cutoff, Tier
 from crossview.units import duration
+from crossview.views import captures
+from crossview.views.host import python_frames
 from crossview.views.views import Views
 
 
@@ -28,9 +30,7 @@ def pct(x: float) -> str:
 
 def artifact_kinds(v: Views) -> dict[str, str]:
     """Reader kind (kineto, nsys, …) of each artifact in scope, by path."""
-    return dict(v.store.sql(
-        "SELECT path, kind FROM artifacts WHERE path IN (SELECT unnest($p))",
-        {"p": list(v.filter.artifacts)}).fetchall())
+    return captures.kinds(v)
 
 
 def cites(v: Views, read: str, **fill: object) -> tuple[Cite, ...]:
@@ -71,12 +71,6 @@ def is_compiled(v: Views) -> bool:
     return v.context.compiled
 
 
-_PY_FRAMES = """
-SELECT count(*) FROM f_host h JOIN (SELECT unnest($s) AS s, unnest($e) AS e) w
-  ON h.start_ns >= w.s AND h.start_ns < w.e WHERE h.kind = 'python'
-"""
-
-
 def stack_density(v: Views) -> tuple[int, int, float] | None:
     """(Python frames recorded in the steady steps, their wall ns, frames per ms) when the
     capture records Python stacks densely (`with_stack`: the profiler's own per-frame cost is
@@ -86,8 +80,7 @@ def stack_density(v: Views) -> tuple[int, int, float] | None:
     wall = sum(s.wall_ns for s in steps)
     if not wall:
         return None
-    n = int(v.store.sql(_PY_FRAMES, {"s": [s.start_ns for s in steps],
-                                     "e": [s.end_ns for s in steps]}).fetchall()[0][0])
+    n = python_frames.count_in(v, [s.start_ns for s in steps], [s.end_ns for s in steps])
     per_ms = n / (wall / 1e6)
     if per_ms < v.limits.profiler_stack_frames_per_ms:
         return None

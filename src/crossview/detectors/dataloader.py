@@ -12,9 +12,9 @@ from crossview.detectors.account_share import AccountSlice, facts, mean_of, per_
 from crossview.detectors.common import cites, crossed, ms, pct, short
 from crossview.detectors.declare import About, Declaration
 from crossview.knowledge import frames
-from crossview.store import host_calls
-from crossview.store.host_calls import NamesMatching
+from crossview.views.host import selections
 from crossview.views.host.callers import user_frame_above
+from crossview.views.host.selections import NamesMatching
 from crossview.views.views import Views
 
 PATTERN = "dataloader-starved"
@@ -43,7 +43,7 @@ def detect(v: Views) -> list[Claim]:
                   ("dataloader_red_share", "dataloader_yellow_share"))
     if cut is None:
         return []
-    uf = user_frame_above(v.store, host_calls.names(v.store, fetches))
+    uf = user_frame_above(v, selections.names(v, fetches))
     return [Claim(
         pattern=PATTERN, share=share, tier=cut[0], cutoff=cut[1],
         owns=Owns(causes=CAUSES if sl is not None else ()),

@@ -12,7 +12,7 @@ from msgspec import Struct
 from crossview.core.claim import Claim, Count, Cutoff, Facts, FixPart, Ns, Phrasing
 from crossview.detectors.common import cites, ms, pct, short
 from crossview.detectors.declare import About, Declaration
-from crossview.views.device import gpu_activity
+from crossview.views.device import activity_gaps
 from crossview.views.views import Views
 
 PATTERN = "gpu-gap"
@@ -42,7 +42,7 @@ def detect(v: Views) -> list[Claim]:
     span = sum(a.last - a.first for a in acts)
     if span <= 0:
         return []
-    res = gpu_activity.gaps(v.store, acts, lim.gpu_gap_min_ns)
+    res = activity_gaps.gaps(v, lim.gpu_gap_min_ns)
     if not res.count:
         return []
     share = res.total_ns / span

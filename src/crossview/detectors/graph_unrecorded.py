@@ -39,7 +39,7 @@ def detect(v: Views) -> list[Claim]:
     if cut is None:
         return []
     ls = v.metrics.launch
-    lags = [x for x in launch_lag.all_devices(v.store) if x.ops]
+    lags = [x for x in launch_lag.all_devices(v) if x.ops]
     return [Claim(
         pattern=PATTERN, share=sl.share, tier=cut[0], cutoff=cut[1], owns=Owns(causes=(CAUSE,)),
         fix=(FixPart(key=PATTERN),), cites=cites(v, "graph-windows"),

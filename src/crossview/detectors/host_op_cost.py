@@ -30,7 +30,7 @@ from crossview.core.claim import (
 from crossview.detectors.account_share import slice_of
 from crossview.detectors.common import cites, crossed, ms, pct
 from crossview.detectors.declare import About, Declaration
-from crossview.views.host.op_cost import threads
+from crossview.views.host.op_threads import threads
 from crossview.views.views import Views
 
 PATTERN = "host-op-overhead"
@@ -66,7 +66,7 @@ class OpCostFacts(Facts, frozen=True, kw_only=True):
 
 def detect(v: Views) -> list[Claim]:
     lim = v.limits
-    rows = [(o, threads(v.store, o)) for o in v.op_cost
+    rows = [(o, threads(v, o)) for o in v.op_cost
             if o.trivial >= lim.host_op_floor_min_ops and o.floor_ns >= lim.host_op_floor_min_ns
             and o.mean_step_ns > 0]
     if not rows:

@@ -18,16 +18,12 @@ from crossview.detectors.common import cites, crossed, ms, pct, short
 from crossview.detectors.declare import About, Declaration
 from crossview.knowledge import api_roles
 from crossview.knowledge.frames import zero_grad_ops
+from crossview.views.host import launch_threads, optimizer_windows
 from crossview.views.views import Views
 
 PATTERN = "host-python-overhead"
 CAUSES = ("cpu_dispatch",)
 ZERO_GRAD = PATTERN + "-zero-grad"
-# zero-fill ops directly under the optimizer's reset, and how many resets
-_ZERO_FILLS = """
-SELECT count(*), count(DISTINCT p.op_id) FROM f_host z JOIN host_ops p ON p.op_id = z.parent
-WHERE z.name = $fill AND starts_with(p.name, $call)
-"""
 
 
 class ZeroFill(Struct, frozen=True, kw_only=True):
@@ -61,20 +57,10 @@ def _zero_grad(v: Views, frames: list[str]) -> ZeroFill | None:
     call, fill = zero_grad_ops()
     if not any(f.startswith(call) or f == fill for f in frames):
         return None
-    fills, resets = v.store.sql(_ZERO_FILLS, {"fill": fill, "call": call}).fetchall()[0]
+    fills, resets = optimizer_windows.zero_fills(v, fill, call)
     if not fills:
         return None
-    return ZeroFill(call=call, fill=fill, fills=int(fills), resets=int(resets))
-
-
-_SELF_ON_LAUNCH_THREADS = """
-WITH t AS (SELECT DISTINCT h.artifact_id, h.pid, h.tid FROM f_gpu g
-           JOIN host_ops h ON h.op_id = g.launch_op_id)
-SELECT f.name, f.kind, sum(f.self_ns) AS s
-FROM f_host f JOIN t USING (artifact_id, pid, tid)
-WHERE f.start_ns >= $lo AND f.start_ns < $hi
-GROUP BY ALL ORDER BY s DESC
-"""
+    return ZeroFill(call=call, fill=fill, fills=fills, resets=resets)
 
 
 def detect(v: Views) -> list[Claim]:
@@ -103,7 +89,7 @@ def detect(v: Views) -> list[Claim]:
     if m.idle.host_wait_ns == 0:
         return []
     lo, hi = v.filter.window_ns
-    rows = v.store.sql(_SELF_ON_LAUNCH_THREADS, {"lo": lo, "hi": hi}).fetchall()
+    rows = launch_threads.self_time(v, lo, hi)
     total = sum(int(s) for _, _, s in rows)
     if total == 0:
         return []

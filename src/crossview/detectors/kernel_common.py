@@ -21,6 +21,7 @@ from crossview.detectors.common import crossed, short
 from crossview.kernels.match import signature
 from crossview.sol.roofline import KernelRoofline
 from crossview.units import bandwidth, duration, flop_rate, size
+from crossview.views.device import kernel_names
 from crossview.views.views import Views
 
 MAX_NAMED = 3  # kernels named in one claim's observation
@@ -61,10 +62,7 @@ def timeline_share(v: Views, ks: list[KernelRoofline]) -> float | None:
     total = v.metrics.kernel_time_ns
     if not total:
         return None
-    t = v.store.sql("SELECT coalesce(sum(dur_ns), 0) FROM f_gpu WHERE kind = 'kernel'"
-                    " AND name IN (SELECT unnest($n))", {"n": [k.name for k in ks]}
-                    ).fetchall()[0][0]
-    return int(t) / total
+    return kernel_names.time_of(v, [k.name for k in ks]) / total
 
 
 _KERNEL_SUMMARY = "cuda_gpu_kern_sum"
@@ -82,11 +80,8 @@ def summary_share(v: Views, ks: list[KernelRoofline]) -> tuple[float, str] | Non
         return None
     top = max(sums, key=lambda r: (r.total, r.artifact))
     want = {signature(k.name) for k in ks}
-    rows = v.store.sql(
-        "SELECT s.name, s.total FROM summary_stats s JOIN artifacts a USING (artifact_id)"
-        " WHERE a.path = $p AND s.report = $r AND s.total IS NOT NULL",
-        {"p": top.artifact, "r": _KERNEL_SUMMARY}).fetchall()
-    t = sum(float(total) for name, total in rows if signature(name) in want)
+    t = sum(total for name, total in kernel_names.listed(v, top.artifact, _KERNEL_SUMMARY)
+            if signature(name) in want)
     return t / top.total, Path(top.artifact).name
 
 

@@ -35,23 +35,13 @@ from crossview.detectors.common import (
     stack_density,
 )
 from crossview.detectors.declare import About, Declaration
+from crossview.views.device import kernel_names
 from crossview.views.views import Views
 
 PATTERN = "kernel-launch-bound"
 GRAPHS = "cuda-graphs-missing"
 PARTIAL = "kernel-launch-bound-graphs-partial"
 CAUSES = ("launch_overhead", "cpu_dispatch")
-
-_EAGER = """
-SELECT g.name, count(*), sum(g.dur_ns) FROM f_gpu g WHERE g.kind = 'kernel'
-AND NOT coalesce(g.via_graph, false) GROUP BY 1 ORDER BY 2 DESC LIMIT 3
-"""
-
-_TRITON = """
-SELECT count(*) FILTER (starts_with(name, 'triton')), count(*),
-       count(*) FILTER (family = 'elementwise')
-FROM f_gpu WHERE kind = 'kernel'
-"""
 
 
 class Eager(Struct, frozen=True):
@@ -90,7 +80,7 @@ class Launches(Facts, frozen=True, kw_only=True):
 def _inductor_fill(v: Views) -> tuple[tuple[str, str], ...] | None:
     """None when Inductor's Triton kernels are in the trace; else the counts the
     compiled_no_inductor fix quotes (a compiled step whose backend is not Inductor)."""
-    triton, kernels, eager = v.store.sql(_TRITON).fetchall()[0]
+    triton, kernels, eager = kernel_names.triton_counts(v)
     return None if triton or not kernels else (("kernels", f"{kernels:,}"),
                                                ("eager", f"{eager:,}"))
 
@@ -100,7 +90,7 @@ def _large_step(v: Views) -> tuple[LargeStep, tuple[tuple[str, str], ...]] | Non
     even when graphs are on: (its batch, the values the fix quotes), else None."""
     from crossview.views.host import engine_batch  # lazy: only on vLLM captures (decision 0760)
 
-    got = engine_batch.batches(v.store, v.engine, v.steps.steady)
+    got = engine_batch.batches(v, v.engine, v.steps.steady)
     big = max(got, key=lambda b: b.tokens, default=None)
     if big is None or big.tokens <= engine_batch.vllm_default_max_graph():
         return None
@@ -150,8 +140,7 @@ def detect(v: Views) -> list[Claim]:
             if short_share >= lim.launch_bound_short_share else None
     if cut is None:
         return []
-    eager = [Eager(str(n), int(c), int(t)) for n, c, t in v.store.sql(_EAGER).fetchall()] \
-        if mostly_graphs else []
+    eager = [Eager(n, c, t) for n, c, t in kernel_names.eager(v)] if mostly_graphs else []
     flags, fill, large = _fix_flags(v) if not mostly_graphs else ((), (), None)
     f = Launches(
         short_kernels=ls.short_kernels, kernels=m.kernel_count,

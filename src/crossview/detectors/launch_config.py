@@ -20,28 +20,11 @@ from crossview.core.claim import Claim, Count, Facts, FixPart, Ns, Owns, Phrasin
 from crossview.detectors.common import crossed, kernel_cites, ms, pct, short
 from crossview.detectors.declare import About, Declaration
 from crossview.sol.kernel_inputs import library_kernel_pattern
+from crossview.views.device import launch_shapes
 from crossview.views.views import Views
 
 PATTERN = "below-roofline"
 FIX = "launch-config"
-
-_LAUNCHES = """
-WITH k AS (
-  SELECT g.device, g.name, g.dur_ns, g.grid, g.block,
-         list_reduce(list_transform(string_split(trim(g.grid, '[]() '), ','),
-                                    lambda x: TRY_CAST(trim(x) AS BIGINT)),
-                     lambda a, b: a * b) AS blocks,
-         list_reduce(list_transform(string_split(trim(g.block, '[]() '), ','),
-                                    lambda x: TRY_CAST(trim(x) AS BIGINT)),
-                     lambda a, b: a * b) AS threads
-  FROM f_gpu g WHERE g.kind = 'kernel' AND g.grid IS NOT NULL AND g.block IS NOT NULL
-    AND coalesce(g.family, '') <> 'comm')
-SELECT k.name, k.grid, k.block, k.blocks, k.threads, d.sm_count, count(*), sum(k.dur_ns)
-FROM k JOIN (SELECT device, max(sm_count) AS sm_count FROM devices GROUP BY device) d
-  USING (device)
-WHERE d.sm_count > 0 AND (k.blocks < $share * d.sm_count OR k.threads < $warp)
-GROUP BY ALL ORDER BY 8 DESC, 1
-"""
 
 
 class Launch(Struct, frozen=True, kw_only=True):
@@ -70,8 +53,7 @@ def detect(v: Views) -> list[Claim]:
     # every python frame on the hot path is library / engine code: its kernels are the
     # library's too, whatever their names (a vLLM step's FlashInfer attention)
     engine_code = v.context.code == "library"
-    rows = v.store.sql(_LAUNCHES, {"share": lim.launch_grid_sm_share,
-                                   "warp": lim.launch_block_min_threads}).fetchall()
+    rows = launch_shapes.small(v, lim.launch_grid_sm_share, lim.launch_block_min_threads)
     launches = [Launch(name=str(n), grid=str(g), block=str(b), blocks=int(nb or 0),
                        threads=int(nt or 0), sms=int(s), calls=int(c), ns=int(t),
                        library=engine_code or bool(lib.search(str(n))))

@@ -29,7 +29,7 @@ class Lag(Facts, frozen=True, kw_only=True):
 def detect(v: Views) -> list[Claim]:
     if v.metrics.cpu_only:
         return []
-    lags = launch_lag.per_device(v.store, v.limits.launch_lag_min_ns)
+    lags = launch_lag.per_device(v, v.limits.launch_lag_min_ns)
     if not lags:
         return []
     x = lags[0]

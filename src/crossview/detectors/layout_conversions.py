@@ -15,18 +15,11 @@ from crossview.core.claim import Claim, Count, Facts, FixPart, Ns, Owns, Phrasin
 from crossview.detectors.common import crossed, kernel_cites, ms, pct, short
 from crossview.detectors.declare import About, Declaration
 from crossview.sol.op_roofline import limits
-from crossview.store.host_calls import NO_LIMIT
+from crossview.views.device import kernel_names
 from crossview.views.views import Views
 
 PATTERN = "layout-conversions"
 
-_BY_NAME = f"""
-SELECT name, count(*), sum(dur_ns) FROM f_gpu
-WHERE kind = 'kernel' AND name IN (
-  SELECT name FROM (SELECT DISTINCT name FROM f_gpu WHERE kind = 'kernel' LIMIT {NO_LIMIT})
-  WHERE regexp_matches(lower(name), $re))
-GROUP BY name ORDER BY 3 DESC, 1
-"""  # the regex on the distinct names, not on every kernel
 
 
 class Conversion(Struct, frozen=True):
@@ -47,7 +40,7 @@ def detect(v: Views) -> list[Claim]:
     if m.cpu_only or not m.kernel_time_ns:
         return []
     markers = [str(x) for x in limits()["layout_kernel_markers"]]
-    rows = v.store.sql(_BY_NAME, {"re": "|".join(markers)}).fetchall()
+    rows = kernel_names.matching(v, "|".join(markers))
     if not rows:
         return []
     n, t = sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows)

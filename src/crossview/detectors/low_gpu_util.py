@@ -11,7 +11,7 @@ from msgspec import Struct
 from crossview.core.claim import Claim, Count, Cutoff, Facts, FixPart, Index, Ns, Phrasing, Share
 from crossview.detectors.common import cites, ms, pct
 from crossview.detectors.declare import About, Declaration
-from crossview.views.device import gpu_activity
+from crossview.views.device import activity_gaps
 from crossview.views.views import Views
 
 PATTERN = "low-gpu-utilization"
@@ -38,7 +38,7 @@ class LowUtil(Facts, frozen=True, kw_only=True):
 
 def detect(v: Views) -> list[Claim]:
     lim = v.limits
-    per_device = gpu_activity.chunks(v.store, v.device_activity, lim.gpu_util_chunks)
+    per_device = activity_gaps.chunks(v, lim.gpu_util_chunks)
     span = sum(c.chunk_ns * len(c.busy) for c in per_device)
     if span <= 0:
         return []

@@ -9,7 +9,6 @@ copy calls (tracelens_b200_vllm_eager_prefill_tp8).
 
 from __future__ import annotations
 
-import numpy as np
 from msgspec import Struct
 
 from crossview.core.claim import Claim, Count, Facts, FixPart, Ns, NsF, Owns, Phrasing, Share
@@ -17,19 +16,15 @@ from crossview.detectors.account_share import slice_of
 from crossview.detectors.common import cites, crossed, ms, pct
 from crossview.detectors.declare import About, Declaration
 from crossview.knowledge import api_roles
-from crossview.store.host_calls import RuntimeCalls
 from crossview.views.device import timeline
+from crossview.views.host import pageable_calls
+from crossview.views.host.selections import RuntimeCalls
 from crossview.views.views import Views
 
 PATTERN = "pageable-memcpy"
 CAUSES = ("blocking_copy",)  # GPU idle while the host blocked in a copy (account)
 
 
-_PAGEABLE_CALLS = """
-SELECT h.start_ns, h.start_ns + h.dur_ns, h.artifact_id FROM f_gpu g JOIN f_host h
-  ON h.op_id = g.launch_op_id AND h.artifact_id = g.artifact_id
-WHERE g.kind = 'memcpy' AND lower(g.mem_kinds) LIKE '%pageable%'
-"""
 
 
 class Copy(Struct, frozen=True):
@@ -53,10 +48,10 @@ class Pageable(Facts, frozen=True, kw_only=True):
 
 def _pageable_part(v: Views) -> tuple[float, int, int]:
     """(fraction, GPU idle ns under the pageable copies' calls, under all copy calls)."""
-    r = v.store.sql(_PAGEABLE_CALLS).fetchall()
-    if not r:
+    calls = pageable_calls.intervals(v)
+    if calls is None:
         return 1.0, 0, 0
-    hs, he, art = (np.array([x[i] for x in r], dtype=np.int64) for i in range(3))
+    hs, he, art = calls
     mine = timeline.host_window_effect(v.device_union, hs, he, art).gpu_idle_inside_ns
     copies = RuntimeCalls(tuple(n for role in ("sync_memcpy", "async_memcpy")
                                 for n in api_roles.names_with_role(role)))

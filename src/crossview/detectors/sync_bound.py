@@ -73,7 +73,7 @@ def _held(v: Views) -> Held | None:
     from crossview.views.device import blocking_waits  # lazy: only when it fires (decision 0760)
 
     lim = v.limits
-    waits = blocking_waits.longest(v.store, v.sync_calls().names, lim.blocking_wait_calls,
+    waits = blocking_waits.longest(v, v.sync_calls().names, lim.blocking_wait_calls,
                                    lim.blocking_wait_release_ns)
     if not waits:
         return None

@@ -6,29 +6,17 @@ host-side synchronization for them ("API synchronization behavior").
 
 from __future__ import annotations
 
-from crossview.core.claim import Claim, Cutoff, FixPart, Phrasing
-from crossview.detectors.common import cites, ms, pct
+from crossview.core.claim import Claim, Phrasing
+from crossview.detectors.common import ms, pct
 from crossview.detectors.declare import About, Declaration
-from crossview.detectors.sync_copy import SyncCopyFacts, facts, measure
-from crossview.knowledge import api_roles
-from crossview.store.host_calls import CopyLaunches
+from crossview.detectors.sync_copy import SyncCopyFacts, claims
 from crossview.views.views import Views
 
 PATTERN = "sync-memcpy"
 
 
 def detect(v: Views) -> list[Claim]:
-    sc = measure(v, CopyLaunches("memcpy", tuple(api_roles.names_with_role("sync_memcpy")),
-                                 except_copy_kind="DtoD"))
-    if sc is None or sc.span_ns <= 0:
-        return []
-    share = sc.host_ns / sc.span_ns
-    cut = v.limits.nsys_rule_yellow_share
-    return [Claim(
-        pattern=PATTERN, share=share, tier="consider" if share >= cut else "note",
-        cutoff=Cutoff("nsys_rule_yellow_share", cut, share) if share >= cut else None,
-        fix=(FixPart(key=PATTERN, located=True),), cites=cites(v, "sync-memcpy"),
-        facts=facts(v, sc))]
+    return claims(v, PATTERN, "sync_memcpy", "memcpy", except_copy_kind="DtoD")
 
 
 def phrase(c: Claim) -> Phrasing:

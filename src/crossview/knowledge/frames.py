@@ -1,4 +1,4 @@
-"""Frame rules from frames.yaml: user vs library frames, engine detection, input pipeline."""
+"""Frame rules (frames.yaml): user vs library frames, engine detection, input pipeline."""
 
 from __future__ import annotations
 

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from crossview.knowledge.loader import load_yaml
-from crossview.replay.graph_gpu import build_gpu, gpu_rows
+from crossview.replay.graph_gpu import build_gpu
 from crossview.replay.graph_host import CALL as CALL
 from crossview.replay.graph_host import CPU as CPU
 from crossview.replay.graph_host import GAP as GAP
 from crossview.replay.graph_host import WAIT as WAIT
-from crossview.replay.graph_host import build_host, host_rows
+from crossview.replay.graph_host import build_host
 from crossview.store.store import Store
+from crossview.views import replay_rows
 from crossview.views.distributed import collective_loops
 
 # node kinds: host segments (graph_host.py) and GPU ops
@@ -90,14 +91,6 @@ def params() -> dict:
     return load_yaml("replay.yaml")
 
 
-def rows(store: Store, artifact_id: int) -> int:
-    """host_ops + gpu_ops rows of the artifact: the size of its graph."""
-    return int(store.sql(
-        "SELECT (SELECT count(*) FROM host_ops WHERE artifact_id = $a) + "
-        "(SELECT count(*) FROM gpu_ops WHERE artifact_id = $a)", {"a": artifact_id}
-    ).fetchall()[0][0])
-
-
 def build(store: Store, artifact_id: int,
           marks: Mapping[str, set[int]] | None = None) -> Graph:
     """The graph of one artifact (one process's Kineto trace or one nsys report). `marks`:
@@ -107,9 +100,9 @@ def build(store: Store, artifact_id: int,
     loops: dict[str, list[tuple[int, int]]] = {}  # per lane: its per-tensor collective loops
     for x in collective_loops.loops(store, artifact_id, "host_ops", "gpu_ops"):
         loops.setdefault(x.lane, []).append((x.start_ns, x.end_ns))
-    nodes = build_host(host_rows(store, artifact_id), marks or {}, loops, p["graph"],
+    nodes = build_host(replay_rows.host_rows(store, artifact_id), marks or {}, loops, p["graph"],
                        p["levers"]["graph-region"])
-    build_gpu(nodes, gpu_rows(store, artifact_id), p["graph"])
+    build_gpu(nodes, replay_rows.gpu_rows(store, artifact_id), p["graph"])
     cons: list[list[Cons]] = [[] for _ in range(len(nodes))]
     for node, pred, at_end, offset, why in nodes.edges:
         cons[node].append(Cons(pred, at_end, offset, why))

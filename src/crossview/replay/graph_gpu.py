@@ -15,21 +15,8 @@ from statistics import median
 import numpy as np
 
 from crossview.replay.graph_host import WAIT, Nodes
-from crossview.store.store import Store
 
 _BIG = 1 << 62
-
-
-def gpu_rows(store: Store, aid: int) -> dict[str, list]:
-    """The artifact's GPU ops in start order (ties by id), as lists."""
-    cols = store.sql(
-        "SELECT gpu_op_id, 'S ' || coalesce(device::VARCHAR, 'None') || '/' ||"
-        " coalesce(stream::VARCHAR, 'None') AS lane,"
-        " coalesce(device::VARCHAR, 'None') AS dev, kind, name, family, start_ns, dur_ns,"
-        " launch_op_id, bytes, mem_kinds, coalesce(via_graph, false) AS via_graph"
-        " FROM gpu_ops WHERE artifact_id = ? AND kind IN ('kernel', 'memcpy', 'memset')"
-        " AND dur_ns >= 0 ORDER BY start_ns, gpu_op_id", [aid]).fetchnumpy()
-    return {k: np.ma.asarray(v).tolist() for k, v in cols.items()}
 
 
 def build_gpu(out: Nodes, ops: dict[str, list], p: dict) -> None:

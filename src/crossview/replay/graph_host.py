@@ -21,7 +21,6 @@ from crossview.knowledge import causes
 from crossview.knowledge.api_roles import role_of
 from crossview.knowledge.frames import dataloader_pattern, grad_sync_ops
 from crossview.knowledge.loader import load_yaml
-from crossview.store.store import Store
 
 I64 = npt.NDArray[np.int64]
 # host node kinds: a host op's own time, time outside any op, a runtime call, a wait
@@ -54,15 +53,6 @@ class Nodes:
 
     def __len__(self) -> int:
         return len(self.kind)
-
-
-def host_rows(store: Store, aid: int) -> dict[str, np.ndarray]:
-    """The artifact's host ops, by thread then start (the order the chains are cut in)."""
-    cols = store.sql(
-        "SELECT pid, tid, op_id, kind, name, start_ns, start_ns + dur_ns AS e,"
-        " coalesce(depth, 0) AS depth FROM host_ops WHERE artifact_id = ? AND dur_ns >= 0"
-        " ORDER BY pid, tid, start_ns", [aid]).fetchnumpy()
-    return {k: np.asarray(v) for k, v in cols.items()}
 
 
 def _merged(s: I64, e: I64) -> tuple[I64, I64]:

@@ -28,6 +28,7 @@ from crossview.replay.levers import host_stalls
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.steps import TAIL_LAUNCHED, TAIL_NONE, Step, marks, windows
 from crossview.store.store import Store
+from crossview.views import replay_rows
 from crossview.views.distributed.crossrank import RankAnalysis
 from crossview.views.host.host_stalls import HostStall, stalls
 
@@ -68,7 +69,7 @@ class Joined:
 
 def rows(store: Store, job: RankAnalysis, ids: Mapping[str, int]) -> int:
     """host + GPU rows of every rank in the store: the joined graph's size."""
-    return sum(graph_mod.rows(store, ids[r.path]) for r in job.ranks if r.path in ids)
+    return sum(replay_rows.op_count(store, ids[r.path]) for r in job.ranks if r.path in ids)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from crossview.replay.levers.common import LeverContext
 from crossview.replay.rank_replay import JobStep, RankStep
 from crossview.replay.replay import Timing, replay
 from crossview.store.store import Store
+from crossview.views import captures, replay_rows
 from crossview.views.distributed import rank_job
 from crossview.views.distributed import ranks as rank_views
 from crossview.views.distributed.crossrank import RankAnalysis, merge_ranks
@@ -195,12 +196,11 @@ def run(store: Store, ids: list[int], texts: list[str], capture: str) -> RankWha
     """whatif over several timelines: they must be the ranks of one job."""
     job = job_of(store, ids)
     if job is None:
-        paths = [p for (p,) in store.sql("SELECT path FROM artifacts WHERE artifact_id IN "
-                                         "(SELECT unnest($a)) ORDER BY 1", {"a": ids}).fetchall()]
+        paths = captures.paths_of(store, ids)
         raise InputError(paths[1] if len(paths) > 1 else capture,
                          f"whatif replays one timeline at a time; {len(paths)} given "
                          f"({', '.join(paths)}), and they are not the ranks of one job")
-    n = sum(graph_mod.rows(store, a) for a in ids)
+    n = sum(replay_rows.op_count(store, a) for a in ids)
     cap = graph_mod.params()["graph"]["max_rows"]
     if n > cap:
         raise InputError(capture, f"{n:,} host and GPU rows over {len(ids)} ranks: over the "

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from crossview.scope.step_detect import detect, source_phrase
 from crossview.store.store import Store
+from crossview.views import replay_rows
 
 # how a step's end reaches past its host range (measure.py reads it)
 TAIL_NONE, TAIL_LAUNCHED, TAIL_ALL = "", "launched", "all"
@@ -66,11 +67,8 @@ def windows(store: Store, artifact_id: int) -> tuple[str, list[Step], dict[str, 
 def _lane(store: Store, artifact_id: int, start_ns: int, name: str | None) -> str:
     """The host thread of the step's range op (`name`), or for a whole-capture step the
     thread whose first op starts it (scope/step_detect `_one_unit`): "" when none does."""
-    row = store.sql(
-        "SELECT pid, tid FROM host_ops WHERE artifact_id = $a AND start_ns = $s"
-        " AND ($n IS NULL OR name = $n) AND pid IS NOT NULL AND tid IS NOT NULL"
-        " ORDER BY depth LIMIT 1", {"a": artifact_id, "s": start_ns, "n": name}).fetchone()
-    return f"T {row[0]}/{row[1]}" if row else ""
+    t = replay_rows.thread_at(store, artifact_id, start_ns, name)
+    return f"T {t[0]}/{t[1]}" if t else ""
 
 
 def marks(steps: list[Step]) -> dict[str, set[int]]:

@@ -29,6 +29,7 @@ from crossview.sol.roofline import compute
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
+from crossview.views import captures, replay_rows
 
 if TYPE_CHECKING:
     from crossview.cache.settings import CacheSettings
@@ -141,8 +142,7 @@ def load(paths: list[Path], store: Store | None = None, cache: CacheSettings | N
     side and GPU ops, and the inputs beside it that were rejected; one-line refusals."""
     store, ids, bad = timelines(paths, store, cache)
     if len(ids) > 1:
-        path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [ids[1]]
-                         ).fetchall()[0][0]
+        path = captures.path_of(store, ids[1])
         raise InputError(path, f"whatif replays one timeline at a time; {len(ids)} given")
     return store, ids[0], bad
 
@@ -160,13 +160,7 @@ def timelines(paths: list[Path], store: Store | None = None,
     # a rejected or partial file beside a whole timeline is reported and the timeline
     # replayed; a partial timeline alone is refused: a replay of half of one predicts nothing
     bad = [r for r in reports if r.status not in ("ok", "skipped")]
-    rows = store.sql(
-        "SELECT a.artifact_id, a.path, a.kind, "
-        "(SELECT count(*) FROM host_ops h WHERE h.artifact_id = a.artifact_id "
-        " AND h.kind = 'runtime'), "
-        "(SELECT count(*) FROM gpu_ops g WHERE g.artifact_id = a.artifact_id), "
-        "(SELECT count(*) FROM summary_stats s WHERE s.artifact_id = a.artifact_id) "
-        "FROM artifacts a WHERE a.status = 'ok' ORDER BY a.artifact_id").fetchall()
+    rows = captures.holdings(store)
     found = [aid for aid, _path, _kind, host, gpu, _summ in rows if host and gpu]
     if found:
         return store, found, bad
@@ -195,8 +189,8 @@ def run(paths: list[Path], specs: list[str], store: Store | None = None,
         job.rejected = [(r.path, list(r.problems)) for r in bad]
         return job
     aid = ids[0]
-    path = store.sql("SELECT path FROM artifacts WHERE artifact_id = ?", [aid]).fetchall()[0][0]
-    n, cap = graph_mod.rows(store, aid), graph_mod.params()["graph"]["max_rows"]
+    path = captures.path_of(store, aid)
+    n, cap = replay_rows.op_count(store, aid), graph_mod.params()["graph"]["max_rows"]
     if n > cap:
         raise InputError(path, f"{n:,} host and GPU rows: over the replay's limit of {cap:,} "
                          "(knowledge/replay.yaml graph.max_rows); capture fewer steps")
@@ -310,11 +304,11 @@ def _stalls(store: Store, aid: int) -> list[HostStall]:
 def _roofline(store: Store) -> dict[str, tuple[float, str]]:
     """Achieved fraction of the roofline ceiling (the nearer of the FLOP/s and DRAM-bandwidth
     ceilings) per ncu-profiled kernel name, when the store holds ncu rows."""
-    if not store.sql("SELECT count(*) FROM profiled_kernels").fetchall()[0][0]:
+    if not captures.holds_ncu(store):
         return {}
 
 
-    paths = [r[0] for r in store.sql("SELECT path FROM artifacts WHERE status = 'ok'").fetchall()]
+    paths = captures.readable_paths(store)
     out: dict[str, tuple[float, str]] = {}
     for k in compute(store, SimpleNamespace(artifacts=paths), defaults()):  # type: ignore[arg-type]
         pcts = [(x, kind) for x, kind in ((k.pct_of_peak_flops, "compute"),

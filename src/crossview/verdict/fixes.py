@@ -24,6 +24,7 @@ from crossview.knowledge.fixes import REQUIRE_KEYS, fill, pick, variants, where_
 from crossview.knowledge.loader import load_yaml
 from crossview.knowledge.schemas import FixRequires
 from crossview.views.capture_context import CaptureContext
+from crossview.views.host import python_frames
 from crossview.views.views import Views
 
 _SENTENCE = re.compile(r"(?<=\.)\s+(?=[A-Z`])")
@@ -134,9 +135,7 @@ class Fitter:
         self.phrases = engine_flags.enable_graphs_phrases()
         ver = None
         if v.engine is not None:
-            names = [n for (n,) in v.store.sql(
-                "SELECT DISTINCT name FROM f_host WHERE kind = 'python'").fetchall()]
-            ver = engine_flags.detect(v.engine, names)
+            ver = engine_flags.detect(v.engine, python_frames.names(v))
         self.version = ver
 
     def text(self, c: Claim, more: tuple[FixPart, ...] = (), first: tuple[FixPart, ...] = ()

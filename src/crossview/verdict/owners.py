@@ -77,10 +77,8 @@ def _within(cases: list[Case]) -> None:
             outer.parts.append(c)
 
 
-_FAMILIES = "SELECT gpu_op_id, dur_ns FROM f_gpu WHERE kind = 'kernel' AND family IN " \
-            "(SELECT unnest($f))"
-_NAMES = "SELECT gpu_op_id, dur_ns FROM f_gpu WHERE kind = 'kernel' AND name IN " \
-         "(SELECT unnest($n))"
+_FAMILIES = "SELECT gpu_op_id, dur_ns FROM f_kernels WHERE family IN (SELECT unnest($f))"
+_NAMES = "SELECT gpu_op_id, dur_ns FROM f_kernels WHERE name IN (SELECT unnest($n))"
 
 
 def _units(v: Views, c: Case, groups: dict[str, tuple[int, ...]],
@@ -120,7 +118,7 @@ def _kernels(v: Views, cases: list[Case]) -> None:
         ids = sorted({i for g in groups.values() for i in g})
         if ids or any(c.claim.owns.families or c.claim.owns.kernels for c in todo):
             weights.update((int(i), float(d)) for i, d in v.store.sql(
-                "SELECT gpu_op_id, dur_ns FROM f_gpu WHERE kind = 'kernel'").fetchall())
+                "SELECT gpu_op_id, dur_ns FROM f_kernels").fetchall())
     units = {id(c): _units(v, c, groups, weights) for c in todo}
     if not timeline:
         weights.update(_profiled_weights(todo))

@@ -19,23 +19,10 @@ from crossview.replay.levers import parse
 from crossview.replay.whatif import Baseline, CaptureReplay, Pinned, WhatIf
 from crossview.store.store import Store
 from crossview.verdict.cases import Case, OnPath, Replayed
+from crossview.views import replay_rows
 from crossview.views.views import Views
 
 LATE_RANKS = "late-ranks"  # detectors/late_ranks.py
-
-
-def _artifact(store: Store) -> int | None:
-    """The one artifact with GPU ops and runtime calls (None: none or several). Each
-    artifact with GPU ops (a scan of the integer ids) is probed for a runtime call, a scan
-    that stops at the first one (1 M nsys host ops: a join of every op 50 ms → 2 ms)."""
-    found: list[int] = []
-    for (a,) in store.sql("SELECT DISTINCT artifact_id FROM gpu_ops").fetchall():
-        if store.sql("SELECT EXISTS (SELECT 1 FROM host_ops WHERE artifact_id = $a"
-                     " AND kind = 'runtime')", {"a": a}).fetchall()[0][0]:
-            found.append(a)
-            if len(found) > 1:
-                return None
-    return found[0] if found else None
 
 
 def _levers(c: Case) -> tuple[str, ...]:
@@ -48,8 +35,9 @@ def run(store: Store, cases: list[Case]) -> None:
     todo = [c for c in cases if _levers(c) or (c.about.kernel_side and c.claim.tier != "note")]
     if not todo:
         return
-    aid = _artifact(store)
-    if aid is None or graph_mod.rows(store, aid) > graph_mod.params()["graph"]["recap_max_rows"]:
+    aid = replay_rows.replayable(store)
+    cap = graph_mod.params()["graph"]["recap_max_rows"]
+    if aid is None or replay_rows.op_count(store, aid) > cap:
         return  # no single timeline, or too large to replay within a recap
     with paused():
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossview.store.store import Store
+from crossview.views.views import Views
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,11 @@ ORDER BY n LIMIT 1
 """
 
 
-def longest(store: Store, names: tuple[str, ...], k: int, release_ns: int
+def longest(v: Views, names: tuple[str, ...], k: int, release_ns: int
             ) -> list[BlockingWait]:
     """The k longest calls of these API names in scope that launched a GPU op, longest first,
     each with what held its stream."""
+    store = v.store
     out: list[BlockingWait] = []
     rows = store.sql(_CALLS_SQL, {"names": list(names), "k": k}).fetchall()
     for op_id, call, start, dur, dev, stream, op, op_ns, op_start in rows:

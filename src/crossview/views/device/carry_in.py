@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.scope.step_detect import Step
-from crossview.store.store import Store
+from crossview.views.views import Views
 
 # per device: the kernels with no recorded launch that start before the first kernel whose
 # launch the capture holds, and the first kernel the capture launched
@@ -44,8 +44,9 @@ class CarryIn:
     wait_ns: int
 
 
-def first_step(store: Store, step: Step, sync_names: list[str]) -> CarryIn | None:
+def first_step(v: Views, step: Step, sync_names: list[str]) -> CarryIn | None:
     """The carried-in work of `step` (the capture's first step), if any."""
+    store = v.store
     p = {"a": step.artifact_id, "s": step.start_ns, "e": step.end_ns}
     row = store.sql(_CARRY, p).fetchone()
     if row is None:

@@ -1,8 +1,5 @@
-"""GPU activity as nsys's expert rules see it: every GPU op (kernel, memcpy, memset) per device.
-
-`gpu_gaps`: stretches with no GPU op on a device longer than a threshold, each with the host
-op that covers most of it (the cross-view: what the host was doing meanwhile).
-`gpu_time_util`: the device's GPU-op span cut into equal chunks, each with its busy share.
+"""GPU activity as nsys's expert rules see it: every GPU op (kernel, memcpy, memset) per device
+(its gaps and busy chunks: views/device/activity_gaps.py).
 The metrics block's busy % counts kernels only (HTA's definition); these count copies too, as
 the nsys rules do, so a copy-bound stretch is not called idle here.
 """
@@ -13,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crossview.intervals import I64, DeviceIntervals, merge, overlap
+from crossview.intervals import I64, DeviceIntervals, merge
 from crossview.store.store import Store
 
 _KINDS = "('kernel', 'memcpy', 'memset')"
@@ -33,26 +30,6 @@ class DeviceActivity:
     @property
     def last(self) -> int:
         return int(self.busy_e[-1])
-
-
-@dataclass
-class Gap:
-    artifact: str
-    device: int
-    start_ns: int
-    dur_ns: int
-    host: str | None  # the host op covering most of the gap (innermost on ties), if any
-    host_kind: str | None
-    host_ns: int = 0  # how much of the gap that op covers
-
-
-@dataclass
-class Chunks:
-    artifact: str
-    device: int
-    first_ns: int
-    chunk_ns: int
-    busy: list[float]  # busy share of each chunk, 0..1
 
 
 def activity(store: Store, kernel_union: list[DeviceIntervals] | None = None
@@ -97,67 +74,4 @@ def _with_copies(store: Store, kernel_union: list[DeviceIntervals]) -> list[Devi
         if sel.any():
             us, ue = merge(np.concatenate([us, s[sel]]), np.concatenate([ue, e[sel]]))
         out.append(DeviceActivity(key[0], key[1], us, ue))
-    return out
-
-
-@dataclass
-class Gaps:
-    count: int  # gaps over the threshold, all devices
-    total_ns: int
-    longest: list[Gap]  # the longest ones, longest first, each with its covering host op
-
-
-def gaps(store: Store, acts: list[DeviceActivity], min_ns: int, named: int = 20) -> Gaps:
-    """Gaps over ``min_ns``; the ``named`` longest get their host op (one query each)."""
-    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
-    found: list[tuple[int, int, int, int]] = []  # (dur, start, artifact, device)
-    count = total = 0
-    for act in acts:
-        gs, ge = act.busy_e[:-1], act.busy_s[1:]
-        long = np.nonzero(ge - gs > min_ns)[0]
-        count += len(long)
-        total += int((ge[long] - gs[long]).sum())
-        top = long[np.argsort(gs[long] - ge[long], kind="stable")[:named]]
-        found.extend((int(ge[i] - gs[i]), int(gs[i]), act.artifact_id, act.device)
-                     for i in top.tolist())
-    found.sort(key=lambda g: (-g[0], g[1]))
-    host = _covering_ops(store, found[:named])
-    out = [Gap(paths[aid], dev, s, dur, *host.get(i, (None, None, 0)))
-           for i, (dur, s, aid, dev) in enumerate(found[:named])]
-    return Gaps(count, total, out)
-
-
-def _covering_ops(store: Store, gaps: list[tuple[int, int, int, int]]
-                  ) -> dict[int, tuple[str, str, int]]:
-    """Per gap (dur, start, artifact, device), by its index: the name and kind of the host op
-    of its artifact sharing the most time with it (the deepest among equals, then the first
-    op id), gaps with none left out. One scan of the host ops for every gap (1 M nsys ops:
-    20 queries 60 ms → 7 ms)."""
-    if not gaps:
-        return {}
-    rows = store.sql(
-        "WITH g AS (SELECT unnest($i) AS i, unnest($a) AS a, unnest($s) AS s,"
-        " unnest($e) AS e) SELECT i, name, kind, c FROM (SELECT g.i, h.name, h.kind,"
-        " least(h.start_ns + h.dur_ns, g.e) - greatest(h.start_ns, g.s) AS c,"
-        " row_number() OVER (PARTITION BY g.i ORDER BY least(h.start_ns + h.dur_ns, g.e)"
-        " - greatest(h.start_ns, g.s) DESC, h.depth DESC, h.op_id) AS r FROM g JOIN f_host h"
-        " ON h.artifact_id = g.a AND h.start_ns < g.e AND h.start_ns + h.dur_ns > g.s)"
-        " WHERE r = 1",
-        {"i": list(range(len(gaps))), "a": [a for _, _, a, _ in gaps],
-         "s": [s for _, s, _, _ in gaps], "e": [s + d for d, s, _, _ in gaps]}).fetchall()
-    return {int(i): (n, k, int(c)) for i, n, k, c in rows}
-
-
-def chunks(store: Store, acts: list[DeviceActivity], n: int) -> list[Chunks]:
-    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
-    out: list[Chunks] = []
-    for act in acts:
-        span = act.last - act.first
-        if span <= 0 or n <= 0:
-            continue
-        edges = act.first + (np.arange(n + 1, dtype=np.int64) * span) // n
-        busy = overlap(edges[:-1], edges[1:], act.busy_s, act.busy_e)
-        width = np.maximum(np.diff(edges), 1)
-        out.append(Chunks(paths[act.artifact_id], act.device, act.first, span // n,
-                          (busy / width).round(6).tolist()))
     return out

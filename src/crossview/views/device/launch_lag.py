@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossview.store.store import Store
+from crossview.views.views import Views
 
 _LAGS = """
 SELECT g.artifact_id, g.device, count(*) AS n,
@@ -42,15 +42,15 @@ class Lag:
     max_ns: int
 
 
-def per_device(store: Store, min_ns: int) -> list[Lag]:
+def per_device(v: Views, min_ns: int) -> list[Lag]:
     """Devices whose launched ops all start ≥ `min_ns` after their calls return, worst first
     ([] at the first prompt start found)."""
-    if store.sql(_ANY_PROMPT, {"min": min_ns}).fetchall()[0][0]:
+    if v.store.sql(_ANY_PROMPT, {"min": min_ns}).fetchall()[0][0]:
         return []
-    return [x for x in all_devices(store) if x.min_ns >= min_ns]
+    return [x for x in all_devices(v) if x.min_ns >= min_ns]
 
 
-def all_devices(store: Store) -> list[Lag]:
+def all_devices(v: Views) -> list[Lag]:
     """Every device's launch → start lags (ops launched one by one with a recorded call)."""
     return [Lag(int(a), int(d), int(n), int(lo), int(mid), int(hi))
-            for a, d, n, lo, mid, hi in store.sql(_LAGS).fetchall()]
+            for a, d, n, lo, mid, hi in v.store.sql(_LAGS).fetchall()]

@@ -7,13 +7,14 @@ standard-library code)."""
 from __future__ import annotations
 
 from crossview.knowledge import frames
-from crossview.store.store import Store
+from crossview.views.views import Views
 
 
-def user_frame_above(store: Store, names: list[str]) -> str | None:
+def user_frame_above(v: Views, names: list[str]) -> str | None:
     """Nearest user frame above the longest op (in scope) with one of these names."""
     if not names:
         return None
+    store = v.store
     row = store.sql(
         "SELECT node_id FROM f_host WHERE name IN (SELECT unnest($n)) AND node_id IS NOT NULL"
         " ORDER BY dur_ns DESC LIMIT 1", {"n": names},

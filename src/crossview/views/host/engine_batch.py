@@ -13,7 +13,7 @@ from functools import cache
 
 from crossview.knowledge.loader import load_yaml
 from crossview.scope.step_detect import Step
-from crossview.store.store import Store
+from crossview.views.views import Views
 
 
 @dataclass(frozen=True)
@@ -36,13 +36,13 @@ def _patterns(engine: str) -> tuple[re.Pattern[str], ...]:
                  (load_yaml("steps.yaml").get("engine_batch") or {}).get(engine) or ())
 
 
-def batches(store: Store, engine: str | None, steps: list[Step]) -> list[StepBatch]:
+def batches(v: Views, engine: str | None, steps: list[Step]) -> list[StepBatch]:
     """One entry per step that overlaps the engine's batch annotation (the first one; the
     annotation can enclose the step's python frame)."""
     pats = _patterns(engine) if engine else ()
     if not pats or not steps:
         return []
-    rows = store.sql(
+    rows = v.store.sql(
         "SELECT h.artifact_id, h.start_ns, h.start_ns + h.dur_ns, h.name FROM host_ops h"
         " WHERE h.kind = 'annotation' AND (" + " OR ".join(
             "regexp_full_match(h.name, ?)" for _ in pats) + ") ORDER BY 1, 2",

@@ -72,3 +72,17 @@ def compute(v: Views) -> OptimizerWindows | None:
         k = int((np.searchsorted(launches, we) - np.searchsorted(launches, ws)).sum())
         parts[name] = Part(name, eff.count, k, eff.gpu_idle_inside_ns)
     return OptimizerWindows(steps, parts) if parts else None
+
+
+# zero-fill ops directly under the optimizer's reset, and how many resets
+_ZERO_FILLS = """
+SELECT count(*), count(DISTINCT p.op_id) FROM f_host z JOIN host_ops p ON p.op_id = z.parent
+WHERE z.name = $fill AND starts_with(p.name, $call)
+"""
+
+
+def zero_fills(v: Views, fill: str, call: str) -> tuple[int, int]:
+    """(`fill` ops in scope directly under an op whose name starts with `call`, such calls):
+    the optimizer's zero_grad zero-filling gradients (frames.yaml zero_grad_ops)."""
+    fills, resets = v.store.sql(_ZERO_FILLS, {"fill": fill, "call": call}).fetchall()[0]
+    return int(fills), int(resets)
