@@ -26,12 +26,6 @@ _READS = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(\w+)", re.I)
 
 # module (relative to src/crossview) -> raw reads it still makes; shrink to {} (issue 41)
 PENDING: dict[str, int] = {
-    "experiments/ab.py": 4,
-    "experiments/account_diff.py": 1,
-    "experiments/comparable.py": 5,
-    "experiments/diff.py": 1,
-    "experiments/drift.py": 3,
-    "experiments/op_match.py": 3,
     "export/perfetto.py": 11,
     "lake/query.py": 1,
     "rank_fanout.py": 1,
@@ -39,11 +33,6 @@ PENDING: dict[str, int] = {
     "mcp/tools_views.py": 11,
     "sol/op_roofline.py": 26,
     "sol/roofline.py": 5,
-    "synthesis/bundle_context.py": 10,
-    "synthesis/contradictions.py": 1,
-    "synthesis/inventory.py": 10,
-    "synthesis/reconcile.py": 5,
-    "synthesis/trace_window.py": 2,
 }
 
 # detector files that still open the store; shrink to {} (issue 41)

@@ -11,7 +11,6 @@ Condition 1 bounds the false-positive rate by α; condition 2 only makes it smal
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
@@ -26,6 +25,7 @@ from crossview.knowledge.loader import load_yaml
 from crossview.knowledge.thresholds import defaults
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
+from crossview.views.workload import bench
 
 _BENCH_KINDS = ("vllm-bench", "bench-generic")
 # Context fields that describe one run, not the setup: never a reason to refuse
@@ -122,9 +122,7 @@ def load_arm(name: str, paths: list[Path]) -> Arm:
         if rep.status != "ok" or rep.problems:
             # an A/B trial with a skipped row (NaN, a malformed line) is not a trial to trust
             raise InputError(rep.path, "; ".join(rep.problems) or rep.status)
-    rows = store.sql("SELECT t.artifact_id, t.arm, t.trial, metric, value, unit, a.path"
-                     " FROM trials t JOIN artifacts a USING (artifact_id)"
-                     " ORDER BY t.artifact_id, t.arm, t.trial, metric").fetchall()
+    rows = bench.trial_values(store)
     if not rows:
         raise InputError(", ".join(arm.paths), f"{name} arm: no benchmark trials found", "empty")
     keys: dict[tuple[int, str, int], int] = {}
@@ -139,13 +137,9 @@ def load_arm(name: str, paths: list[Path]) -> Arm:
         arm.values.setdefault(metric, []).append(float(value))
         arm.units.setdefault(metric, unit or "")
     # per-request TTFTs (--save-detailed): the first request's and the trial's median, seconds
-    firsts = {(aid, a, t): (f, m) for aid, a, t, f, m in store.sql(
-        "SELECT artifact_id, arm, trial, arg_min(ttft_s, request), median(ttft_s)"
-        " FROM bench_requests WHERE ttft_s IS NOT NULL AND error IS NULL"
-        " GROUP BY ALL").fetchall()}
+    firsts = bench.request_ttfts(store)
     arm.first_ttft = [firsts.get(k) for k in keys]
-    arm.contexts = [json.loads(c) for c, in store.sql(
-        "SELECT context FROM context ORDER BY artifact_id, arm, trial").fetchall()]
+    arm.contexts = [c.context for c in bench.trial_contexts(store)]
     store.close()
     return arm
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from crossview.identity import frame_key
 from crossview.knowledge.loader import load_yaml
+from crossview.views.host import by_name
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
@@ -110,15 +111,11 @@ def _host_self(r: Analysis) -> dict[str, int]:
     steps = r.views.steps.steady
     if not steps:
         return {}
-    spans = ", ".join(f"({s.start_ns}, {s.end_ns})" for s in steps)
-    rows = r.views.store.sql(
-        f"WITH w(s, e) AS (VALUES {spans}) SELECT h.name, sum(h.self_ns) FROM f_host h "
-        "JOIN w ON h.start_ns >= w.s AND h.start_ns < w.e WHERE h.self_ns > 0 "
-        "GROUP BY h.name").fetchall()
+    rows = by_name.self_time_in(r.views.store, [(s.start_ns, s.end_ns) for s in steps])
     out: dict[str, int] = {}
     for n, t in rows:  # one frame across runs: `at 0x…`, ProfilerStep#16 / #21 (identity.py)
-        key = frame_key(str(n))
-        out[key] = out.get(key, 0) + int(t)
+        key = frame_key(n)
+        out[key] = out.get(key, 0) + t
     return {k: v // len(steps) for k, v in out.items()}
 
 

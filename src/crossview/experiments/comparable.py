@@ -12,17 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from crossview.identity import frame_key
 from crossview.knowledge.loader import load_yaml
+from crossview.views import run_identity
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
     from crossview.experiments.drift import Key
 
 SAME, DIFFERS, UNKNOWN = "same", "differs", "unknown"
-_GPUS = ("SELECT DISTINCT d.name FROM devices d WHERE d.name IS NOT NULL AND d.device IN"
-         " (SELECT DISTINCT device FROM f_gpu)")
-_DRIVER = "SELECT DISTINCT driver_cuda FROM artifacts WHERE driver_cuda IS NOT NULL"
-_SHAPES = ("SELECT DISTINCT h.name, a.input_dims FROM f_host h JOIN op_args a"
-           " ON a.op_id = h.op_id AND NOT a.on_gpu WHERE a.input_dims IS NOT NULL")
+_DRIVER = "SELECT DISTINCT driver_cuda FROM input_files WHERE driver_cuda IS NOT NULL"
 
 
 @dataclass(frozen=True)
@@ -63,19 +60,16 @@ def rules() -> dict[str, Any]:
     return dict(load_yaml("diff.yaml")["comparable"])
 
 
-def _values(r: Analysis, sql: str) -> set[str]:
-    assert r.views is not None
-    return {str(v) for v, in r.views.store.sql(sql).fetchall()}
-
-
 def gpu_names(r: Analysis) -> set[str]:
     """The names of the GPUs that ran the capture's kernels."""
-    return _values(r, _GPUS)
+    assert r.views is not None
+    return run_identity.gpu_names(r.views.store)
 
 
 def drivers(r: Analysis) -> set[str]:
     """The CUDA versions the capture's drivers support (1000 × major + 10 × minor)."""
-    return _values(r, _DRIVER)
+    assert r.views is not None
+    return {str(v) for v, in r.views.store.sql(_DRIVER).fetchall()}
 
 
 def _set_check(what: str, a: set[str], b: set[str], fmt: Any = str) -> Check:
@@ -93,7 +87,7 @@ def _cuda(v: str) -> str:
 
 def _shapes(r: Analysis) -> set[tuple[str, str]]:
     assert r.views is not None
-    return {(frame_key(str(n)), str(d)) for n, d in r.views.store.sql(_SHAPES).fetchall()}
+    return {(frame_key(n), d) for n, d in run_identity.recorded_shapes(r.views.store)}
 
 
 def _step_check(a: Analysis, b: Analysis, ka: dict[Key, tuple[int, int]],

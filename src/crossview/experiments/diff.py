@@ -34,8 +34,7 @@ from crossview.knowledge.thresholds import Thresholds
 __all__ = ["OPS_SHOWN", "Change", "Diff", "Row", "Swap", "attach", "compare"]
 
 _KERNELS_SQL = (
-    "SELECT name, family, count(*), sum(dur_ns) FROM f_gpu WHERE kind = 'kernel'"
-    " GROUP BY name, family"
+    "SELECT name, family, count(*), sum(dur_ns) FROM f_kernels GROUP BY name, family"
 )
 
 

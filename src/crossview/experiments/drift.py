@@ -21,10 +21,9 @@ from crossview.knowledge.loader import load_yaml
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
 
-_SQL = ("SELECT name, grid, block, count(*), sum(dur_ns) FROM f_gpu WHERE kind = 'kernel'"
-        " GROUP BY ALL")
+_SQL = "SELECT name, grid, block, count(*), sum(dur_ns) FROM f_kernels GROUP BY ALL"
 _COUNTERS = ("SELECT m.metric, any_value(m.unit), median(m.value), count(*),"
-             " list(DISTINCT a.path ORDER BY a.path) FROM metrics m JOIN artifacts a"
+             " list(DISTINCT a.path ORDER BY a.path) FROM metric_samples m JOIN input_files a"
              " USING (artifact_id) WHERE m.metric IN (SELECT unnest($m)) AND m.value IS NOT NULL"
              " GROUP BY m.metric")
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crossview.identity import frame_key
+from crossview.views.host.calltree import frames_of
 
 if TYPE_CHECKING:
     from crossview.analysis import Analysis
 
-_OPS = ("WITH w(s, e) AS (VALUES {spans}) SELECT h.node_id, h.name, a.input_dims, count(*),"
-        " sum(h.dur_ns) FROM f_host h JOIN w ON h.start_ns >= w.s AND h.start_ns < w.e"
-        " LEFT JOIN op_args a ON a.op_id = h.op_id AND NOT a.on_gpu WHERE h.kind = 'op'"
-        " GROUP BY ALL")
+_OPS = ("WITH w(s, e) AS (VALUES {spans}) SELECT h.node_id, h.name, h.input_dims, count(*),"
+        " sum(h.dur_ns) FROM f_ops_with_shapes h JOIN w ON h.start_ns >= w.s"
+        " AND h.start_ns < w.e GROUP BY ALL")
 
 
 @dataclass
@@ -65,8 +65,7 @@ class OpMatch:
 def _paths(r: Analysis) -> dict[int, str]:
     """node_id → the normalized stack above it (its ancestors, outermost first)."""
     assert r.views is not None
-    frames = {int(n): (None if p is None else int(p), str(name)) for n, p, name in
-              r.views.store.sql("SELECT node_id, parent_node, name FROM frames").fetchall()}
+    frames = {n: (p, str(name)) for n, (p, name, _kind) in frames_of(r.views.store).info.items()}
     full: dict[int, str] = {}  # node → its path, itself included
 
     def path(node: int) -> str:

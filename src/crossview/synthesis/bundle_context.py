@@ -30,6 +30,8 @@ from crossview.store.store import Store
 from crossview.synthesis import bundle as bundle_mod
 from crossview.synthesis import inventory as inv_mod
 from crossview.synthesis.bundle import Bundle, in_outputs
+from crossview.views.host import by_name
+from crossview.views.workload import bench
 
 _HF_CACHE = re.compile(r"models--([^/]+?)--([^/]+)")
 _LOCAL_HOSTS = ("127.", "localhost", "::1")
@@ -175,21 +177,21 @@ def facts_of_store(store: Store, b: Bundle) -> list[Found]:
     """Devices, distributed info and benchmark metadata the readers stored."""
     out: list[Found] = []
     for path, name, rigor in store.sql(
-            "SELECT DISTINCT a.path, d.name, a.rigor FROM devices d JOIN artifacts a USING"
-            " (artifact_id) WHERE d.name IS NOT NULL AND d.name <> '' ORDER BY 1, 2"
+            "SELECT DISTINCT d.path, d.name, a.rigor FROM gpu_devices d JOIN input_files a"
+            " USING (artifact_id) WHERE d.name IS NOT NULL AND d.name <> '' ORDER BY 1, 2"
     ).fetchall():
         out.append(Found("gpu", name, b.rel(path), "the GPU name the counters record"
                          if rigor == "L3" else "device properties the trace records"))
     for path, name, host in store.sql(
-            "SELECT DISTINCT a.path, k.device_name, k.host FROM profiled_kernels k JOIN"
-            " artifacts a USING (artifact_id) WHERE k.device_name_source = 'capture'"
+            "SELECT DISTINCT a.path, k.device_name, k.host FROM profiled_launches k JOIN"
+            " input_files a USING (artifact_id) WHERE k.device_name_source = 'capture'"
             " ORDER BY 1").fetchall():
         if name:
             out.append(Found("gpu", name, b.rel(path), "the device ncu profiled"))
         if host and not str(host).startswith(_LOCAL_HOSTS):
             out.append(Found("hostname", host, b.rel(path), "ncu `Host Name`"))
     for path, ws, backend in store.sql(
-            "SELECT path, world_size, backend FROM artifacts WHERE world_size IS NOT NULL"
+            "SELECT path, world_size, backend FROM input_files WHERE world_size IS NOT NULL"
             " ORDER BY 1").fetchall():
         out.append(Found("extra.world_size", ws, b.rel(path), "the trace's distributedInfo"))
         if backend:
@@ -197,16 +199,12 @@ def facts_of_store(store: Store, b: Bundle) -> list[Found]:
                              "the trace's distributedInfo"))
     for spec in _table()["trace_engines"]:
         rx = f"(^|/){re.escape(spec['package'])}/"
-        for path, n in store.sql(
-                "SELECT a.path, count(*) FROM host_ops h JOIN artifacts a USING (artifact_id)"
-                " WHERE regexp_matches(h.name, $rx) GROUP BY 1 ORDER BY 1", {"rx": rx}
-        ).fetchall():
+        for path, n in by_name.matching_per_file(store, rx):
             out.append(Found("engine", spec["engine"], b.rel(path),
                              f"{n:,} Python frames in `{spec['package']}/`"))
     per: dict[str, list[dict[str, Any]]] = {}
-    for path, ctx in store.sql("SELECT a.path, c.context FROM context c JOIN artifacts a"
-                               " USING (artifact_id) ORDER BY 1").fetchall():
-        per.setdefault(path, []).append(json.loads(ctx))
+    for path, ctx in sorted(bench.trial_contexts(store), key=lambda t: t.path):
+        per.setdefault(path, []).append(ctx)
     keys = [k for k in Context.field_names() if k not in ("date", "isl_measured_mean",
                                                           "osl_measured_mean")]
     for path, ctxs in per.items():
@@ -223,7 +221,7 @@ def facts_of_nsys(store: Store, b: Bundle) -> list[Found]:
     """Hostname, driver and GPU UUIDs from an nsys SQLite export's TARGET_INFO tables (the
     kernel reader keeps only what the views need; these describe the machine)."""
     out: list[Found] = []
-    for (path,) in store.sql("SELECT path FROM artifacts WHERE kind = 'nsys' ORDER BY 1"
+    for (path,) in store.sql("SELECT path FROM input_files WHERE kind = 'nsys' ORDER BY 1"
                              ).fetchall():
         try:
             # read-only and immutable (no -wal/-shm written beside a WAL-mode file), tables

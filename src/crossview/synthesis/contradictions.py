@@ -104,7 +104,7 @@ def drivers(inv: Inventory) -> dict[str, int]:
     if v is None:
         return {}
     return {str(p): int(d) for p, d in v.store.sql(
-        "SELECT path, driver_cuda FROM artifacts WHERE driver_cuda IS NOT NULL").fetchall()}
+        "SELECT path, driver_cuda FROM input_files WHERE driver_cuda IS NOT NULL").fetchall()}
 
 
 def _cuda(d: int) -> str:

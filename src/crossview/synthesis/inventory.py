@@ -22,7 +22,10 @@ from crossview.store.store import Store
 from crossview.synthesis import trace_window
 from crossview.synthesis.bundle import Bundle
 from crossview.verdict import decide
+from crossview.views.host import sampled
+from crossview.views.summary import kernel_summary
 from crossview.views.views import Views
+from crossview.views.workload import bench
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ def _host_what(store: Store, aid: int) -> tuple[str, int]:
     """('N host CPU samples (…)', cores) — ticks, not rows: a tick writes several metrics."""
     ticks, cores = store.sql(
         "SELECT count(DISTINCT seq), count(DISTINCT json_extract_string(labels, '$.core'))"
-        " FROM metrics WHERE artifact_id=$a", {"a": aid}).fetchall()[0]
+        " FROM metric_samples WHERE artifact_id=$a", {"a": aid}).fetchall()[0]
     return (f"{int(ticks or 0):,} host CPU samples"
             + (f" ({int(cores)} cores)" if cores else " (all CPUs only)"), int(cores or 0))
 
@@ -130,14 +133,13 @@ def _classify(store: Store, r: ArtifactReport) -> tuple[str, str, bool, str]:
     """(source, tier, counts, what) of one read artifact."""
     table = kb.table("sources")
     aid = r.artifact_id
-    if aid is not None and _one(store, "SELECT count(*) FROM samples WHERE artifact_id=$a",
-                                aid) and r.kind not in ("kineto",):
+    if aid is not None and sampled.rows_held(store, aid) and r.kind not in ("kineto",):
         has_gpu = _one(store, "SELECT count(*) FROM kernels WHERE artifact_id=$a", aid)
         if not has_gpu or r.kind not in table:
             s = kb.table("sampled")
             return s["source"], s["tier"], True, s["what"]
     if r.kind == "prometheus" and aid is not None:
-        srcs = {s for (s,) in store.sql("SELECT DISTINCT source FROM metrics WHERE"
+        srcs = {s for (s,) in store.sql("SELECT DISTINCT source FROM metric_samples WHERE"
                                         " artifact_id=$a", {"a": aid}).fetchall()}
         if srcs and srcs <= set(kb.table("serving_metric_sources")):
             s = kb.table("serving")
@@ -147,7 +149,7 @@ def _classify(store: Store, r: ArtifactReport) -> tuple[str, str, bool, str]:
         return s["source"], s["tier"], s["counts"], s["what"]
     rigor = None
     if aid is not None:
-        rigor = store.sql("SELECT rigor FROM artifacts WHERE artifact_id=$a",
+        rigor = store.sql("SELECT rigor FROM input_files WHERE artifact_id=$a",
                           {"a": aid}).fetchall()[0][0]
     return r.kind, str(rigor or "none"), bool(rigor and str(rigor).startswith("L")), r.kind
 
@@ -172,9 +174,8 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
     a = {"a": aid}
     if e.source in ("nsys", "pytorch-profiler", "sampled-stacks"):
         kernels = _one(store, "SELECT count(*) FROM kernels WHERE artifact_id=$a", aid)
-        summary = _one(store, "SELECT count(*) FROM summary_stats WHERE artifact_id=$a"
-                              " AND report='cuda_gpu_kern_sum'", aid)
-        samples = _one(store, "SELECT count(*) FROM samples WHERE artifact_id=$a", aid)
+        summary = len(kernel_summary(store, aid))
+        samples = sampled.rows_held(store, aid)
         if r.kind == "nsys-stats":
             e.what = f"{summary:,} kernel summary rows (no timeline)"
             if not summary:
@@ -190,12 +191,12 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
             if not kernels:
                 problem("no-gpu-events", "the trace holds no GPU kernel")
     elif e.source == "ncu":
-        n = _one(store, "SELECT count(*) FROM profiled_kernels WHERE artifact_id=$a", aid)
+        n = _one(store, "SELECT count(*) FROM profiled_launches WHERE artifact_id=$a", aid)
         e.what = f"{n:,} profiled kernel launch(es)"
         if not n:
             problem("no-kernels", "no kernel launch in this Nsight Compute capture")
     elif e.source in ("gpu-counters", "serving-metrics", "host-cpu"):
-        n, lo, hi = store.sql("SELECT count(*), min(ts_ns), max(ts_ns) FROM metrics"
+        n, lo, hi = store.sql("SELECT count(*), min(ts_ns), max(ts_ns) FROM metric_samples"
                               " WHERE artifact_id=$a", a).fetchall()[0]
         e.what = f"{int(n or 0):,} metric samples"
         if e.source == "host-cpu":
@@ -221,7 +222,7 @@ def _validate(store: Store, bundle: Bundle, r: ArtifactReport, e: Entry) -> None
                     f"{datetime.fromtimestamp(hi / 1e9).isoformat()} (UTC epoch), none "
                     f"inside {bundle.capture.get('started')} … {bundle.capture.get('ended')}")
     elif e.source == "bench":
-        n = _one(store, "SELECT count(DISTINCT trial) FROM trials WHERE artifact_id=$a", aid)
+        n = bench.trial_count(store, aid)
         e.what = f"{n:,} benchmark trial(s)"
     if r.status == "partial":  # read in part: listed with what it holds, never a valid source
         problem("partial", "; ".join(r.problems) or "read in part")
@@ -232,16 +233,14 @@ def take(bundle: Bundle, gpu: str | None = None) -> Inventory:
     """Read every artifact of the bundle once (one Store) and validate each."""
     store = Store()
     reports = read_all(bundle.files, store)
-    stdlib.ensure(store)  # reconcile.py reads the named views
+    stdlib.ensure(store)  # the inventory, reconcile.py and bundle_context read named views
     named = None
     name = gpu or bundle.context.gpu or bundle.context.hardware
     if name and any(r.status in ("ok", "partial") for r in reports):
         try:
-            if name_devices(store, str(name)):
-                how = "--gpu" if gpu else "bundle.yaml"
+            how = "--gpu" if gpu else "bundle.yaml"
+            if name_devices(store, str(name), how):
                 named = f"{name} ({how})"
-                store.sql("UPDATE profiled_kernels SET device_name_source = $h"
-                          " WHERE device_name_source = '--gpu'", {"h": how})
         except UsageError as err:
             if gpu:
                 raise

@@ -16,6 +16,8 @@ from crossview.knowledge import hardware
 from crossview.knowledge import synthesis as kb
 from crossview.sol.roofline import KernelRoofline
 from crossview.synthesis.inventory import Entry, Inventory
+from crossview.views import summary
+from crossview.views.host import sampled
 
 NOT_IN_BUNDLE = "not in bundle"
 
@@ -176,9 +178,9 @@ def _l2_rows(inv: Inventory, e: Entry) -> list[KernelRow]:
     s, aid = inv.store, e.artifact_id
     phase = e.phase or "all"
     if e.kind == "nsys-stats":
-        rows = s.sql("SELECT name, total, count, avg, med, min, max FROM summary_stats WHERE"
-                     " artifact_id=$a AND report='cuda_gpu_kern_sum' AND total IS NOT NULL",
-                     {"a": aid}).fetchall()
+        rows = [(r.name, r.total, r.count, r.avg, r.med, r.min, r.max)
+                for r in (summary.kernel_summary(s, aid) if aid is not None else [])
+                if r.total is not None]
         timeline = False
     else:
         rows = s.sql("SELECT name, sum(dur_ns), count(*), avg(dur_ns), median(dur_ns),"
@@ -215,12 +217,9 @@ def _gaps(inv: Inventory, e: Entry) -> dict[str, tuple[float, int, int, int]]:
 
 def _l1(inv: Inventory) -> tuple[dict[str, float], str, str]:
     """family → % of GPU-view samples (leaf = kernel); note; evidence artifact."""
-    rows = inv.store.sql(
-        "SELECT f.name, sum(s.count), any_value(a.path) FROM samples s JOIN frames f"
-        " ON f.node_id = s.node_id JOIN artifacts a USING (artifact_id)"
-        " WHERE s.view = 'gpu' GROUP BY f.name").fetchall()
+    rows = sampled.gpu_leaves(inv.store)
     if not rows:
-        cpu = inv.store.sql("SELECT count(*) FROM samples").fetchall()[0][0]
+        cpu = sampled.rows_held(inv.store)
         note = ("L1: CPU stack samples only (no GPU-view samples): sample share per kernel "
                 "family not available" if cpu else "L1: no sampled stacks in bundle")
         return {}, note, ""

@@ -24,8 +24,9 @@ class WindowCheck:
 
 
 def _inside(store: Store, aid: int, a: int, b: int) -> int:
-    return int(store.sql("SELECT count(*) FROM metrics WHERE artifact_id = $i AND ts_ns >= $a"
-                         " AND ts_ns <= $b", {"i": aid, "a": a, "b": b}).fetchall()[0][0])
+    return int(store.sql("SELECT count(*) FROM metric_samples WHERE artifact_id = $i"
+                         " AND ts_ns >= $a AND ts_ns <= $b",
+                         {"i": aid, "a": a, "b": b}).fetchall()[0][0])
 
 
 def _partial(c: TraceClock, lo: int, hi: int, period: int) -> str | None:
@@ -54,8 +55,8 @@ def check(store: Store, aid: int, lo: int, hi: int) -> WindowCheck:
         out.outside = (f"samples span {span_text(lo, hi)}, none within "
                        f"{kb.table('trace_window_slack_s')} s of the traced steps: {spans}")
         return out
-    ticks = int(store.sql("SELECT count(DISTINCT ts_ns) FROM metrics WHERE artifact_id = $i",
-                          {"i": aid}).fetchall()[0][0])
+    ticks = int(store.sql("SELECT count(DISTINCT ts_ns) FROM metric_samples"
+                          " WHERE artifact_id = $i", {"i": aid}).fetchall()[0][0])
     period = (hi - lo) // max(ticks - 1, 1)
     out.notes = [n for c in met if (n := _partial(c, lo, hi, period))]
     return out

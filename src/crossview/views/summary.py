@@ -59,6 +59,14 @@ def summaries(store: Store, artifacts: tuple[str, ...], limit: int = 10) -> list
     return out
 
 
+def kernel_summary(store: Store, artifact_id: int) -> list[SummaryRow]:
+    """One file's `cuda_gpu_kern_sum` rows (every kernel name nsys listed), as stored."""
+    return [SummaryRow(*r) for r in store.sql(
+        "SELECT name, category, time_pct, total, count, avg, med, min, max, stddev"
+        " FROM summary_stats WHERE artifact_id = $a AND report = 'cuda_gpu_kern_sum'",
+        {"a": artifact_id}).fetchall()]
+
+
 def artifact_notes(store: Store, artifacts: tuple[str, ...]) -> dict[str, list[str]]:
     """What each capture did not collect or left out (nsys: absent tables)."""
     return {p: list(n) for p, n in store.sql(

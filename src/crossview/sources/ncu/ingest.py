@@ -131,17 +131,18 @@ def _devices(artifact_id: int, records: Sequence[KernelRecord]) -> pa.Table:
         ("cc_minor", pa.int32())]))
 
 
-def name_devices(store: Store, gpu: str) -> int:
+def name_devices(store: Store, gpu: str, source: str = "--gpu") -> int:
     """Name the GPU of profiled kernels whose capture does not (ncu's details CSV carries
-    only the device index and CC). The capture's own name always wins. Returns rows named."""
+    only the device index and CC). The capture's own name always wins. `source`: who named
+    it (device_name_source: --gpu, or bundle.yaml). Returns rows named."""
     spec = hardware.match(gpu)
     if spec is None:
         known = ", ".join(sorted(hardware.specs()))
         raise UsageError(f"--gpu {gpu!r}: not in {hardware.CEILINGS_FILE} (known: {known})")
     n = store.sql("SELECT count(*) FROM profiled_kernels WHERE device_name IS NULL"
                   ).fetchall()[0][0]
-    store.sql("UPDATE profiled_kernels SET device_name = $g, device_name_source = '--gpu'"
-              " WHERE device_name IS NULL", {"g": gpu})
+    store.sql("UPDATE profiled_kernels SET device_name = $g, device_name_source = $s"
+              " WHERE device_name IS NULL", {"g": gpu, "s": source})
     store.sql("UPDATE devices SET name = $g WHERE name IS NULL AND artifact_id IN"
               " (SELECT artifact_id FROM profiled_kernels)", {"g": gpu})
     return int(n)

@@ -1,6 +1,7 @@
 """The CPU view from sampled stacks (nsys CPU sampling, folded / speedscope / pprof files; rigor
 L1), when the scope has them; and the GPU view from sampled stacks whose leaves are kernels
 (`samples.view = 'gpu'`, sources/stacks/leaves.py), when the scope has no traced kernels.
+`rows_held` and `gpu_leaves` read every file of the store (the bundle's inventory and L1 row).
 
 Each sample counts once under its stack (the frames path ending at its leaf node); a frame's
 time is its samples × the sampling period (weight_ns), so shares are sample shares. Unlike the
@@ -58,6 +59,23 @@ def top_self(store: Store, limit: int) -> list[tuple[str, str, int, int, float]]
         f" ORDER BY {by} DESC, 4 DESC, 1 LIMIT {int(limit)}").fetchall()
     return [(n, k, int(w), int(c), (int(w) if weighted else int(c)) / (total or 1))
             for n, k, w, c in rows]
+
+
+def rows_held(store: Store, artifact_id: int | None = None) -> int:
+    """Sample rows of the whole store (no filter), or of one file."""
+    if artifact_id is None:
+        return int(store.sql("SELECT count(*) FROM samples").fetchall()[0][0])
+    return int(store.sql("SELECT count(*) FROM samples WHERE artifact_id = $a",
+                         {"a": artifact_id}).fetchall()[0][0])
+
+
+def gpu_leaves(store: Store) -> list[tuple[str, int, str]]:
+    """(leaf frame, samples, a file holding them) of the GPU-view stacks (leaf = kernel) of
+    the whole store (no filter), one row per leaf name."""
+    return [(str(n), int(c), str(p)) for n, c, p in store.sql(
+        "SELECT f.name, sum(s.count), any_value(a.path) FROM samples s JOIN frames f"
+        " ON f.node_id = s.node_id JOIN artifacts a USING (artifact_id)"
+        " WHERE s.view = 'gpu' GROUP BY f.name").fetchall()]
 
 
 def gpu_present(store: Store) -> bool:

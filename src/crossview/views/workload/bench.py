@@ -1,12 +1,63 @@
 """Benchmark results per (artifact, arm): trials, median of each metric, the Context, and —
-when the result kept per-request detail — ITL/TTFT distributions and prompt lengths."""
+when the result kept per-request detail — ITL/TTFT distributions and prompt lengths. Also the
+store's trials as rows (every file, no filter), for `crossview ab` and the bundle's context."""
 
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from crossview.core.bench_arm import BenchArm, MetricSummary, RequestStats
 from crossview.store.store import Store
+
+
+class TrialValue(NamedTuple):
+    """One metric of one benchmark trial, as its file recorded it."""
+
+    artifact_id: int
+    arm: str
+    trial: int
+    metric: str
+    value: float
+    unit: str | None
+    path: str  # the result file
+
+
+class TrialContext(NamedTuple):
+    """The Context (core/context.py, as JSON) one trial ran under, and its file."""
+
+    path: str
+    context: dict[str, object]
+
+
+def trial_values(store: Store) -> list[TrialValue]:
+    """Every trial value of the store, by (file, arm, trial, metric)."""
+    return [TrialValue(*r) for r in store.sql(
+        "SELECT t.artifact_id, t.arm, t.trial, metric, value, unit, a.path"
+        " FROM trials t JOIN artifacts a USING (artifact_id)"
+        " ORDER BY t.artifact_id, t.arm, t.trial, metric").fetchall()]
+
+
+def request_ttfts(store: Store) -> dict[tuple[int, str, int], tuple[float, float]]:
+    """(file, arm, trial) → (the first request's TTFT, the median TTFT), seconds, over the
+    requests that succeeded (per-request detail: `vllm bench serve --save-detailed`)."""
+    return {(aid, a, t): (f, m) for aid, a, t, f, m in store.sql(
+        "SELECT artifact_id, arm, trial, arg_min(ttft_s, request), median(ttft_s)"
+        " FROM bench_requests WHERE ttft_s IS NOT NULL AND error IS NULL"
+        " GROUP BY ALL").fetchall()}
+
+
+def trial_contexts(store: Store) -> list[TrialContext]:
+    """Every trial's Context, by (file, arm, trial)."""
+    return [TrialContext(str(p), json.loads(c)) for p, c in store.sql(
+        "SELECT a.path, c.context FROM context c JOIN artifacts a USING (artifact_id)"
+        " ORDER BY c.artifact_id, c.arm, c.trial").fetchall()]
+
+
+def trial_count(store: Store, artifact_id: int) -> int:
+    """The distinct trials one file holds."""
+    return int(store.sql("SELECT count(DISTINCT trial) FROM trials WHERE artifact_id = $a",
+                         {"a": artifact_id}).fetchall()[0][0] or 0)
 
 
 def _requests(store: Store, aid: int, arm: str, spike_ratio: float) -> RequestStats | None:
