@@ -20,7 +20,7 @@ from crossview.replay import levers as lever_mod
 from crossview.replay.gc_pause import paused
 from crossview.replay.graph import WAIT, Graph
 from crossview.replay.levers.common import LeverContext
-from crossview.replay.measure import StepResult, measure, pinned
+from crossview.replay.measure import StepResult, labels, measure, pinned
 from crossview.replay.rank_graph import stalls_of
 from crossview.replay.rank_whatif import run as run_ranks
 from crossview.replay.replay import Timing, replay
@@ -353,7 +353,9 @@ class CaptureReplay:
 
     @cached_property
     def graph(self) -> Graph:
-        return graph_mod.build(self.store, self.artifact_id, marks(self.steps))
+        g = graph_mod.build(self.store, self.artifact_id, marks(self.steps))
+        labels(g)  # before any lever copies it: every copy shares them (one pass, not one each)
+        return g
 
     def baseline(self, paths: bool = True) -> Baseline:
         """The unchanged replay; `paths`: with each step's critical path (walked on the kept
