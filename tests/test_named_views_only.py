@@ -39,7 +39,6 @@ PENDING: dict[str, int] = {
     "experiments/diff.py": 1,
     "experiments/drift.py": 3,
     "experiments/op_match.py": 3,
-    "export/perfetto.py": 11,
     "knowledge/frames.py": 1,
     "mcp/tools_views.py": 11,
     "replay/graph.py": 2,
