@@ -11,6 +11,7 @@ the speed-of-light class (roofline_class.py). Inputs a capture lacks are listed 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from crossview.knowledge import hardware
@@ -25,6 +26,8 @@ from crossview.sol.kernel_inputs import (
     waves_rule_pattern,
 )
 from crossview.store.store import Store
+from crossview.views.counters import ncu_launches
+from crossview.views.counters.ncu_launches import ProfiledLaunch
 
 CEILINGS = hardware.CEILINGS_FILE
 
@@ -92,44 +95,24 @@ class KernelRoofline:
         return {**asdict(self), "memory_level": self.memory_level}
 
 
-_LAUNCH_SQL = """
-SELECT p.launch_key, p.kernel_id, a.path, p.name, p.family, p.device_name, p.cc,
-       p.sm_count, p.mem_bytes, p.grid, p.block, p.device_name_source
-FROM profiled_kernels p JOIN artifacts a USING (artifact_id)
-WHERE a.status = 'ok' AND a.path IN (SELECT unnest($p))
-ORDER BY p.artifact_id, p.kernel_id
-"""
-
-
 def compute(store: Store, resolved: ResolvedFilter, limits: Thresholds) -> list[KernelRoofline]:
     """One row per profiled launch in scope, longest first."""
-    launches = store.sql(_LAUNCH_SQL, {"p": list(resolved.artifacts)}).fetchall()
+    launches = ncu_launches.launches(store, resolved.artifacts)
     if not launches:
         return []
-    groups: dict[str, list[tuple[object, ...]]] = {}
+    groups: dict[str, list[ProfiledLaunch]] = {}
     for row in launches:
-        groups.setdefault(str(row[0]), []).append(row)
-    ids = [int(r[1]) for r in launches]
-    metrics: dict[int, list[tuple[str, str, float | None, str, str]]] = {}
-    for kid, sec, met, val, unit, path in store.sql(
-        "SELECT m.kernel_id, m.section, m.metric, m.value, m.unit, a.path FROM kernel_metrics m"
-        " JOIN artifacts a USING (artifact_id) WHERE m.kernel_id IN (SELECT unnest($k))"
-        " ORDER BY m.artifact_id, m.kernel_id", {"k": ids},
-    ).fetchall():
-        metrics.setdefault(int(kid), []).append((sec, met, val, unit, path))
-    rules: dict[int, list[tuple[object, ...]]] = {}
-    for row in store.sql(
-        "SELECT kernel_id, section, rule, type, title, message, speedup_type, speedup_pct"
-        " FROM kernel_rules WHERE kernel_id IN (SELECT unnest($k)) ORDER BY artifact_id",
-        {"k": ids},
-    ).fetchall():
-        rules.setdefault(int(row[0]), []).append(row[1:])
+        groups.setdefault(str(row.launch_key), []).append(row)
+    ids = [int(r.kernel_id) for r in launches]
+    metrics = ncu_launches.metrics(store, ids)
+    rules = ncu_launches.rules(store, ids)
     out = [_one(rows, metrics, rules, limits) for rows in groups.values()]
     out.sort(key=lambda k: -(k.duration_ns or 0.0))
     return out
 
 
-def _device(rows: list[tuple[object, ...]]) -> tuple[str | None, str | None, HwSpec | None, str]:
+def _device(rows: Sequence[tuple[object, ...]]
+            ) -> tuple[str | None, str | None, HwSpec | None, str]:
     def first(i: int) -> object:
         return next((r[i] for r in rows if r[i] is not None), None)
 
@@ -146,7 +129,7 @@ def _device(rows: list[tuple[object, ...]]) -> tuple[str | None, str | None, HwS
     return (str(name) if name else None), (str(cc) if cc else None), spec, note
 
 
-def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str, float | None,
+def _one(rows: Sequence[tuple[object, ...]], metrics: dict[int, list[tuple[str, str, float | None,
          str, str]]], rules: dict[int, list[tuple[object, ...]]], limits: Thresholds
          ) -> KernelRoofline:
     kids = [int(r[1]) for r in rows]  # type: ignore[call-overload]

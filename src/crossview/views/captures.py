@@ -47,3 +47,9 @@ def devices(store: Store, in_scope: bool = False) -> list[Device]:
     return [Device(*r) for r in store.sql(
         "SELECT artifact_id, device, name, sm_count, mem_bytes, cc_major, cc_minor FROM devices"
         + where + " ORDER BY artifact_id, device").fetchall()]
+
+
+def gpu_artifacts(store: Store) -> list[int]:
+    """The artifacts with GPU ops under the filter (f_gpu), ascending."""
+    return [int(a) for (a,) in store.sql(
+        "SELECT DISTINCT artifact_id FROM f_gpu ORDER BY 1").fetchall()]
