@@ -5,12 +5,15 @@ batches (a trace holds millions of events)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple, TypeVar
+
+import duckdb
 
 from crossview.store.store import Store
 
 BATCH = 100_000
+R = TypeVar("R")
 
 
 class HostEvent(NamedTuple):
@@ -63,8 +66,7 @@ def host_events(store: Store, batch: int = BATCH) -> Iterator[list[HostEvent]]:
         "SELECT h.artifact_id, h.op_id, h.pid, h.tid, h.kind, h.name, h.start_ns, h.dur_ns,"
         " h.op_id IN (SELECT launch_op_id FROM f_gpu WHERE launch_op_id IS NOT NULL)"
         " FROM f_host h ORDER BY h.artifact_id, h.pid, h.tid, h.start_ns, h.dur_ns DESC")
-    while rows := cur.fetchmany(batch):
-        yield list(map(HostEvent._make, rows))
+    return _batches(cur, batch, HostEvent._make)
 
 
 def gpu_events(store: Store, batch: int = BATCH) -> Iterator[list[GpuEvent]]:
@@ -73,5 +75,10 @@ def gpu_events(store: Store, batch: int = BATCH) -> Iterator[list[GpuEvent]]:
         "SELECT artifact_id, gpu_op_id, device, stream, kind, name, family, start_ns, dur_ns,"
         " launch_op_id, via_graph, bytes, grid, block, regs, collective FROM f_gpu"
         " ORDER BY artifact_id, device, stream, start_ns")
+    return _batches(cur, batch, GpuEvent._make)
+
+
+def _batches(cur: duckdb.DuckDBPyConnection, batch: int, make: Callable[[Any], R]
+             ) -> Iterator[list[R]]:
     while rows := cur.fetchmany(batch):
-        yield list(map(GpuEvent._make, rows))
+        yield list(map(make, rows))
