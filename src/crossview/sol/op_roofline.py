@@ -122,9 +122,7 @@ def compute(store: Store) -> OpRoofline:
         "SELECT coalesce(sum(dur_ns), 0), count(*) FROM f_kernels").fetchall()[0]
     kernel_ns = int(kernel_ns)
     arts = captures.gpu_artifacts(store)
-    shapes = store.sql(
-        "SELECT count(*) FROM ops_with_shapes WHERE input_dims IS NOT NULL AND"
-        " artifact_id IN (SELECT unnest($a))", {"a": arts}).fetchall()[0][0] > 0
+    shapes = op_charges.shapes_recorded(store, arts)
     if not n_kernels:
         return OpRoofline([], 0, 0, [], shapes, "no kernels in scope", [])
     if not shapes:
