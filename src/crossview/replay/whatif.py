@@ -314,14 +314,13 @@ def _roofline(store: Store) -> dict[str, tuple[float, str]]:
     ceilings) per ncu-profiled kernel name, when the store holds ncu rows."""
     if not store.sql("SELECT count(*) FROM profiled_kernels").fetchall()[0][0]:
         return {}
-    from types import SimpleNamespace
-
     from crossview.knowledge.thresholds import defaults
     from crossview.sol.roofline import compute
+    from crossview.views.counters import ncu_launches
 
     paths = [r[0] for r in store.sql("SELECT path FROM artifacts WHERE status = 'ok'").fetchall()]
     out: dict[str, tuple[float, str]] = {}
-    for k in compute(store, SimpleNamespace(artifacts=paths), defaults()):  # type: ignore[arg-type]
+    for k in compute(ncu_launches.read(store, paths), defaults()):
         pcts = [(x, kind) for x, kind in ((k.pct_of_peak_flops, "compute"),
                                           (k.pct_of_peak_dram_bw, "memory")) if x is not None]
         if pcts:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
@@ -26,9 +27,6 @@ from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.loader import load_yaml
 from crossview.opmodels import conv
 from crossview.opmodels.inputs import OpCost, OpInputs
-from crossview.store.store import Store
-from crossview.views import captures
-from crossview.views.host import host_names, op_charges
 
 RECAPTURE = ("re-capture with `torch.profiler.profile(record_shapes=True)` to get per-op "
              "FLOPs, bytes and % of roofline")
@@ -112,35 +110,66 @@ class OpRoofline:
         return d
 
 
+# A GPU of a capture in scope: (artifact id, device, name, SM count, memory bytes, compute
+# capability major, minor), None where the capture does not say
+GpuRow = tuple[int, int | None, str | None, int | None, int | None, int | None, int | None]
+
+
+@dataclass(frozen=True)
+class Charges:
+    """The kernels in scope charged to the innermost modeled op above their launch call,
+    aggregated per key (op, input_dims, input_types, concrete_inputs, artifact id, device;
+    the recorded inputs as JSON text, None: not recorded), every list ordered by key (a
+    group keeps its first row's cost: the first row must not depend on a hash table)."""
+    groups: list[tuple[Any, ...]]  # key + (distinct op calls, kernels, kernel ns)
+    by_kernel: list[tuple[Any, ...]]  # key + (kernel name, kernel ns)
+    by_parent: list[tuple[Any, ...]]  # key + (the op's parent op, kernel ns); parent known
+    by_module: list[tuple[Any, ...]]  # key + (`nn.Module: Class_N` frame, kernel ns)
+    by_ids: list[tuple[Any, ...]]  # key + (the charged kernels' gpu_op_ids, ascending)
+    uncharged: list[tuple[str, int]]  # (launching op or why none, kernel ns); no comm
+
+
+@dataclass(frozen=True)
+class OpRooflineInputs:
+    """What the op roofline reads of a capture under the filter (views/host/op_charges.py
+    reads it): the kernels' time, whether shapes are recorded, the GPUs, and either the
+    charges (shapes recorded) or the GEMM kernels by name (no shapes)."""
+    kernel_ns: int
+    n_kernels: int
+    shapes: bool
+    devices: Sequence[GpuRow] = ()
+    training: bool = False  # a host op name holds a training_op_markers entry
+    gemm_kernels: list[tuple[int, int | None, str, int]] = field(default_factory=list)
+    charges: Charges | None = None
+    conv_backward: list[tuple[str, str | None]] = field(default_factory=list)  # name, dims
+
+
 # the `nn.Module: Class_N` frames the charged ops sit in: the index suffix is dropped
 # (Qwen2RMSNorm_3 → Qwen2RMSNorm) so a layer's instances are one class
+MODULE_PREFIX = "nn.Module: "
 _MODULE_INDEX = re.compile(r"_\d+$")
 
 
-def compute(store: Store) -> OpRoofline:
-    kernel_ns, n_kernels = store.sql(
-        "SELECT coalesce(sum(dur_ns), 0), count(*) FROM f_kernels").fetchall()[0]
-    kernel_ns = int(kernel_ns)
-    arts = captures.gpu_artifacts(store)
-    shapes = op_charges.shapes_recorded(store, arts)
-    if not n_kernels:
+def compute(d: OpRooflineInputs) -> OpRoofline:
+    kernel_ns, shapes = d.kernel_ns, d.shapes
+    if not d.n_kernels:
         return OpRoofline([], 0, 0, [], shapes, "no kernels in scope", [])
-    if not shapes:
-        specs = _specs(store)
+    if not shapes or d.charges is None:
+        specs = _specs(d.devices)
         return OpRoofline([], kernel_ns, 0, [], False,
                           f"the trace records no input shapes: {RECAPTURE}",
                           sorted({s.name for s in specs.values()}),
                           sorted({s.name for s in specs.values() if _no_bf16(s)}),
-                          _fp32_kernels(store, specs), _training(store, arts))
-    ch = op_charges.charge(store, opmodels.modeled(op_charges.op_names(store, arts)))
+                          _fp32_kernels(d.gemm_kernels, specs), d.training)
+    ch = d.charges
     rows, by_kernel, by_parent = ch.groups, ch.by_kernel, ch.by_parent
     by_module, by_ids, unmodeled_ops = ch.by_module, ch.by_ids, ch.uncharged
-    specs = _specs(store)
+    specs = _specs(d.devices)
     groups: dict[tuple[str, str, str, str | None], _Acc] = {}
     unmodeled: dict[str, list[Any]] = {}
     modeled_ns = 0
     keyed: dict[tuple[Any, ...], _Acc] = {}  # recorded inputs → its group's accumulator
-    conv_out = _conv_outputs(store, arts)
+    conv_out = _conv_outputs(d.conv_backward)
     for name, dims, types, conc, art, dev, calls, nk, ns in rows:
         c = opmodels.cost(name, dims, types, conc)
         if c is None and dims and name in _CONV_FWD:
@@ -165,7 +194,7 @@ def compute(store: Store) -> OpRoofline:
             hit.parents[parent] = hit.parents.get(parent, 0) + int(ns)
     for *k, module, ns in by_module:
         if (hit := keyed.get(tuple(k))) is not None:
-            cls = _MODULE_INDEX.sub("", str(module).removeprefix(op_charges.MODULE_PREFIX))
+            cls = _MODULE_INDEX.sub("", str(module).removeprefix(MODULE_PREFIX))
             hit.modules[cls] = hit.modules.get(cls, 0) + int(ns)
     for *k, ids in by_ids:
         if (hit := keyed.get(tuple(k))) is not None:
@@ -186,19 +215,17 @@ def compute(store: Store) -> OpRoofline:
                              key=lambda x: (-x[1], x[0])),
                       True, "; ".join(notes), devs,
                       sorted({s.name for s in specs.values() if s is not None and _no_bf16(s)}),
-                      training=_training(store, arts))
+                      training=d.training)
 
 
-def _fp32_kernels(store: Store, specs: dict[tuple[int, int], HwSpec]
-                  ) -> list[tuple[str, str, int]]:
+def _fp32_kernels(gemms: list[tuple[int, int | None, str, int]],
+                  specs: dict[tuple[int, int], HwSpec]) -> list[tuple[str, str, int]]:
     """Matmul/conv kernels named as FP32 CUDA-core kernels (cuBLAS `*_sgemm_*`, cuDNN
     `*_engine<float…>`) and not as tensor-core ones, per GPU, longest first."""
     lim = limits()
     fp32, tensor = lim["fp32_kernel_markers"], lim["tensor_kernel_markers"]
     out: dict[tuple[str, str], int] = {}
-    for art, dev, name, ns in store.sql(
-            "SELECT artifact_id, device, name, sum(dur_ns) FROM f_kernels WHERE family = 'gemm'"
-            " GROUP BY ALL").fetchall():
+    for art, dev, name, ns in gemms:
         low = str(name).lower()
         spec = specs.get((int(art), int(dev) if dev is not None else -1))
         if spec is None or not any(m in low for m in fp32) or any(m in low for m in tensor):
@@ -207,28 +234,22 @@ def _fp32_kernels(store: Store, specs: dict[tuple[int, int], HwSpec]
     return sorted(((k, n, t) for (k, n), t in out.items()), key=lambda x: (-x[2], x[1]))
 
 
-def _training(store: Store, arts: list[int]) -> bool:
-    return host_names.any_contains(store, arts, limits()["training_op_markers"])
-
-
 def _no_bf16(spec: HwSpec) -> bool:
     return spec.peak_flops("bf16_tensor") is None and spec.peak_flops("fp16_tensor") is not None
 
 
 _CONV_FWD = ("aten::cudnn_convolution", "aten::convolution", "aten::_convolution")
-_CONV_BWD = ("aten::cudnn_convolution_backward", "aten::convolution_backward")
+CONV_BWD = ("aten::cudnn_convolution_backward", "aten::convolution_backward")
 
 
-def _conv_outputs(store: Store, arts: list[int]
+def _conv_outputs(rows: list[tuple[str, str | None]]
                   ) -> dict[tuple[Any, ...], set[tuple[int, ...]]]:
     """(input shape, weight shape) → output spatial sizes the trace's convolution backward
     ops record (the output gradient's shape)."""
     out: dict[tuple[Any, ...], set[tuple[int, ...]]] = {}
-    for name, dims in store.sql(
-        "SELECT DISTINCT name, input_dims FROM ops_with_shapes WHERE name IN"
-        " (SELECT unnest($n)) AND artifact_id IN (SELECT unnest($a))",
-        {"n": list(_CONV_BWD), "a": arts},
-    ).fetchall():
+    for name, dims in rows:
+        if dims is None:  # an op without recorded inputs (ops_with_shapes keeps its row)
+            continue
         try:
             got = conv.backward_output(name, tuple(json.loads(dims)))
         except (ValueError, TypeError):
@@ -251,14 +272,13 @@ def _conv_fwd_from_backward(name: str, dims: str, types: str | None, conc: str |
     return conv.conv_fwd_given_output(inp, next(iter(outs)))
 
 
-def _specs(store: Store) -> dict[tuple[int, int], HwSpec]:
+def _specs(devices: Sequence[GpuRow]) -> dict[tuple[int, int], HwSpec]:
     out: dict[tuple[int, int], HwSpec] = {}
-    for d in captures.devices(store, in_scope=True):
-        spec = hardware.match(d.name, sm_count=d.sm_count, mem_bytes=d.mem_bytes,
-                              cc=f"{d.cc_major}.{d.cc_minor}" if d.cc_major is not None
-                              else None)
+    for art, dev, name, sms, mem, ma, mi in devices:
+        spec = hardware.match(name, sm_count=sms, mem_bytes=mem,
+                              cc=f"{ma}.{mi}" if ma is not None else None)
         if spec is not None:
-            out[(int(d.artifact_id), int(d.device) if d.device is not None else -1)] = spec
+            out[(int(art), int(dev) if dev is not None else -1)] = spec
     return out
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 from crossview.knowledge import hardware
 from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.thresholds import Thresholds
-from crossview.scope.filter import ResolvedFilter
 from crossview.sol import roofline_class, tensor_class
 from crossview.sol.kernel_inputs import (
     KernelInputs,
@@ -25,9 +25,6 @@ from crossview.sol.kernel_inputs import (
     tensor_rules,
     waves_rule_pattern,
 )
-from crossview.store.store import Store
-from crossview.views.counters import ncu_launches
-from crossview.views.counters.ncu_launches import ProfiledLaunch
 
 CEILINGS = hardware.CEILINGS_FILE
 
@@ -95,18 +92,44 @@ class KernelRoofline:
         return {**asdict(self), "memory_level": self.memory_level}
 
 
-def compute(store: Store, resolved: ResolvedFilter, limits: Thresholds) -> list[KernelRoofline]:
+class ProfiledLaunch(NamedTuple):
+    launch_key: str  # the launch several exports (a .ncu-rep, its CSVs) describe
+    kernel_id: int
+    path: str  # the export it came from
+    name: str
+    family: str
+    device_name: str | None
+    cc: str | None
+    sm_count: int | None
+    mem_bytes: int | None
+    grid: str | None
+    block: str | None
+    device_name_source: str | None  # capture | --gpu | another artifact of the bundle
+
+
+# (section, metric, value in SI units, unit, path of the export)
+Metric = tuple[str, str, float | None, str, str]
+# (section, rule, type, title, message, speedup_type, speedup_pct)
+Rule = tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class NcuRows:
+    """The Nsight Compute rows of the captures in scope (views/counters/ncu_launches.py):
+    each profiled launch by artifact and id, its counters and ncu's rule results by id."""
+    launches: list[ProfiledLaunch]
+    metrics: dict[int, list[Metric]]
+    rules: dict[int, list[Rule]]
+
+
+def compute(rows: NcuRows, limits: Thresholds) -> list[KernelRoofline]:
     """One row per profiled launch in scope, longest first."""
-    launches = ncu_launches.launches(store, resolved.artifacts)
-    if not launches:
+    if not rows.launches:
         return []
     groups: dict[str, list[ProfiledLaunch]] = {}
-    for row in launches:
+    for row in rows.launches:
         groups.setdefault(str(row.launch_key), []).append(row)
-    ids = [int(r.kernel_id) for r in launches]
-    metrics = ncu_launches.metrics(store, ids)
-    rules = ncu_launches.rules(store, ids)
-    out = [_one(rows, metrics, rules, limits) for rows in groups.values()]
+    out = [_one(g, rows.metrics, rows.rules, limits) for g in groups.values()]
     out.sort(key=lambda k: -(k.duration_ns or 0.0))
     return out
 

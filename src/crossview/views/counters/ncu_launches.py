@@ -6,30 +6,17 @@ launch share a launch key), the counters collected for it and ncu's own rule res
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
+from crossview.sol.roofline import Metric, NcuRows, ProfiledLaunch, Rule
 from crossview.store.store import Store
 
 
-class ProfiledLaunch(NamedTuple):
-    launch_key: str  # the launch several exports (a .ncu-rep, its CSVs) describe
-    kernel_id: int
-    path: str  # the export it came from
-    name: str
-    family: str
-    device_name: str | None
-    cc: str | None
-    sm_count: int | None
-    mem_bytes: int | None
-    grid: str | None
-    block: str | None
-    device_name_source: str | None  # capture | --gpu | another artifact of the bundle
-
-
-# (section, metric, value in SI units, unit, path of the export)
-Metric = tuple[str, str, float | None, str, str]
-# (section, rule, type, title, message, speedup_type, speedup_pct)
-Rule = tuple[object, ...]
+def read(store: Store, paths: Sequence[str]) -> NcuRows:
+    """The launches of the artifacts read ok from `paths`, with their counters and rules."""
+    found = launches(store, paths)
+    ids = [int(r.kernel_id) for r in found]
+    return NcuRows(found, metrics(store, ids) if found else {},
+                   rules(store, ids) if found else {})
 
 
 def launches(store: Store, paths: Sequence[str]) -> list[ProfiledLaunch]:

@@ -1,16 +1,23 @@
-"""Each kernel in scope charged to the innermost host op above its launch call whose name is
-one of a given set (the ops with a cost model: sol/op_roofline.py), with that op's recorded
-inputs (op_args: `Input Dims`, `Input type`, `Concrete Inputs`), aggregated per distinct
-(op, recorded inputs, artifact, device): a trace repeats few distinct shapes many times, so
-the caller costs distinct keys, not calls. Every aggregate is ordered, so a group's first
-row does not depend on a hash table (answers stable)."""
+"""What the per-op roofline (sol/op_roofline.py) reads of a capture under the filter: the
+kernels' time, whether shapes are recorded, the GPUs, and each kernel charged to the
+innermost host op above its launch call that has a cost model (opmodels), with that op's
+recorded inputs (op_args: `Input Dims`, `Input type`, `Concrete Inputs`), aggregated per
+distinct (op, recorded inputs, artifact, device): a trace repeats few distinct shapes many
+times, so sol costs distinct keys, not calls."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
+from crossview import opmodels
+from crossview.sol.op_roofline import (
+    CONV_BWD,
+    MODULE_PREFIX,
+    Charges,
+    OpRooflineInputs,
+    limits,
+)
 from crossview.store.store import Store
+from crossview.views import captures
+from crossview.views.host import host_names
 
 _CHARGE_SQL = """
 WITH RECURSIVE up(gpu_op_id, cur, d) AS (
@@ -42,7 +49,6 @@ LEFT JOIN op_args a ON a.op_id = h.op_id AND NOT a.on_gpu
 
 # The nearest `nn.Module: Class_N` frame (profile(with_modules=True)) above each charged op's
 # call-tree node, by kernel time per key
-MODULE_PREFIX = "nn.Module: "
 _MODULES_SQL = f"""
 WITH RECURSIVE up(node, cur, d) AS (
     SELECT DISTINCT node, node, 0 FROM _opk WHERE node IS NOT NULL
@@ -70,20 +76,30 @@ WHERE g.kind = 'kernel' AND g.family <> 'comm'
 GROUP BY 1
 """
 
-# A key: (op, input_dims, input_types, concrete_inputs, artifact id, device), the recorded
-# inputs as JSON text (None: not recorded)
-Key = tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class Charges:
-    # key + (distinct op calls, kernels, kernel ns)
-    groups: list[tuple[Any, ...]]
-    by_kernel: list[tuple[Any, ...]]  # key + (kernel name, kernel ns)
-    by_parent: list[tuple[Any, ...]]  # key + (the op's parent op, kernel ns); parent known
-    by_module: list[tuple[Any, ...]]  # key + (`nn.Module: Class_N` frame, kernel ns)
-    by_ids: list[tuple[Any, ...]]  # key + (the charged kernels' gpu_op_ids, ascending)
-    uncharged: list[tuple[str, int]]  # (launching op or why none, kernel ns)
+def read(store: Store) -> OpRooflineInputs:
+    """What sol/op_roofline.compute needs, read only as far as it goes: nothing more without
+    kernels, the GEMM kernels by name without recorded shapes, the charges with them."""
+    kernel_ns, n_kernels = store.sql(
+        "SELECT coalesce(sum(dur_ns), 0), count(*) FROM f_kernels").fetchall()[0]
+    arts = captures.gpu_artifacts(store)
+    shapes = shapes_recorded(store, arts)
+    if not n_kernels:
+        return OpRooflineInputs(0, 0, shapes)
+    devices = captures.devices(store, in_scope=True)
+    training = host_names.any_contains(store, arts, limits()["training_op_markers"])
+    if not shapes:
+        gemms = [(int(a), d, str(n), int(ns)) for a, d, n, ns in store.sql(
+            "SELECT artifact_id, device, name, sum(dur_ns) FROM f_kernels WHERE family = 'gemm'"
+            " GROUP BY ALL").fetchall()]
+        return OpRooflineInputs(int(kernel_ns), int(n_kernels), False, devices, training,
+                                gemm_kernels=gemms)
+    charges = charge(store, opmodels.modeled(op_names(store, arts)))
+    conv = store.sql(
+        "SELECT DISTINCT name, input_dims FROM ops_with_shapes WHERE name IN"
+        " (SELECT unnest($n)) AND artifact_id IN (SELECT unnest($a))",
+        {"n": list(CONV_BWD), "a": arts}).fetchall()
+    return OpRooflineInputs(int(kernel_ns), int(n_kernels), True, devices, training,
+                            charges=charges, conv_backward=conv)
 
 
 def shapes_recorded(store: Store, artifacts: list[int]) -> bool:
