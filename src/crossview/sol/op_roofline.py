@@ -151,6 +151,8 @@ _MODULE_INDEX = re.compile(r"_\d+$")
 
 
 def compute(d: OpRooflineInputs) -> OpRoofline:
+    """The op roofline of what views/host/op_charges.read found (this module reads no store:
+    it sits below views/)."""
     kernel_ns, shapes = d.kernel_ns, d.shapes
     if not d.n_kernels:
         return OpRoofline([], 0, 0, [], shapes, "no kernels in scope", [])

@@ -76,6 +76,7 @@ WHERE g.kind = 'kernel' AND g.family <> 'comm'
 GROUP BY 1
 """
 
+
 def read(store: Store) -> OpRooflineInputs:
     """What sol/op_roofline.compute needs, read only as far as it goes: nothing more without
     kernels, the GEMM kernels by name without recorded shapes, the charges with them."""
