@@ -7,9 +7,7 @@ or asks a `views/` function; and a detector never opens the store (no `crossview
 import, no `.store` attribute, no SQL of its own).
 
 SQL text is every string literal of a module (f-strings by their literal parts); a relation
-is read where `FROM`, `JOIN`, `INTO`, `UPDATE` or `TABLE` precedes its name. Modules still
-being moved are listed in PENDING with their count, so the list can only shrink: a listed
-module that is clean, or one that reads more than listed, fails."""
+is read where `FROM`, `JOIN`, `INTO`, `UPDATE` or `TABLE` precedes its name."""
 
 from __future__ import annotations
 
@@ -24,19 +22,6 @@ EXEMPT = ("store", "views", "sources", "scope")
 SLICES = ("f_gpu", "f_host", "f_samples")
 _READS = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(\w+)", re.I)
 
-# module (relative to src/crossview) -> raw reads it still makes; shrink to {} (issue 41)
-PENDING: dict[str, int] = {
-    "export/perfetto.py": 11,
-    "lake/query.py": 1,
-    "rank_fanout.py": 1,
-    "rank_task.py": 1,
-    "mcp/tools_views.py": 11,
-    "sol/op_roofline.py": 26,
-    "sol/roofline.py": 5,
-}
-
-# detector files that still open the store; shrink to {} (issue 41)
-PENDING_DETECTORS: set[str] = set()
 
 
 def _strings(tree: ast.AST) -> list[str]:
@@ -59,18 +44,13 @@ def _modules() -> list[Path]:
 
 
 def test_no_sql_over_raw_tables_outside_store_and_views() -> None:
-    found = {str(p.relative_to(SRC)): len(r) for p in _modules() if (r := raw_reads(p))}
-    new = {m: n for m, n in found.items() if n > PENDING.get(m, 0)}
-    assert not new, f"SQL over raw tables or f_gpu/f_host outside store/ and views/: {new}"
-    done = sorted(m for m in PENDING if m not in found)
-    assert not done, f"clean now: take them off PENDING: {done}"
+    found = {str(p.relative_to(SRC)): r for p in _modules() if (r := raw_reads(p))}
+    assert not found, f"SQL over raw tables or slices outside store/ and views/: {found}"
 
 
 def test_detectors_never_open_the_store() -> None:
     bad = []
-    clean = []
     for p in sorted((SRC / "detectors").rglob("*.py")):
-        before = len(bad)
         tree = ast.parse(p.read_text("utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
@@ -81,11 +61,6 @@ def test_detectors_never_open_the_store() -> None:
                 bad.append(f"{p.name}:{node.lineno} imports crossview.store")
             elif isinstance(node, ast.Attribute) and node.attr in ("store", "sql", "execute"):
                 bad.append(f"{p.name}:{node.lineno} .{node.attr}")
-        if p.name in PENDING_DETECTORS:
-            if len(bad) == before:
-                clean.append(p.name)
-            del bad[before:]
-    assert not clean, f"clean now: take them off PENDING_DETECTORS: {clean}"
     assert not bad, "a detector reads views' typed results, never the store: " + "; ".join(bad)
 
 

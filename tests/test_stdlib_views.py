@@ -258,6 +258,42 @@ def test_query_names_in_literals_are_not_relations_and_writes_stay_refused(tools
         tools.query([str(RESNET)], "CREATE OR REPLACE VIEW kernels AS SELECT 1")
 
 
+def test_query_reads_the_filtered_forms_under_its_filter(tools) -> None:  # type: ignore[no-untyped-def]
+    """MCP `query` with a filter: f_kernels / f_collectives hold the filter's kernels, the
+    plain views every kernel. hta_v100_ddp_training: 19,370 kernels, 2,020 of them (all
+    ncclKernel_AllReduce) on stream 14, 357,343,000 ns in all (oracle.py from the raw
+    JSON)."""
+    from crossview.mcp.cache import FilterArg
+
+    path = shared_file(SHARED_DATA / "kineto" / "hta_v100_ddp_training.json.gz")
+    ks = oracle.kernels(oracle.load_trace(path))
+    on14 = [k for k in ks if k.stream == 14]
+    assert len(ks) == 19370 and len(on14) == 2020
+    out = json.loads(tools.query(
+        [str(path)], "SELECT (SELECT count(*) FROM f_kernels), (SELECT sum(dur_ns) FROM "
+        "f_kernels), (SELECT count(*) FROM f_collectives), (SELECT count(*) FROM kernels),"
+        " (SELECT count(DISTINCT stream) FROM f_kernel_launches)", FilterArg(stream=14)))
+    assert out["filter"] == {"stream": 14}
+    assert out["rows"] == [[2020, oracle.kernel_time_ns(on14), 2020, 19370, 1]]
+    assert oracle.kernel_time_ns(on14) == 357_343_000
+
+
+def test_query_and_views_resource_name_the_filtered_forms() -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '.[mcp]')")
+    from crossview.mcp.resources import views_catalog
+    from crossview.mcp.tools_unscoped import OtherTools
+
+    doc = json.loads(views_catalog())
+    forms = {v["name"]: v["filtered_form"] for v in doc["views"]}
+    assert forms["kernels"] == "f_kernels" and forms["device_counters"] is None
+    assert "filtered_form" in doc["note"]
+    import typing
+
+    sql = typing.get_type_hints(OtherTools.query, include_extras=True)["sql"]
+    text = sql.__metadata__[0].description
+    assert all(v.filtered_name in text for v in stdlib.filtered())
+
+
 def test_views_resource_lists_every_view_with_units(tmp_path: Path) -> None:
     pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install '.[mcp]')")
     import anyio

@@ -38,6 +38,7 @@ from crossview.sources.ncu.ingest import name_devices
 from crossview.sources.registry import discover, read_all
 from crossview.store.store import Store
 from crossview.verdict import decide
+from crossview.views import captures
 from crossview.views.distributed import late_cause, straggler_cause
 from crossview.views.distributed.crossrank import RankAnalysis, Straggler, merge_ranks
 from crossview.views.distributed.rank_job import Rejected, missing_ranks
@@ -164,9 +165,7 @@ def _detail(path: str, others: list[str], reports: list[ArtifactReport], job: Ra
                       for r in reports if r.status != "ok"]
     if job.stragglers:
         s = job.stragglers[0]
-        (aid,) = store.sql("SELECT artifact_id FROM artifacts WHERE path = $p",
-                           {"p": path}).fetchall()[0]
-        c = straggler_cause.explain(store, int(aid), s.windows,
+        c = straggler_cause.explain(store, captures.artifact_id(store, path), s.windows,
                                     limits.straggler_gpu_busy_share)
         _set_cause(s, c, None)
     views.__dict__["ranks"] = job  # Views.ranks is a cached_property: the job's, not this store's

@@ -22,6 +22,7 @@ from crossview.scope.resolve import resolve
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
+from crossview.views import captures
 from crossview.views.distributed import late_cause, rank_comm, ranks, straggler_cause
 from crossview.views.distributed.late_ranks import Segment
 
@@ -91,9 +92,7 @@ def _open(task: RankTask) -> tuple[Store, ArtifactReport, int | None]:
     if rep.status != "ok" or rep.kind not in TRACE_KINDS:
         return store, rep, None
     resolve(store, task.flt)
-    (aid,) = store.sql("SELECT min(artifact_id) FROM artifacts WHERE status = 'ok'"
-                       ).fetchall()[0]
-    return store, rep, aid
+    return store, rep, captures.first_ok(store)
 
 
 def summarize_file(task: RankTask) -> RankResult:

@@ -22,6 +22,7 @@ from crossview.errors import UsageError
 from crossview.export.perfetto_ids import Ids
 from crossview.export.speedscope import exporter
 from crossview.store.store import Store
+from crossview.views import captures, timeline_events
 
 HOST_CAT = {"op": "cpu_op", "runtime": "cuda_runtime", "python": "python_function",
             "annotation": "user_annotation"}  # other kinds keep their own name
@@ -57,28 +58,21 @@ def _json_or_text(text: str | None, memo: dict[str, Any]) -> Any:
 
 def render(store: Store) -> tuple[bytes, TraceStats]:
     """The timeline in scope (f_host, f_gpu) as one trace-event document."""
-    base = store.sql("SELECT least((SELECT min(start_ns) FROM f_host),"
-                     " (SELECT min(start_ns) FROM f_gpu))").fetchall()[0][0]
+    base = timeline_events.time_base_ns(store)
     if base is None:
         raise UsageError("nothing to export as a timeline: no timed host or GPU events in "
                          "scope (summary-only, sampled-only or metrics input?)")
-    base = int(base)
-    arts = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
-    many = len(set(store.sql("SELECT artifact_id FROM f_host UNION "
-                             "SELECT artifact_id FROM f_gpu").fetchall())) > 1
+    arts = captures.paths(store)
+    many = len(timeline_events.artifacts(store)) > 1
 
     def suffix(a: int) -> str:
         return f" ({show(Path(arts.get(a, '?')).name)})" if many else ""
 
     ids = Ids()
     events: list[dict[str, Any]] = []
-    hosts = store.sql(
-        "SELECT h.artifact_id, h.op_id, h.pid, h.tid, h.kind, h.name, h.start_ns, h.dur_ns,"
-        " h.op_id IN (SELECT launch_op_id FROM f_gpu WHERE launch_op_id IS NOT NULL)"
-        " FROM f_host h ORDER BY h.artifact_id, h.pid, h.tid, h.start_ns, h.dur_ns DESC")
     launch_at: dict[int, tuple[int, int, float]] = {}
     n_host = 0
-    while batch := hosts.fetchmany(100_000):
+    for batch in timeline_events.host_events(store):
         for a, op, pid, tid, kind, name, start, dur, launches in batch:
             t = ids.process("host", a, str(pid), f"host process {pid}{suffix(a)}")
             tt = ids.thread(t, str(tid))
@@ -91,17 +85,13 @@ def render(store: Store) -> tuple[bytes, TraceStats]:
             events.append(ev)
             n_host += 1
 
-    dev_names = {(a, d): show(n) for a, d, n in store.sql(
-        "SELECT artifact_id, device, name FROM devices WHERE name IS NOT NULL").fetchall()}
-    gpus = store.sql(
-        "SELECT artifact_id, gpu_op_id, device, stream, kind, name, family, start_ns, dur_ns,"
-        " launch_op_id, via_graph, bytes, grid, block, regs, collective FROM f_gpu"
-        " ORDER BY artifact_id, device, stream, start_ns")
+    dev_names = {(d.artifact_id, d.device): show(d.name) for d in captures.devices(store)
+                 if d.name is not None}
     memo: dict[str, Any] = {}
     n_gpu = kernels = kernel_ns = flows = 0
-    while batch := gpus.fetchmany(100_000):
+    for gpu_batch in timeline_events.gpu_events(store):
         for (a, gid, dev, stream, kind, name, fam, start, dur, launch, graph, nbytes, grid,
-             block, regs, coll) in batch:
+             block, regs, coll) in gpu_batch:
             label = f"GPU {dev}" + (f" {dev_names[(a, dev)]}" if (a, dev) in dev_names else "")
             t = ids.process("gpu", a, str(dev), label + suffix(a))
             tt = ids.thread(t, "unknown" if stream is None else str(stream))
@@ -144,14 +134,11 @@ def render(store: Store) -> tuple[bytes, TraceStats]:
 def _device_properties(store: Store) -> list[dict[str, Any]]:
     """Kineto's deviceProperties for the devices in scope (one artifact), so a re-read keeps
     the GPU names."""
-    rows = store.sql(
-        "SELECT device, name, sm_count, mem_bytes, cc_major, cc_minor FROM devices"
-        " WHERE artifact_id IN (SELECT artifact_id FROM f_gpu) ORDER BY device").fetchall()
     out = []
-    for dev, name, sms, mem, ma, mi in rows:
-        d: dict[str, Any] = {"id": dev, "name": name or ""}
-        for k, v in (("numSms", sms), ("totalGlobalMem", mem), ("computeMajor", ma),
-                     ("computeMinor", mi)):
+    for g in captures.devices(store, in_scope=True):
+        d: dict[str, Any] = {"id": g.device, "name": g.name or ""}
+        for k, v in (("numSms", g.sm_count), ("totalGlobalMem", g.mem_bytes),
+                     ("computeMajor", g.cc_major), ("computeMinor", g.cc_minor)):
             if v is not None:
                 d[k] = v
         out.append(d)

@@ -15,7 +15,7 @@ from pathlib import Path
 from crossview.errors import InputError, UsageError
 from crossview.lake import manifest
 from crossview.lake.columns import columns
-from crossview.sources.artifact_report import ArtifactReport
+from crossview.sources import artifact_report
 from crossview.store.schema import TABLES
 from crossview.store.store import Store
 
@@ -69,9 +69,5 @@ def open_lake(lake: Path | str, campaign: str | None = None,
     return store
 
 
-def reports(store: Store) -> list[ArtifactReport]:
-    """What `analyze` reports per artifact, from the lake's artifacts rows."""
-    rows = store.sql("SELECT path, kind, status, problems, artifact_id, notes FROM artifacts "
-                     "ORDER BY artifact_id").fetchall()
-    return [ArtifactReport(p, k, s or "ok", list(pr or []), a, list(n or []))
-            for p, k, s, pr, a, n in rows]
+# what `analyze` reports per artifact, from the lake's artifacts rows
+reports = artifact_report.stored

@@ -32,7 +32,8 @@ def views_catalog() -> str:
     """The named views MCP `query` reads (store/stdlib): each with its summary and every
     column with its unit, plus the relations the analysis provides (steps, step_idle)."""
     return dumps({"note": "Named views cover every artifact of the store (filter in WHERE); "
-                  "steps and step_idle follow the query's filter, as analyze does.",
+                  "a view's `filtered_form` (f_kernels, …) is the same view under the "
+                  "query's filter, as steps and step_idle follow it (as analyze does).",
                   "views": [v.to_dict() for v in stdlib.catalog()]})
 
 
@@ -76,7 +77,8 @@ Follow the cross-view protocol; cite the tool, the artifact and the number for e
 5. Recap: `analyze` — ranked findings with evidence and fixes; check each against steps 2–4.
 6. Verify a change: `diff` two captures, `ab_compare` benchmark trials; `sol_bounds` for the
    LLM speed-of-light. Use `query` (read-only SQL over the named views of
-   crossview://views: kernel_launches, step_idle, collectives…) for a number no tool gives.
+   crossview://views: kernel_launches, step_idle, collectives…; f_kernel_launches, … under
+   the call's filter) for a number no tool gives.
 7. Several sources of one run in a folder (a bundle): `inventory` (capture problems with
    their fixes, rigor tiers), then `synthesize` — reconciliation, contradictions (say each),
    the ranked DRAFT ledger, experiment plans and the next-lever frontier.

@@ -23,6 +23,7 @@ from .tools_views import Flt, Paths
 MAX_ROWS = 10_000
 MAX_SECONDS = 30.0
 VIEW_NAMES = ", ".join(v.name for v in stdlib.catalog())
+FILTERED_NAMES = ", ".join(str(v.filtered_name) for v in stdlib.filtered())
 
 
 class OtherTools:
@@ -164,9 +165,11 @@ class OtherTools:
                                   f"crossview://views): {VIEW_NAMES}; steps / step_idle are "
                                   "the analysis's steps and idle time per step, device and "
                                   "cause under the filter. Raw tables: artifacts, devices, "
-                                  "gpu_ops, host_ops, frames, samples, metrics, trials…; "
-                                  "f_gpu / f_host are gpu_ops / host_ops under the filter "
-                                  "(the named views are not filtered). Times are integer ns. "
+                                  "gpu_ops, host_ops, frames, samples, metrics, trials…. "
+                                  "The named views cover every artifact; their filtered "
+                                  f"forms {FILTERED_NAMES} are the same views under the "
+                                  "call's filter (as f_gpu / f_host are gpu_ops / host_ops)."
+                                  " Times are integer ns. "
                                   "frame_key(name) gives a frame's identity across runs "
                                   "(addresses, step numbers… replaced), as diff matches.")],
         filter: Flt = None,

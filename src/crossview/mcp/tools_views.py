@@ -57,37 +57,12 @@ class ViewTools:
             memo = e.memo.get(("topentities", top))
             if memo is not None:  # same store, same question: the same answer
                 return _out(e, **memo)
+            # lazy: the MCP server starts before any tool's work is imported (0902)
+            from crossview.views.top_entities import top_entities
+
             s = e.analysis.views.store  # type: ignore[union-attr]
-
-            def rows(sql: str) -> list[dict[str, Any]]:
-                cur = s.sql(sql + f" LIMIT {int(top)}")
-                cols = [d[0] for d in cur.description]
-                return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
-
-            gpu = ("sum(g.dur_ns) FILTER (g.kind = 'kernel') AS gpu_kernel_ns,"
-                   " count(*) FILTER (g.kind = 'kernel') AS kernels")
-            body = {
-                "devices": rows(f"SELECT a.path, a.rank, g.device, {gpu}, sum(g.dur_ns) AS"
-                                " gpu_all_ops_ns FROM f_gpu g JOIN artifacts a USING"
-                                " (artifact_id) GROUP BY ALL ORDER BY 4 DESC NULLS LAST"),
-                "streams": rows(f"SELECT a.path, g.device, g.stream, {gpu} FROM f_gpu g JOIN"
-                                " artifacts a USING (artifact_id) GROUP BY ALL"
-                                " ORDER BY 4 DESC NULLS LAST"),
-                "processes": rows(
-                    "WITH c AS (SELECT artifact_id, pid, sum(self_ns) AS cpu_self_ns,"
-                    " count(DISTINCT tid) AS threads FROM f_host GROUP BY ALL),"
-                    " k AS (SELECT h.artifact_id, h.pid, sum(g.dur_ns) AS gpu_kernel_ns FROM"
-                    " f_gpu g JOIN host_ops h ON h.op_id = g.launch_op_id AND h.artifact_id ="
-                    " g.artifact_id WHERE g.kind = 'kernel' GROUP BY ALL)"
-                    " SELECT a.path, c.pid, c.threads, c.cpu_self_ns, k.gpu_kernel_ns FROM c"
-                    " JOIN artifacts a USING (artifact_id) LEFT JOIN k USING (artifact_id, pid)"
-                    " ORDER BY k.gpu_kernel_ns DESC NULLS LAST, c.cpu_self_ns DESC"),
-                "ranks": rows(
-                    "SELECT a.path, a.rank, a.world_size, (SELECT sum(dur_ns) FROM f_gpu g"
-                    " WHERE g.artifact_id = a.artifact_id AND g.kind = 'kernel') AS"
-                    " gpu_kernel_ns, (SELECT sum(self_ns) FROM f_host h WHERE h.artifact_id"
-                    " = a.artifact_id) AS cpu_self_ns FROM artifacts a WHERE a.status = 'ok'"
-                    " ORDER BY 4 DESC NULLS LAST"),
+            body: dict[str, Any] = {
+                **top_entities(s, top).to_dict(),
                 "units": "ns; gpu_kernel_ns = sum of kernel durations (f_gpu), cpu_self_ns ="
                          " sum of host event self time (f_host); launches link a kernel to"
                          " the process that launched it",

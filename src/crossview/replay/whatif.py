@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from statistics import median
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from crossview.cache.read import read_inputs
@@ -30,6 +29,7 @@ from crossview.sources.artifact_report import ArtifactReport
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 from crossview.views import captures, replay_rows
+from crossview.views.counters import ncu_launches
 
 if TYPE_CHECKING:
     from crossview.cache.settings import CacheSettings
@@ -310,7 +310,7 @@ def _roofline(store: Store) -> dict[str, tuple[float, str]]:
 
     paths = captures.readable_paths(store)
     out: dict[str, tuple[float, str]] = {}
-    for k in compute(store, SimpleNamespace(artifacts=paths), defaults()):  # type: ignore[arg-type]
+    for k in compute(ncu_launches.read(store, paths), defaults()):
         pcts = [(x, kind) for x, kind in ((k.pct_of_peak_flops, "compute"),
                                           (k.pct_of_peak_dram_bw, "memory")) if x is not None]
         if pcts:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
@@ -26,8 +27,6 @@ from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.loader import load_yaml
 from crossview.opmodels import conv
 from crossview.opmodels.inputs import OpCost, OpInputs
-from crossview.store.host_calls import NO_LIMIT
-from crossview.store.store import Store
 
 RECAPTURE = ("re-capture with `torch.profiler.profile(record_shapes=True)` to get per-op "
              "FLOPs, bytes and % of roofline")
@@ -111,117 +110,68 @@ class OpRoofline:
         return d
 
 
-_CHARGE_SQL = """
-WITH RECURSIVE up(gpu_op_id, cur, d) AS (
-    SELECT g.gpu_op_id, h.parent, 0
-    FROM f_gpu g JOIN host_ops h ON h.op_id = g.launch_op_id
-    WHERE g.kind = 'kernel'
-    UNION ALL
-    SELECT u.gpu_op_id, h.parent, u.d + 1
-    FROM up u JOIN host_ops h ON h.op_id = u.cur
-    WHERE h.name NOT IN (SELECT unnest($names)) AND h.parent IS NOT NULL AND u.d < 64
-)
-SELECT u.gpu_op_id, u.cur
-FROM up u JOIN host_ops h ON h.op_id = u.cur
-WHERE h.name IN (SELECT unnest($names))
-"""
+# A GPU of a capture in scope: (artifact id, device, name, SM count, memory bytes, compute
+# capability major, minor), None where the capture does not say
+GpuRow = tuple[int, int | None, str | None, int | None, int | None, int | None, int | None]
 
 
-# The nearest `nn.Module: Class_N` frame (profile(with_modules=True)) above each charged op's
-# call-tree node, by kernel time per group key; the index suffix is dropped (Qwen2RMSNorm_3 →
-# Qwen2RMSNorm) so a layer's instances are one class
-_MODULE_PREFIX = "nn.Module: "
+@dataclass(frozen=True)
+class Charges:
+    """The kernels in scope charged to the innermost modeled op above their launch call,
+    aggregated per key (op, input_dims, input_types, concrete_inputs, artifact id, device;
+    the recorded inputs as JSON text, None: not recorded), every list ordered by key (a
+    group keeps its first row's cost: the first row must not depend on a hash table)."""
+    groups: list[tuple[Any, ...]]  # key + (distinct op calls, kernels, kernel ns)
+    by_kernel: list[tuple[Any, ...]]  # key + (kernel name, kernel ns)
+    by_parent: list[tuple[Any, ...]]  # key + (the op's parent op, kernel ns); parent known
+    by_module: list[tuple[Any, ...]]  # key + (`nn.Module: Class_N` frame, kernel ns)
+    by_ids: list[tuple[Any, ...]]  # key + (the charged kernels' gpu_op_ids, ascending)
+    uncharged: list[tuple[str, int]]  # (launching op or why none, kernel ns); no comm
+
+
+@dataclass(frozen=True)
+class OpRooflineInputs:
+    """What the op roofline reads of a capture under the filter (views/host/op_charges.py
+    reads it): the kernels' time, whether shapes are recorded, the GPUs, and either the
+    charges (shapes recorded) or the GEMM kernels by name (no shapes)."""
+    kernel_ns: int
+    n_kernels: int
+    shapes: bool
+    devices: Sequence[GpuRow] = ()
+    training: bool = False  # a host op name holds a training_op_markers entry
+    gemm_kernels: list[tuple[int, int | None, str, int]] = field(default_factory=list)
+    charges: Charges | None = None
+    conv_backward: list[tuple[str, str | None]] = field(default_factory=list)  # name, dims
+
+
+# the `nn.Module: Class_N` frames the charged ops sit in: the index suffix is dropped
+# (Qwen2RMSNorm_3 → Qwen2RMSNorm) so a layer's instances are one class
+MODULE_PREFIX = "nn.Module: "
 _MODULE_INDEX = re.compile(r"_\d+$")
-_MODULES_SQL = f"""
-WITH RECURSIVE up(node, cur, d) AS (
-    SELECT DISTINCT node, node, 0 FROM _opk WHERE node IS NOT NULL
-    UNION ALL
-    SELECT u.node, f.parent_node, u.d + 1 FROM up u JOIN frames f ON f.node_id = u.cur
-    WHERE NOT starts_with(f.name, '{_MODULE_PREFIX}') AND f.parent_node IS NOT NULL
-      AND u.d < 256
-)
-SELECT o.op, o.d, o.t, o.c, o.art, o.dev, f.name, sum(o.dur_ns)
-FROM up u JOIN frames f ON f.node_id = u.cur AND starts_with(f.name, '{_MODULE_PREFIX}')
-JOIN _opk o ON o.node = u.node
-GROUP BY ALL ORDER BY ALL
-"""
 
 
-def compute(store: Store) -> OpRoofline:
-    kernel_ns, n_kernels = store.sql(
-        "SELECT coalesce(sum(dur_ns), 0), count(*) FROM f_gpu WHERE kind = 'kernel'"
-    ).fetchall()[0]
-    kernel_ns = int(kernel_ns)
-    shapes = store.sql(
-        "SELECT count(*) FROM op_args WHERE NOT on_gpu AND input_dims IS NOT NULL AND"
-        " artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)"
-    ).fetchall()[0][0] > 0
-    if not n_kernels:
+def compute(d: OpRooflineInputs) -> OpRoofline:
+    """The op roofline of what views/host/op_charges.read found (this module reads no store:
+    it sits below views/)."""
+    kernel_ns, shapes = d.kernel_ns, d.shapes
+    if not d.n_kernels:
         return OpRoofline([], 0, 0, [], shapes, "no kernels in scope", [])
-    if not shapes:
-        specs = _specs(store)
+    if not shapes or d.charges is None:
+        specs = _specs(d.devices)
         return OpRoofline([], kernel_ns, 0, [], False,
                           f"the trace records no input shapes: {RECAPTURE}",
                           sorted({s.name for s in specs.values()}),
                           sorted({s.name for s in specs.values() if _no_bf16(s)}),
-                          _fp32_kernels(store, specs), _training(store))
-    names = [r[0] for r in store.sql(
-        "SELECT DISTINCT name FROM host_ops WHERE kind = 'op'"
-        " AND artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)").fetchall()]
-    unmodeled_ops: list[tuple[str, int]] = []
-    store.sql("CREATE OR REPLACE TEMP TABLE _charge AS " + _CHARGE_SQL,
-              {"names": opmodels.modeled(names)})
-    # one row per charged kernel, then aggregated in SQL per distinct recorded inputs (a
-    # trace repeats few distinct shapes many times): Python sees distinct keys, not calls
-    store.sql(
-        """
-        CREATE OR REPLACE TEMP TABLE _opk AS
-        SELECT h.op_id, h.name AS op, a.input_dims AS d, a.input_types AS t,
-               a.concrete_inputs AS c, g.artifact_id AS art, g.device AS dev,
-               g.name AS kname, g.dur_ns, p.name AS parent, h.node_id AS node,
-               g.gpu_op_id AS gid
-        FROM _charge ch JOIN f_gpu g ON g.gpu_op_id = ch.gpu_op_id
-        JOIN host_ops h ON h.op_id = ch.cur
-        LEFT JOIN host_ops p ON p.op_id = h.parent
-        LEFT JOIN op_args a ON a.op_id = h.op_id AND NOT a.on_gpu
-        """
-    )
-    rows = store.sql(
-        "SELECT op, d, t, c, art, dev, count(DISTINCT op_id), count(*), sum(dur_ns)"
-        " FROM _opk GROUP BY ALL ORDER BY ALL").fetchall()  # ordered: a group keeps its
-    # first row's cost, so the first row must not depend on the hash table (answers stable)
-    by_kernel = store.sql(
-        "SELECT op, d, t, c, art, dev, kname, sum(dur_ns) FROM _opk GROUP BY ALL"
-        " ORDER BY ALL").fetchall()
-    by_parent = store.sql(
-        "SELECT op, d, t, c, art, dev, parent, sum(dur_ns) FROM _opk WHERE parent IS NOT NULL"
-        " GROUP BY ALL ORDER BY ALL").fetchall()
-    by_module = store.sql(_MODULES_SQL).fetchall()
-    by_ids = store.sql("SELECT op, d, t, c, art, dev, list(gid ORDER BY gid) FROM _opk"
-                       " GROUP BY ALL ORDER BY ALL").fetchall()
-    store.sql("DROP TABLE _opk")
-    # kernels under no modeled op: named by the op that launched them (innermost op above
-    # the runtime call), so the recap can say which ops have no model
-    for name, ns in store.sql(
-        """
-        SELECT coalesce(p.name, CASE WHEN g.launch_op_id IS NULL
-               THEN '(launching call not in the trace)' ELSE '(launch outside any op)' END),
-               sum(g.dur_ns)
-        FROM f_gpu g LEFT JOIN host_ops r ON r.op_id = g.launch_op_id
-        LEFT JOIN host_ops p ON p.op_id = r.parent
-        WHERE g.kind = 'kernel' AND g.family <> 'comm'
-          AND g.gpu_op_id NOT IN (SELECT gpu_op_id FROM _charge)
-        GROUP BY 1
-        """
-    ).fetchall():
-        unmodeled_ops.append((str(name), int(ns)))
-    store.sql("DROP TABLE _charge")
-    specs = _specs(store)
+                          _fp32_kernels(d.gemm_kernels, specs), d.training)
+    ch = d.charges
+    rows, by_kernel, by_parent = ch.groups, ch.by_kernel, ch.by_parent
+    by_module, by_ids, unmodeled_ops = ch.by_module, ch.by_ids, ch.uncharged
+    specs = _specs(d.devices)
     groups: dict[tuple[str, str, str, str | None], _Acc] = {}
     unmodeled: dict[str, list[Any]] = {}
     modeled_ns = 0
     keyed: dict[tuple[Any, ...], _Acc] = {}  # recorded inputs → its group's accumulator
-    conv_out = _conv_outputs(store)
+    conv_out = _conv_outputs(d.conv_backward)
     for name, dims, types, conc, art, dev, calls, nk, ns in rows:
         c = opmodels.cost(name, dims, types, conc)
         if c is None and dims and name in _CONV_FWD:
@@ -246,7 +196,7 @@ def compute(store: Store) -> OpRoofline:
             hit.parents[parent] = hit.parents.get(parent, 0) + int(ns)
     for *k, module, ns in by_module:
         if (hit := keyed.get(tuple(k))) is not None:
-            cls = _MODULE_INDEX.sub("", str(module).removeprefix(_MODULE_PREFIX))
+            cls = _MODULE_INDEX.sub("", str(module).removeprefix(MODULE_PREFIX))
             hit.modules[cls] = hit.modules.get(cls, 0) + int(ns)
     for *k, ids in by_ids:
         if (hit := keyed.get(tuple(k))) is not None:
@@ -267,19 +217,17 @@ def compute(store: Store) -> OpRoofline:
                              key=lambda x: (-x[1], x[0])),
                       True, "; ".join(notes), devs,
                       sorted({s.name for s in specs.values() if s is not None and _no_bf16(s)}),
-                      training=_training(store))
+                      training=d.training)
 
 
-def _fp32_kernels(store: Store, specs: dict[tuple[int, int], HwSpec]
-                  ) -> list[tuple[str, str, int]]:
+def _fp32_kernels(gemms: list[tuple[int, int | None, str, int]],
+                  specs: dict[tuple[int, int], HwSpec]) -> list[tuple[str, str, int]]:
     """Matmul/conv kernels named as FP32 CUDA-core kernels (cuBLAS `*_sgemm_*`, cuDNN
     `*_engine<float…>`) and not as tensor-core ones, per GPU, longest first."""
     lim = limits()
     fp32, tensor = lim["fp32_kernel_markers"], lim["tensor_kernel_markers"]
     out: dict[tuple[str, str], int] = {}
-    for art, dev, name, ns in store.sql(
-            "SELECT artifact_id, device, name, sum(dur_ns) FROM f_gpu WHERE kind = 'kernel'"
-            " AND family = 'gemm' GROUP BY ALL").fetchall():
+    for art, dev, name, ns in gemms:
         low = str(name).lower()
         spec = specs.get((int(art), int(dev) if dev is not None else -1))
         if spec is None or not any(m in low for m in fp32) or any(m in low for m in tensor):
@@ -288,34 +236,22 @@ def _fp32_kernels(store: Store, specs: dict[tuple[int, int], HwSpec]
     return sorted(((k, n, t) for (k, n), t in out.items()), key=lambda x: (-x[2], x[1]))
 
 
-def _training(store: Store) -> bool:
-    marks = limits()["training_op_markers"]
-    return bool(store.sql(
-        # the markers tested on distinct names (the LIMIT: no push into the scan)
-        "SELECT count(*) FROM (SELECT DISTINCT name FROM host_ops WHERE artifact_id IN"
-        f" (SELECT DISTINCT artifact_id FROM f_gpu) LIMIT {NO_LIMIT})"
-        " WHERE list_has_any([m FOR m IN $m IF"
-        " contains(name, m)], $m)", {"m": marks}).fetchall()[0][0])
-
-
 def _no_bf16(spec: HwSpec) -> bool:
     return spec.peak_flops("bf16_tensor") is None and spec.peak_flops("fp16_tensor") is not None
 
 
 _CONV_FWD = ("aten::cudnn_convolution", "aten::convolution", "aten::_convolution")
-_CONV_BWD = ("aten::cudnn_convolution_backward", "aten::convolution_backward")
+CONV_BWD = ("aten::cudnn_convolution_backward", "aten::convolution_backward")
 
 
-def _conv_outputs(store: Store) -> dict[tuple[Any, ...], set[tuple[int, ...]]]:
+def _conv_outputs(rows: list[tuple[str, str | None]]
+                  ) -> dict[tuple[Any, ...], set[tuple[int, ...]]]:
     """(input shape, weight shape) → output spatial sizes the trace's convolution backward
     ops record (the output gradient's shape)."""
     out: dict[tuple[Any, ...], set[tuple[int, ...]]] = {}
-    for name, dims in store.sql(
-        "SELECT DISTINCT h.name, a.input_dims FROM op_args a JOIN host_ops h"
-        " ON h.op_id = a.op_id AND NOT a.on_gpu WHERE h.name IN (SELECT unnest($n))"
-        " AND h.artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)",
-        {"n": list(_CONV_BWD)},
-    ).fetchall():
+    for name, dims in rows:
+        if dims is None:  # an op without recorded inputs (ops_with_shapes keeps its row)
+            continue
         try:
             got = conv.backward_output(name, tuple(json.loads(dims)))
         except (ValueError, TypeError):
@@ -338,12 +274,9 @@ def _conv_fwd_from_backward(name: str, dims: str, types: str | None, conc: str |
     return conv.conv_fwd_given_output(inp, next(iter(outs)))
 
 
-def _specs(store: Store) -> dict[tuple[int, int], HwSpec]:
+def _specs(devices: Sequence[GpuRow]) -> dict[tuple[int, int], HwSpec]:
     out: dict[tuple[int, int], HwSpec] = {}
-    for art, dev, name, sms, mem, ma, mi in store.sql(
-        "SELECT artifact_id, device, name, sm_count, mem_bytes, cc_major, cc_minor FROM devices"
-        " WHERE artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)"
-    ).fetchall():
+    for art, dev, name, sms, mem, ma, mi in devices:
         spec = hardware.match(name, sm_count=sms, mem_bytes=mem,
                               cc=f"{ma}.{mi}" if ma is not None else None)
         if spec is not None:

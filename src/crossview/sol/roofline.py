@@ -11,12 +11,13 @@ the speed-of-light class (roofline_class.py). Inputs a capture lacks are listed 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 from crossview.knowledge import hardware
 from crossview.knowledge.hardware import HwSpec
 from crossview.knowledge.thresholds import Thresholds
-from crossview.scope.filter import ResolvedFilter
 from crossview.sol import roofline_class, tensor_class
 from crossview.sol.kernel_inputs import (
     KernelInputs,
@@ -24,7 +25,6 @@ from crossview.sol.kernel_inputs import (
     tensor_rules,
     waves_rule_pattern,
 )
-from crossview.store.store import Store
 
 CEILINGS = hardware.CEILINGS_FILE
 
@@ -92,44 +92,50 @@ class KernelRoofline:
         return {**asdict(self), "memory_level": self.memory_level}
 
 
-_LAUNCH_SQL = """
-SELECT p.launch_key, p.kernel_id, a.path, p.name, p.family, p.device_name, p.cc,
-       p.sm_count, p.mem_bytes, p.grid, p.block, p.device_name_source
-FROM profiled_kernels p JOIN artifacts a USING (artifact_id)
-WHERE a.status = 'ok' AND a.path IN (SELECT unnest($p))
-ORDER BY p.artifact_id, p.kernel_id
-"""
+class ProfiledLaunch(NamedTuple):
+    launch_key: str  # the launch several exports (a .ncu-rep, its CSVs) describe
+    kernel_id: int
+    path: str  # the export it came from
+    name: str
+    family: str
+    device_name: str | None
+    cc: str | None
+    sm_count: int | None
+    mem_bytes: int | None
+    grid: str | None
+    block: str | None
+    device_name_source: str | None  # capture | --gpu | another artifact of the bundle
 
 
-def compute(store: Store, resolved: ResolvedFilter, limits: Thresholds) -> list[KernelRoofline]:
+# (section, metric, value in SI units, unit, path of the export)
+Metric = tuple[str, str, float | None, str, str]
+# (section, rule, type, title, message, speedup_type, speedup_pct)
+Rule = tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class NcuRows:
+    """The Nsight Compute rows of the captures in scope (views/counters/ncu_launches.py):
+    each profiled launch by artifact and id, its counters and ncu's rule results by id."""
+    launches: list[ProfiledLaunch]
+    metrics: dict[int, list[Metric]]
+    rules: dict[int, list[Rule]]
+
+
+def compute(rows: NcuRows, limits: Thresholds) -> list[KernelRoofline]:
     """One row per profiled launch in scope, longest first."""
-    launches = store.sql(_LAUNCH_SQL, {"p": list(resolved.artifacts)}).fetchall()
-    if not launches:
+    if not rows.launches:
         return []
-    groups: dict[str, list[tuple[object, ...]]] = {}
-    for row in launches:
-        groups.setdefault(str(row[0]), []).append(row)
-    ids = [int(r[1]) for r in launches]
-    metrics: dict[int, list[tuple[str, str, float | None, str, str]]] = {}
-    for kid, sec, met, val, unit, path in store.sql(
-        "SELECT m.kernel_id, m.section, m.metric, m.value, m.unit, a.path FROM kernel_metrics m"
-        " JOIN artifacts a USING (artifact_id) WHERE m.kernel_id IN (SELECT unnest($k))"
-        " ORDER BY m.artifact_id, m.kernel_id", {"k": ids},
-    ).fetchall():
-        metrics.setdefault(int(kid), []).append((sec, met, val, unit, path))
-    rules: dict[int, list[tuple[object, ...]]] = {}
-    for row in store.sql(
-        "SELECT kernel_id, section, rule, type, title, message, speedup_type, speedup_pct"
-        " FROM kernel_rules WHERE kernel_id IN (SELECT unnest($k)) ORDER BY artifact_id",
-        {"k": ids},
-    ).fetchall():
-        rules.setdefault(int(row[0]), []).append(row[1:])
-    out = [_one(rows, metrics, rules, limits) for rows in groups.values()]
+    groups: dict[str, list[ProfiledLaunch]] = {}
+    for row in rows.launches:
+        groups.setdefault(str(row.launch_key), []).append(row)
+    out = [_one(g, rows.metrics, rows.rules, limits) for g in groups.values()]
     out.sort(key=lambda k: -(k.duration_ns or 0.0))
     return out
 
 
-def _device(rows: list[tuple[object, ...]]) -> tuple[str | None, str | None, HwSpec | None, str]:
+def _device(rows: Sequence[tuple[object, ...]]
+            ) -> tuple[str | None, str | None, HwSpec | None, str]:
     def first(i: int) -> object:
         return next((r[i] for r in rows if r[i] is not None), None)
 
@@ -146,7 +152,7 @@ def _device(rows: list[tuple[object, ...]]) -> tuple[str | None, str | None, HwS
     return (str(name) if name else None), (str(cc) if cc else None), spec, note
 
 
-def _one(rows: list[tuple[object, ...]], metrics: dict[int, list[tuple[str, str, float | None,
+def _one(rows: Sequence[tuple[object, ...]], metrics: dict[int, list[tuple[str, str, float | None,
          str, str]]], rules: dict[int, list[tuple[object, ...]]], limits: Thresholds
          ) -> KernelRoofline:
     kids = [int(r[1]) for r in rows]  # type: ignore[call-overload]

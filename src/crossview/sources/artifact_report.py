@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from crossview.store.store import Store
+
 # statuses whose data is in the store and analyzed (partial: with a warning, and not a valid
 # synthesis source); and those that are not a rejection (no error line, no exit 2)
 USABLE = ("ok", "partial")
@@ -29,3 +31,12 @@ class ArtifactReport:
         if self.notes:
             d["notes"] = list(self.notes)
         return d
+
+
+def stored(store: Store) -> list[ArtifactReport]:
+    """The reports a store holds (its artifacts rows), by artifact id: what `analyze` reports
+    of a store it did not read itself (a lake)."""
+    rows = store.sql("SELECT path, kind, status, problems, artifact_id, notes FROM artifacts "
+                     "ORDER BY artifact_id").fetchall()
+    return [ArtifactReport(p, k, s or "ok", list(pr or []), a, list(n or []))
+            for p, k, s, pr, a, n in rows]

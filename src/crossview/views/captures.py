@@ -1,14 +1,24 @@
-"""The captures (artifacts) a store holds: their paths, reader kinds and what each holds, for
-code that names a capture (evidence, the replay's refusals)."""
+"""The captures (artifacts) a store holds: their ids, paths, reader kinds, what each holds
+and the GPUs each names (artifacts, devices) — lookups code outside store/ and views/ needs
+without reading those tables itself (decision 0905): evidence, the replay's refusals, which
+file a row came from, the GPU rows of the captures in scope."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
+from crossview.scope.filter import ResolvedFilter
 from crossview.store.store import Store
 
-if TYPE_CHECKING:  # the replay reads paths here without the views' imports
-    from crossview.views.views import Views
+
+class Scoped(Protocol):
+    """What `kinds` reads of a Views (views.py imports this module: no import back)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def filter(self) -> ResolvedFilter: ...
 
 
 class Holds(NamedTuple):
@@ -22,7 +32,7 @@ class Holds(NamedTuple):
     summary_rows: int  # nsys stats CSV rows
 
 
-def kinds(v: Views) -> dict[str, str]:
+def kinds(v: Scoped) -> dict[str, str]:
     """Reader kind (kineto, nsys, …) of each artifact in scope, by path."""
     return dict(v.store.sql(
         "SELECT path, kind FROM artifacts WHERE path IN (SELECT unnest($p))",
@@ -62,3 +72,47 @@ def holdings(store: Store) -> list[Holds]:
 def holds_ncu(store: Store) -> bool:
     """The store holds ncu kernel profiles (profiled_kernels rows)."""
     return bool(store.sql("SELECT count(*) FROM profiled_kernels").fetchall()[0][0])
+
+
+class Device(NamedTuple):
+    """One GPU as a capture names it (devices row); None where the capture does not say."""
+    artifact_id: int
+    device: int | None
+    name: str | None
+    sm_count: int | None
+    mem_bytes: int | None
+    cc_major: int | None
+    cc_minor: int | None
+
+
+def paths(store: Store) -> dict[int, str]:
+    """artifact id → path, every artifact of the store (ok or not)."""
+    return dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+
+
+def artifact_id(store: Store, path: str) -> int:
+    """The id of the artifact read from `path` (it must be in the store)."""
+    return int(store.sql("SELECT artifact_id FROM artifacts WHERE path = $p",
+                         {"p": path}).fetchall()[0][0])
+
+
+def first_ok(store: Store) -> int | None:
+    """The lowest id of an artifact read ok; None when none was."""
+    got = store.sql("SELECT min(artifact_id) FROM artifacts WHERE status = 'ok'"
+                    ).fetchall()[0][0]
+    return None if got is None else int(got)
+
+
+def devices(store: Store, in_scope: bool = False) -> list[Device]:
+    """The GPUs the captures name, by artifact and device; `in_scope`: only those of the
+    artifacts with GPU ops under the filter (f_gpu)."""
+    where = " WHERE artifact_id IN (SELECT DISTINCT artifact_id FROM f_gpu)" if in_scope else ""
+    return [Device(*r) for r in store.sql(
+        "SELECT artifact_id, device, name, sm_count, mem_bytes, cc_major, cc_minor FROM devices"
+        + where + " ORDER BY artifact_id, device").fetchall()]
+
+
+def gpu_artifacts(store: Store) -> list[int]:
+    """The artifacts with GPU ops under the filter (f_gpu), ascending."""
+    return [int(a) for (a,) in store.sql(
+        "SELECT DISTINCT artifact_id FROM f_gpu ORDER BY 1").fetchall()]

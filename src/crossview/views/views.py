@@ -22,11 +22,11 @@ from crossview.store import host_calls, kernel_rows
 from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
 from crossview.views import capture_context, summary
-from crossview.views.counters import device_counters
+from crossview.views.counters import device_counters, ncu_launches
 from crossview.views.device import account, fusion_runs, gpu_activity, timeline, trace_metrics
 from crossview.views.device.account import Account, KernelColumns
 from crossview.views.distributed import comm_bandwidth, grad_sync, peer_wait, rank_job
-from crossview.views.host import calltree, first_calls, op_cost, sampled
+from crossview.views.host import calltree, first_calls, op_charges, op_cost, sampled
 
 # views most captures never read (multi-rank, sampled CPU, busy lanes): imported where
 # computed, not at start-up (docs/decisions/0760)
@@ -424,7 +424,8 @@ class Views:
     @cached_property
     def kernels(self) -> list[roofline.KernelRoofline]:
         """Per-kernel roofline rows from ncu counters (empty without ncu input)."""
-        return roofline.compute(self.store, self.filter, self.limits)
+        return roofline.compute(ncu_launches.read(self.store, self.filter.artifacts),
+                                self.limits)
 
     def gpu_inside(self, sel: host_calls.HostSelection) -> timeline.HostWindowEffect:
         """What the GPU did while the selected host calls (store/host_calls.py) ran."""
@@ -474,7 +475,7 @@ class Views:
     def op_roofline(self) -> op_roofline.OpRoofline:
         """Per-op FLOPs/bytes/% of roofline from recorded shapes (sol/op_roofline.py), with
         the analytic-vs-ncu FLOP check where a kernel has both."""
-        r = op_roofline.compute(self.store)
+        r = op_roofline.compute(op_charges.read(self.store))
         if self.kernels and r.groups:
             r.agreement = op_ncu_agreement.compare(r.groups, self.kernels)
         return r

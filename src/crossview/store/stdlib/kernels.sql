@@ -1,6 +1,6 @@
 -- One row per GPU kernel execution (gpu_ops of kind 'kernel'), over every artifact of the
--- store (the MCP `filter` narrows f_gpu, not this view: filter on artifact_id / device /
--- start_ns in WHERE).
+-- store (the MCP `filter` narrows its filtered form f_kernels, not this view: here, filter
+-- on artifact_id / device / start_ns in WHERE).
 --
 -- scope: gpu_ops
 --
