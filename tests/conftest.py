@@ -17,6 +17,7 @@ how ``import oracle`` resolves.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -45,6 +46,15 @@ def shared_file(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"{path} absent ({SHARED_DATA_ABSENT})")
     return path
+
+
+def copied_capture(path: Path, folder: Path) -> Path:
+    """A copy of the shared capture `path` as `folder`/in/trace<suffixes> (a test may edit or
+    cache it without touching ../shared/data); skips as shared_file when it is absent."""
+    dest = folder / "in" / ("trace" + "".join(path.suffixes[-2:]))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(shared_file(path), dest)
+    return dest
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED_DATA, run_cli, shared_file
+from conftest import SHARED_DATA, copied_capture, run_cli, shared_file
 from crossview.cache import answer, entry
 
 MI300X = SHARED_DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.gz"
@@ -24,10 +24,7 @@ MI300X = SHARED_DATA / "kineto" / "tracelens_mi300x_vllm_decode_full_graph.json.
 
 @pytest.fixture()
 def trace(tmp_path: Path) -> Path:
-    dest = tmp_path / "in" / "trace.json.gz"
-    dest.parent.mkdir()
-    shutil.copyfile(shared_file(MI300X), dest)
-    return dest
+    return copied_capture(MI300X, tmp_path)
 
 
 def _run(cache: Path, *args: str | Path) -> tuple[int, str, str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED_DATA, cli_command, cli_env, run_cli, shared_file
+from conftest import SHARED_DATA, cli_command, cli_env, copied_capture, run_cli, shared_file
 from crossview.analysis import analyze
 from crossview.cache import entry, key
 from crossview.cache.read import read_inputs
@@ -51,10 +51,7 @@ def _json(paths: list[Path], cache: CacheSettings | None) -> str:
 
 @pytest.fixture()
 def trace(tmp_path: Path) -> Path:
-    dest = tmp_path / "in" / "trace.json.gz"
-    dest.parent.mkdir()
-    shutil.copyfile(shared_file(MI300X), dest)
-    return dest
+    return copied_capture(MI300X, tmp_path)
 
 
 def test_second_read_is_a_hit_with_the_same_answer(trace: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from crossview import identity
 from crossview.errors import UsageError
-from crossview.knowledge.thresholds import defaults
+from crossview.knowledge import thresholds
 from crossview.store import memory
 from crossview.store.schema import TABLES
 
@@ -114,7 +114,7 @@ class Store:
 
         rows = self.con.execute("SELECT (SELECT count(*) FROM host_ops)"
                                 " + (SELECT count(*) FROM gpu_ops)").fetchall()[0][0]
-        small = rows <= defaults().store_bitpack_rows
+        small = rows <= thresholds.defaults().store_bitpack_rows
         if small:
             self.con.execute("SET disabled_compression_methods = 'bitpacking'")
         try:
