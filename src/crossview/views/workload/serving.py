@@ -44,7 +44,8 @@ SELECT path, source, model, metric, mtype, le, any_value(raw_name), any_value(un
        sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END),
        arg_max(value, seq), count(DISTINCT seq), min(ts_ns), max(ts_ns)
 FROM s GROUP BY path, source, model, metric, mtype, le, raw_name, labels
-"""
+ORDER BY path, source, model, metric, mtype, le, raw_name, labels
+"""  # ordered: the summaries' dicts (and the JSON's key order) follow the rows'
 
 
 @dataclass
