@@ -21,7 +21,7 @@ import os
 import secrets
 import stat
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -30,7 +30,10 @@ from crossview.cache.key import ANSWER_SUFFIX as SUFFIX
 from crossview.cache.key import ANSWERS, content_hash
 from crossview.sources import outputs
 
-FORMAT = 1  # the entry layout; part of every key
+# the entry layout, part of every key: one JSON line (said, code, inputs), then the text's
+# UTF-8 bytes as written (already escaped for the terminal: a 13 MB JSON answer is neither
+# parsed nor escaped again, 0.14 s)
+FORMAT = 2
 # environment the answer may depend on besides the command line: crossview's own settings
 # (the cache's aside), where text goes, and the terminal's width
 _ENV_PREFIX = "CROSSVIEW_"
@@ -44,7 +47,7 @@ _LIBRARIES = ("duckdb", "numpy", "pyarrow", "yaml", "typer", "rich")
 
 @dataclass(frozen=True)
 class Answer:
-    text: str  # what the command wrote (stdout or -o), before the terminal's escaping
+    text: bytes  # what the command wrote (stdout or -o), as written (core/inert.py escaped)
     said: tuple[str, ...]  # the lines it said on stderr, as printed
     code: int  # its exit status
     inputs: tuple[str, ...]  # the artifacts it read (an -o never lands on one)
@@ -150,8 +153,9 @@ def lookup(folder: Path, key: str) -> Answer | None:
             data = path.read_bytes()
             if path.name[len(key) + 1:-len(SUFFIX)] != hashlib.sha256(data).hexdigest()[:16]:
                 raise ValueError("content does not match its name")
-            d = json.loads(data)
-            ans = Answer(str(d["text"]), tuple(map(str, d["said"])), int(d["code"]),
+            head, _, text = data.partition(b"\n")
+            d = json.loads(head)
+            ans = Answer(text, tuple(map(str, d["said"])), int(d["code"]),
                          tuple(map(str, d["inputs"])))
         except (OSError, ValueError, KeyError, TypeError):
             with contextlib.suppress(OSError):
@@ -169,7 +173,8 @@ def keep(folder: Path, key: str, answer: Answer, max_bytes: int, max_entry_bytes
     A cache that cannot be written changes nothing: the answer was already given."""
     from crossview.cache import entry  # lazy: the stores' module imports DuckDB
 
-    data = json.dumps(asdict(answer), ensure_ascii=False).encode()
+    meta = {"said": answer.said, "code": answer.code, "inputs": answer.inputs}
+    data = json.dumps(meta).encode() + b"\n" + answer.text
     if len(data) > max_entry_bytes:
         return
     name = f"{key}.{hashlib.sha256(data).hexdigest()[:16]}{SUFFIX}"

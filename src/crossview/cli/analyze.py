@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from crossview.cli import answers
 from crossview.cli.app import (
     OPTIONS,
     AnalyzeFmt,
@@ -81,6 +80,9 @@ def analyze(
     else:  # all in this process: nothing to tear down once the output is written
         OPTIONS.exit_at_once = True
         if lake is None:  # a second look at the same files: the kept answer (cli/answers.py)
+            # lazy: `--help` does not load the cache's hashing (hashlib, secrets)
+            from crossview.cli import answers
+
             answers.replay_or_record(paths, output)
     ready_to_analyze()
     result = run_analysis(lambda: run(

@@ -5,13 +5,15 @@ run it does not hold records what it says and writes, and keeps it at `emit`."""
 
 from __future__ import annotations
 
+import codecs
 import sys
 from pathlib import Path
 
 import typer
 
 from crossview.cache import answer
-from crossview.cli.app import OPTIONS, capture_cache, write_output, write_stdout
+from crossview.cli.app import OPTIONS, capture_cache, write_output
+from crossview.core import inert
 
 
 def replay_or_record(paths: list[Path], output: Path | None) -> None:
@@ -28,19 +30,32 @@ def replay_or_record(paths: list[Path], output: Path | None) -> None:
 
         def keep(text: str, inputs: list[Path], code: int) -> None:
             said, OPTIONS.said, OPTIONS.keep_answer = tuple(OPTIONS.said or ()), None, None
+            written = inert.text(text).encode("utf-8", "backslashreplace")
             answer.keep(settings.folder, key, answer.Answer(
-                text, said, code, tuple(map(str, inputs))), settings.max_bytes,
+                written, said, code, tuple(map(str, inputs))), settings.max_bytes,
                 settings.max_entry_bytes, settings.max_age_s)
 
         OPTIONS.keep_answer = keep
         return
     for line in kept.said:
         print(line, file=sys.stderr)
-    if output:
+    if output:  # bytes: written as kept (escaped when kept)
         write_output(output, kept.text, [Path(p) for p in kept.inputs])
     else:
-        write_stdout(kept.text)
+        _stdout(kept.text)
     raise typer.Exit(kept.code)
+
+
+def _stdout(text: bytes) -> None:
+    """The kept UTF-8 text on stdout: as bytes where stdout writes UTF-8, else through its own
+    encoding (as write_stdout would have written the same text)."""
+    enc = getattr(sys.stdout, "encoding", None) or ""
+    buf = getattr(sys.stdout, "buffer", None)
+    if buf is not None and codecs.lookup(enc or "ascii").name == "utf-8":
+        sys.stdout.flush()
+        buf.write(text)
+    else:
+        sys.stdout.write(text.decode("utf-8", "backslashreplace"))
 
 
 def _without_output(argv: list[str]) -> list[str]:
