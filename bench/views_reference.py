@@ -58,6 +58,12 @@ def reference() -> str:
                     f"instead of `{v.scope}`).", ""]
         out += ["| column | unit | meaning |", "|---|---|---|"]
         out += [f"| `{c.name}` | {c.unit} | {_cell(c.doc)} |" for c in v.columns]
+    out += ["", "## Rows in steps (table macros)", "",
+            "With the filtered forms, each connection gets a table macro per slice: the "
+            "slice's rows (all its columns) that start inside given windows, named by three "
+            "parallel lists — artifact ids, starts and ends in ns "
+            "(`scope/step_detect.in_steps` makes them from steps):", ""]
+    out += [f"- `{name}(a, s, e)`" for name in stdlib.STEP_MACROS]
     return "\n".join(out) + "\n"
 
 

@@ -63,7 +63,7 @@ def test_the_loops_are_the_raw_traces_runs() -> None:
     assert sum(r[1] for r in raw) == 2020 and len(raw) == 7
     a = _v100()
     assert a.views is not None
-    found = loops(a.views.store, 1, "host_ops", "gpu_ops")
+    found = loops(a.views.store, 1, scoped=False)
     assert [(x.lane.split("/")[1], x.calls, x.start_ns // 1000, x.end_ns // 1000,
              x.spacing_ns // 1000) for x in found] == raw
     assert raw[1][1:2] == (404,) and raw[1][4] == 320  # step 3: one call every 320 µs
@@ -146,7 +146,7 @@ def test_what_makes_a_loop(compute_per_call: int, spacing_us: int, calls: int,
         h.kernel("comm", t + 100, t + 110)
         for j in range(compute_per_call):
             h.kernel("gemm", t + 120 + j * 10, t + 125 + j * 10)
-    found = loops(h.store, 1, "host_ops", "gpu_ops")
+    found = loops(h.store, 1, scoped=False)
     assert len(found) == expected
     if expected:
         assert found[0].calls == calls and found[0].spacing_ns == spacing_us * 1000

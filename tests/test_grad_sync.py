@@ -119,7 +119,7 @@ def test_bucket_grads_lever_removes_the_cpu_time_inside_the_calls() -> None:
     from crossview.views.distributed.collective_loops import loops
 
     between = 0
-    for x in loops(store, aid, "host_ops", "gpu_ops"):
+    for x in loops(store, aid, scoped=False):
         pid, tid = x.lane.split()[1].split("/")
         p = {"a": aid, "p": pid, "t": tid, "s": x.start_ns, "e": x.end_ns}
         runtime, calls = store.sql(

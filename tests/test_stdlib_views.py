@@ -121,6 +121,33 @@ def test_filtered_forms_read_the_filters_slice() -> None:
                               ).fetchall()[0][0]
 
 
+def test_rows_in_steps_macros_read_the_slices() -> None:
+    """f_host_in_steps / f_gpu_in_steps ($a, $s, $e: artifact ids, starts, ends) are the
+    slice's rows starting inside those windows: on the ResNet trace, two 10 ms windows hold
+    exactly the kernels oracle.py counts from the JSON starting in them."""
+    from crossview.scope.filter import Filter
+    from crossview.scope.resolve import resolve
+
+    store = Store(compress=True)
+    read_all([shared_file(RESNET)], store)
+    resolve(store, Filter())
+    ks = oracle.kernels(oracle.load_trace(RESNET))
+    t0 = min(k.start_ns for k in ks)
+    wins = [(t0, t0 + 10_000_000), (t0 + 50_000_000, t0 + 60_000_000)]
+    want = sum(1 for k in ks for a, b in wins if a <= k.start_ns < b)
+    p: dict[str, list[int]] = {"a": [], "s": [a for a, _ in wins], "e": [b for _, b in wins]}
+    aid = store.sql("SELECT min(artifact_id) FROM artifacts").fetchall()[0][0]
+    p["a"] = [aid, aid]
+    assert want > 0 and store.sql("SELECT count(*) FROM f_gpu_in_steps($a, $s, $e) x WHERE "
+                                  "x.kind = 'kernel'", p).fetchall() == [(want,)]
+    hosts = store.sql("SELECT count(*) FROM f_host_in_steps($a, $s, $e) x", p).fetchall()[0][0]
+    assert hosts == store.sql(
+        "SELECT count(*) FROM host_ops WHERE (start_ns >= $s1 AND start_ns < $e1) OR"
+        " (start_ns >= $s2 AND start_ns < $e2)", {"s1": wins[0][0], "e1": wins[0][1],
+                                                   "s2": wins[1][0], "e2": wins[1][1]}
+    ).fetchall()[0][0] > 0
+
+
 @pytest.mark.parametrize(("trace", "want"), [
     ("hta_v100_ddp_training.json.gz", 2020),  # ncclKernel_AllReduce only (oracle.py)
     # one NCCL AllGather + 73 symmetric-memory all-reduce kernels with no "nccl" in the name

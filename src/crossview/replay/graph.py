@@ -98,7 +98,7 @@ def build(store: Store, artifact_id: int,
     Host lanes first (graph_host.py), then the GPU streams (graph_gpu.py)."""
     p = params()
     loops: dict[str, list[tuple[int, int]]] = {}  # per lane: its per-tensor collective loops
-    for x in collective_loops.loops(store, artifact_id, "host_ops", "gpu_ops"):
+    for x in collective_loops.loops(store, artifact_id, scoped=False):
         loops.setdefault(x.lane, []).append((x.start_ns, x.end_ns))
     nodes = build_host(replay_rows.host_rows(store, artifact_id), marks or {}, loops, p["graph"],
                        p["levers"]["graph-region"])

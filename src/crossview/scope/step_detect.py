@@ -124,11 +124,6 @@ class StepSet:
 
 
 # -- finding the steps ----------------------------------------------------------------------
-# rows of table alias `x` that start inside one of the steps bound by `in_steps`
-IN_STEPS_JOIN = ("JOIN (SELECT unnest($a) AS a, unnest($s) AS s, unnest($e) AS e) w"
-                 " ON x.artifact_id = w.a AND x.start_ns >= w.s AND x.start_ns < w.e")
-
-
 def source_phrase(source: str) -> str:
     """Where a StepSet's steps came from, in words (the recap's and whatif's)."""
     if source == "profiler-step":
@@ -141,7 +136,8 @@ def source_phrase(source: str) -> str:
 
 
 def in_steps(steps: Sequence[Step]) -> dict[str, list[int]]:
-    """The parameters of IN_STEPS_JOIN for these steps."""
+    """The parameters of the named relations f_host_in_steps($a, $s, $e) and
+    f_gpu_in_steps($a, $s, $e) (store/stdlib STEP_MACROS) for these steps."""
     return {"a": [s.artifact_id for s in steps], "s": [s.start_ns for s in steps],
             "e": [s.end_ns for s in steps]}
 

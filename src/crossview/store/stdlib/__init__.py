@@ -177,6 +177,16 @@ def ensure(store: Store) -> bool:
     return True
 
 
+# table macros over the slices: the rows of f_host / f_gpu that start inside given steps
+# (parallel lists: artifact ids, starts, ends in ns; scope/step_detect.in_steps makes them)
+STEP_MACROS = {
+    f"{FILTERED_PREFIX}{rel[2:]}_in_steps": (
+        f"SELECT x.* FROM {rel} x JOIN (SELECT unnest(a) AS a, unnest(s) AS s, unnest(e) AS e)"
+        " w ON x.artifact_id = w.a AND x.start_ns >= w.s AND x.start_ns < w.e")
+    for rel in SLICES.values()
+}
+
+
 def filtered() -> tuple[ViewDoc, ...]:
     """The views with a filtered form."""
     return tuple(v for v in views() if v.scope)
@@ -192,4 +202,6 @@ def ensure_filtered(store: Store) -> None:
     ensure(store)
     for v in filtered():
         store.con.execute(f"CREATE OR REPLACE TEMP VIEW {v.filtered_name} AS {v.filtered_body()}")
+    for name, body in STEP_MACROS.items():
+        store.con.execute(f"CREATE OR REPLACE TEMP MACRO {name}(a, s, e) AS TABLE {body}")
     store.filtered_forms = True

@@ -45,9 +45,10 @@ def _params() -> tuple[int, int]:
     return int(p["gap_max_ns"]), int(p["min_calls"])
 
 
-def loops(store: Store, a: int, host: str = "f_host", gpu: str = "f_gpu") -> list[Loop]:
-    """The artifact's per-tensor collective loops, in time order (`host` / `gpu`: the tables
-    read: the filter's scope by default)."""
+def loops(store: Store, a: int, scoped: bool = True) -> list[Loop]:
+    """The artifact's per-tensor collective loops, in time order (`scoped`: the filter's
+    slices; else every row of the artifact, as the replay reads it)."""
+    host, gpu = ("f_host", "f_gpu") if scoped else ("host_ops", "gpu_ops")
     gap_max, min_calls = _params()
     _, prefix = grad_sync_ops()
     rows = store.sql(

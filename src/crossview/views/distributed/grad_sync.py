@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.knowledge.frames import grad_sync_ops
-from crossview.scope.step_detect import IN_STEPS_JOIN, Step, in_steps
+from crossview.scope.step_detect import Step, in_steps
 from crossview.store.store import Store
 from crossview.views.distributed import collective_loops
 
@@ -51,17 +51,17 @@ def compute(store: Store, steady: list[Step]) -> list[GradSync]:
         return []
     acc, prefix = grad_sync_ops()
     windows = in_steps(steady)
-    join = IN_STEPS_JOIN
     host = store.sql(
         "SELECT x.artifact_id, count(*) FILTER (WHERE x.name = $acc),"
         " count(*) FILTER (WHERE starts_with(x.name, $pre)),"
         " coalesce(sum(x.dur_ns) FILTER (WHERE starts_with(x.name, $pre)), 0),"
         " histogram(x.name) FILTER (WHERE starts_with(x.name, $pre))"
-        f" FROM f_host x {join} WHERE x.name = $acc OR starts_with(x.name, $pre) GROUP BY 1",
+        " FROM f_host_in_steps($a, $s, $e) x"
+        " WHERE x.name = $acc OR starts_with(x.name, $pre) GROUP BY 1",
         {**windows, "acc": acc, "pre": prefix}).fetchall()
     gpu = {int(a): (int(n), int(m or 0), int(t or 0)) for a, n, m, t in store.sql(
-        "SELECT x.artifact_id, count(*), median(x.dur_ns), sum(x.dur_ns) FROM f_gpu x"
-        f" {join} WHERE x.kind = 'kernel' AND x.family = 'comm' GROUP BY 1",
+        "SELECT x.artifact_id, count(*), median(x.dur_ns), sum(x.dur_ns) FROM"
+        " f_gpu_in_steps($a, $s, $e) x WHERE x.kind = 'kernel' AND x.family = 'comm' GROUP BY 1",
         windows).fetchall()}
     out: list[GradSync] = []
     for a, grads, calls, host_ns, counts in host:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crossview.scope.step_detect import IN_STEPS_JOIN, Step, in_steps
+from crossview.scope.step_detect import Step, in_steps
 from crossview.store.store import Store
 
 
@@ -41,11 +41,11 @@ class FirstCalls:
         return sum(g.excess_ns for g in self.groups)
 
 
-_SQL = f"""
+_SQL = """
 WITH c AS (
     SELECT x.artifact_id, x.name, a.input_dims, a.input_types, x.self_ns,
            row_number() OVER (g ORDER BY x.start_ns, x.op_id) AS k, count(*) OVER g AS n
-    FROM f_host x {IN_STEPS_JOIN}
+    FROM f_host_in_steps($a, $s, $e) x
     JOIN op_args a ON a.op_id = x.op_id AND a.artifact_id = x.artifact_id AND NOT a.on_gpu
     WHERE x.kind = 'op' AND a.input_dims IS NOT NULL
     WINDOW g AS (PARTITION BY x.artifact_id, x.name, a.input_dims, a.input_types)

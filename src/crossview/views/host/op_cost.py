@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crossview.knowledge.frames import trivial_ops
-from crossview.scope.step_detect import IN_STEPS_JOIN, Step, in_steps
+from crossview.scope.step_detect import Step, in_steps
 from crossview.store.store import Store
 
 
@@ -60,7 +60,7 @@ def compute(store: Store, steady: list[Step], quantile: float) -> list[OpCost]:
     by_name: dict[int, list[NameCost]] = {}
     for a, n, c, floor, med in store.sql(
             "SELECT x.artifact_id, x.name, count(*), quantile_disc(x.dur_ns, $q),"
-            f" median(x.dur_ns) FROM f_host x {IN_STEPS_JOIN}"
+            " median(x.dur_ns) FROM f_host_in_steps($a, $s, $e) x"
             " WHERE x.kind = 'op' AND x.name IN (SELECT unnest($n))"
             " GROUP BY GROUPING SETS ((x.artifact_id), (x.artifact_id, x.name))"
             " ORDER BY 1, 3 DESC, 2", {**in_steps(steady), "q": quantile, "n": names}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from crossview.knowledge import api_roles
 from crossview.knowledge.frames import trivial_ops
-from crossview.scope.step_detect import IN_STEPS_JOIN, in_steps
+from crossview.scope.step_detect import in_steps
 from crossview.views.host.op_cost import OpCost
 from crossview.views.views import Views
 
@@ -37,13 +37,13 @@ def threads(v: Views, o: OpCost) -> Threads:
     w = in_steps(o.steady)
     # that thread's own floor: the pooled one could come from other, slower threads
     top = store.sql(
-        f"SELECT x.pid, x.tid, count(*) AS c, quantile_disc(x.dur_ns, $q) FILTER"
-        f" (WHERE x.name IN (SELECT unnest($n))) FROM f_host x {IN_STEPS_JOIN}"
+        "SELECT x.pid, x.tid, count(*) AS c, quantile_disc(x.dur_ns, $q) FILTER"
+        " (WHERE x.name IN (SELECT unnest($n))) FROM f_host_in_steps($a, $s, $e) x"
         " WHERE x.kind = 'op' AND starts_with(x.name, $p) GROUP BY 1, 2"
         " ORDER BY c DESC, 1, 2 LIMIT 1",
         {**w, "p": prefix, "q": o.quantile, "n": names}).fetchall()
     qn, qm = store.sql(
-        f"SELECT count(*), median(x.dur_ns) FROM f_host x {IN_STEPS_JOIN}"
+        "SELECT count(*), median(x.dur_ns) FROM f_host_in_steps($a, $s, $e) x"
         " WHERE x.kind = 'runtime' AND x.name IN (SELECT unnest($n))",
         {**w, "n": api_roles.names_with_role("query")}).fetchall()[0]
     if not top:
