@@ -11,6 +11,7 @@ import numpy as np
 
 from crossview.intervals import overlap
 from crossview.store.store import Store
+from crossview.views import captures
 from crossview.views.views import Views
 
 
@@ -45,7 +46,7 @@ def gaps(v: Views, min_ns: int, named: int = 20) -> Gaps:
     """Gaps over ``min_ns`` in the GPU activity (Views.device_activity); the ``named``
     longest get their host op (one query for all)."""
     store, acts = v.store, v.device_activity
-    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+    paths = captures.paths(store)
     found: list[tuple[int, int, int, int]] = []  # (dur, start, artifact, device)
     count = total = 0
     for act in acts:
@@ -87,7 +88,7 @@ def _covering_ops(store: Store, gaps: list[tuple[int, int, int, int]]
 def chunks(v: Views, n: int) -> list[Chunks]:
     """Each device's GPU-op span (Views.device_activity) cut into `n` equal chunks."""
     store, acts = v.store, v.device_activity
-    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+    paths = captures.paths(store)
     out: list[Chunks] = []
     for act in acts:
         span = act.last - act.first

@@ -18,6 +18,7 @@ from crossview.knowledge.thresholds import Thresholds
 from crossview.scope.samples import sampled_totals
 from crossview.store.kernel_rows import KernelRows, key
 from crossview.store.store import Store
+from crossview.views import captures
 
 
 @dataclass
@@ -178,7 +179,7 @@ def _partition_gaps(k: KernelRows, per_stream: bool, order: np.ndarray | None,
 
 def compute(store: Store, limits: Thresholds, kernels: KernelRows | None = None) -> Metrics:
     """`kernels`: f_gpu's kernels when the caller has them (else read here)."""
-    paths = dict(store.sql("SELECT artifact_id, path FROM artifacts").fetchall())
+    paths = captures.paths(store)
     names = {(a, d): n for a, d, n in store.sql(
         "SELECT artifact_id, device, coalesce(name, '') FROM devices").fetchall()}
     kw = int(limits.kernel_wait_max_ns)
