@@ -19,7 +19,8 @@ import pytest
 
 from conftest import SHARED_DATA, shared_file
 from crossview.replay.graph import Graph
-from crossview.replay.levers import parse
+from crossview.errors import CrossviewError
+from crossview.replay.levers import MODULES, parse
 from crossview.replay.whatif import CaptureReplay
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
@@ -81,3 +82,28 @@ def test_one_graph_and_baseline_serve_every_lever() -> None:
     walked = cap.baseline(paths=True)  # the critical paths walked on the kept replay
     assert walked.timing is base.timing and all(s.path for s in walked.steps)
     assert a.medians()["predicted_step_ns"] < a.medians()["measured_step_ns"]
+
+
+@pytest.mark.parametrize(("path", "expect"), [
+    (K / "kineto_v100_resnet50_workers0.pt.trace.json.gz",
+     {"dataloader-workers", "cuda-graphs", "remove-sync", "pinned-copies", "fuse-elementwise",
+      "kernel-speedup"}),
+    (K / "hta_v100_ddp_training.json.gz", {"overlap-comm", "bucket-grads"}),
+], ids=lambda x: x.name if isinstance(x, Path) else "")
+def test_no_lever_changes_the_shared_graph(path: Path, expect: set[str]) -> None:
+    """Graph.copy shares each node's constraint list and tag set with the graph it copies
+    (replay/graph.py `copy`): a lever must replace a node's list whole, never edit it. Every
+    lever the capture can take is applied to a copy; the shared graph's digest stays."""
+    cap = _replay(path)
+    before = _digest(cap.graph)
+    applied = set()
+    for name in MODULES:
+        try:
+            w = cap.predict([parse(name + ("=gemm:2" if name == "kernel-speedup" else ""))],
+                            base_paths=False, paths=False)
+        except CrossviewError:
+            continue  # the lever needs what this capture lacks
+        applied.add(name)
+        assert w.selfcheck_ok
+    assert expect <= applied
+    assert _digest(cap.graph) == before

@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from crossview.knowledge.loader import load_yaml
 from crossview.replay.graph_gpu import build_gpu
 from crossview.replay.graph_host import CALL as CALL
@@ -59,6 +62,8 @@ class Graph:
     # durations and drop constraints, which keeps it valid
     order: list[int] | None = None
     labels: list[str] | None = None  # each node's critical-path cause (measure.py), shared
+    gpu: npt.NDArray[np.int64] | None = None  # the GPU ops' nodes (measure.py), shared …
+    gpu_of: int = -1  # … computed when the graph had this many nodes
 
     def add(self, kind: str, lane: str, name: str, dur: int, mstart: int,
             family: str | None = None, op_ref: int | None = None,
@@ -79,12 +84,13 @@ class Graph:
         return len(self.kind)
 
     def copy(self) -> Graph:
-        g = Graph(list(self.kind), list(self.lane), list(self.name), list(self.dur),
-                  list(self.mstart), [list(c) for c in self.cons], list(self.family),
-                  [set(t) for t in self.tags], list(self.nbytes), list(self.op_ref),
-                  dict(self.at), dict(self.end_at), list(self.notes), self.order,
-                  self.labels)
-        return g
+        """A copy for a lever: every list its own, but a node's constraint list and tag set
+        shared with this graph — a lever replaces `cons[i]` whole and never edits a node's
+        list or set in place (copying 10⁵ small lists and sets cost more than the replay)."""
+        return Graph(list(self.kind), list(self.lane), list(self.name), list(self.dur),
+                     list(self.mstart), list(self.cons), list(self.family), list(self.tags),
+                     list(self.nbytes), list(self.op_ref), dict(self.at), dict(self.end_at),
+                     list(self.notes), self.order, self.labels, self.gpu, self.gpu_of)
 
 
 def params() -> dict:
@@ -104,7 +110,8 @@ def build(store: Store, artifact_id: int,
                        p["levers"]["graph-region"])
     build_gpu(nodes, replay_rows.gpu_rows(store, artifact_id), p["graph"])
     cons: list[list[Cons]] = [[] for _ in range(len(nodes))]
-    for node, pred, at_end, offset, why in nodes.edges:
-        cons[node].append(Cons(pred, at_end, offset, why))
+    new = tuple.__new__  # Cons without its Python-level __new__ (10⁵ constraints)
+    for e in nodes.edges:
+        cons[e[0]].append(new(Cons, e[1:]))
     return Graph(nodes.kind, nodes.lane, nodes.name, nodes.dur, nodes.mstart, cons,
                  nodes.family, nodes.tags, nodes.nbytes, nodes.op_ref, nodes.at, nodes.end_at)

@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
 
+from crossview import intervals
 from crossview.knowledge import causes
 from crossview.knowledge.api_roles import role_of
 from crossview.knowledge.frames import dataloader_pattern, grad_sync_ops
@@ -55,22 +57,8 @@ class Nodes:
         return len(self.kind)
 
 
-def _merged(s: I64, e: I64) -> tuple[I64, I64]:
-    """Spans merged where they touch or overlap (graph.py `_merge`), sorted."""
-    if not len(s):
-        return s, e
-    o = np.lexsort((e, s))
-    s, e = s[o], e[o]
-    reach = np.maximum.accumulate(e)
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = s[1:] > reach[:-1]
-    first = np.flatnonzero(new)
-    last = np.append(first[1:], len(s)) - 1
-    return s[first], reach[last]
-
-
 def _inside(ms: I64, me: I64, a: I64, b: I64) -> npt.NDArray[np.bool_]:
-    """Each [a, b) lies inside one merged span (graph.py `_inside`)."""
+    """Each [a, b) lies inside one merged span (intervals.merge)."""
     if not len(ms):
         return np.zeros(len(a), dtype=bool)
     i = np.searchsorted(ms, a, side="right") - 1
@@ -116,9 +104,10 @@ def build_host(rows: dict[str, np.ndarray], marks: Mapping[str, set[int]],
     pid, tid = rows["pid"], rows["tid"]
     n = len(pid)
     if n:
-        keys = [(str(a), str(b)) for a, b in zip(pid.tolist(), tid.tolist(), strict=True)]
-        starts = [0] + [i for i in range(1, n) if keys[i] != keys[i - 1]] + [n]
-        runs = [(keys[a], a, b) for a, b in zip(starts, starts[1:], strict=False)]
+        change = np.flatnonzero((pid[1:] != pid[:-1]) | (tid[1:] != tid[:-1])) + 1
+        starts = [0, *change.tolist(), n]
+        runs = [((str(pid[a]), str(tid[a])), a, b)
+                for a, b in zip(starts, starts[1:], strict=False)]
         # the same thread key in two runs (a NULL id read as "None"): one chain, as before
         merged: dict[tuple[str, str], list[tuple[int, int]]] = {}
         for k, a, b in runs:
@@ -143,7 +132,8 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     tag = np.full(len(s), -1, dtype=np.int64)
     other = np.flatnonzero(~rt)
     if len(other):
-        tag[other] = [tagger.code(str(x)) for x in names[other].tolist()]
+        known, code = tagger.known, tagger.code  # one regex pass per distinct name
+        tag[other] = [known[x] if x in known else code(str(x)) for x in names[other].tolist()]
         short = (tag == TAGS.index("startup")) & (e - s < short_startup)
         tag[short] = -1
     cut = rt | (depth <= 1) | (tag >= 0)
@@ -152,15 +142,15 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     pts = np.concatenate([s[cut], e[cut]])
     lo, hi = int(pts.min()), int(pts.max())
     extra = [x for x in marks if lo < x < hi] + [x for w in loops for x in w if lo < x < hi]
-    points = np.unique(np.concatenate([pts, np.asarray(extra, dtype=np.int64)]))
+    points = intervals.uniq(np.concatenate([pts, np.asarray(extra, dtype=np.int64)]))
     if len(points) < 2:
         return
-    bounds = np.unique(np.concatenate([s, e]))
+    bounds = intervals.uniq(np.concatenate([s, e]))
     top = depth == 0
-    cover = _merged(s[top], e[top])
-    spans = [_merged(s[tag == k], e[tag == k]) for k in range(len(TAGS))]
+    cover = intervals.merge(s[top], e[top])
+    spans = [intervals.merge(s[tag == k], e[tag == k]) for k in range(len(TAGS))]
     if loops:
-        spans.append(_merged(np.asarray([a for a, _ in loops], dtype=np.int64),
+        spans.append(intervals.merge(np.asarray([a for a, _ in loops], dtype=np.int64),
                              np.asarray([b for _, b in loops], dtype=np.int64)))
     tag_names = [*TAGS, LOOP_TAG]
     a, b = points[:-1], points[1:]
@@ -168,7 +158,10 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     # runtime call per start, taken when no chosen call is still open (calls nest rarely)
     ci = np.flatnonzero(rt)
     cs = s[ci]
-    _, first = np.unique(cs, return_index=True)  # first call in list order per start
+    if intervals.is_sorted(cs):  # one run of the thread's rows: in start order already
+        first = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]][:len(cs)])
+    else:
+        _, first = np.unique(cs, return_index=True)  # first call in list order per start
     ci = ci[first]
     sel: list[int] = []
     open_end: int | None = None
@@ -222,25 +215,28 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     out.name += name.tolist()
     out.dur += np.maximum(dur, 0).tolist()
     out.mstart += a[seg].tolist()
-    out.op_ref += [int(o) if k else None for o, k in zip(ops, keep, strict=True)]
+    out.op_ref += [o if k else None for o, k in zip(ops, keep, strict=True)]
     out.family += [None] * len(seg)
     out.nbytes += [None] * len(seg)
     tags: list[set[str]] = [set() for _ in range(len(seg))]
+    own = (last - base).tolist()  # each segment's last node, in this thread's list
     for x in np.flatnonzero(~in_call & quiet).tolist():
-        tags[int(last[x]) - base].add("quiet")
+        tags[own[x]].add("quiet")
     for t, hit in enumerate(seg_tags):
         for x in np.flatnonzero(hit).tolist():
-            tags[int(last[x]) - base].add(tag_names[t])
+            tags[own[x]].add(tag_names[t])
     out.tags += tags
     launch = np.flatnonzero(at_call)
     out.launch_node.update(zip(call_op[launch].tolist(), first[launch].tolist(), strict=True))
     sync = np.flatnonzero(at_call & ~copy & np.isin(role, ["sync", "sync_memcpy"]))
     out.blocking += zip(first[sync].tolist(), a[sync].tolist(), b[sync].tolist(), strict=True)
     out.pageable.update(zip(call_op[copy].tolist(), last[copy].tolist(), strict=True))
-    out.at.update(zip(((lane, x) for x in a.tolist()), first.tolist(), strict=True))
-    out.end_at.update(zip(((lane, x) for x in b.tolist()), last.tolist(), strict=True))
-    nodes = range(int(first[0]) + 1, int(last[-1]) + 1)
-    out.edges += ((n, n - 1, True, 0, "chain") for n in nodes)  # segments abut: offset 0
+    out.at.update(zip(zip(repeat(lane), a.tolist()), first.tolist(), strict=True))
+    out.end_at.update(zip(zip(repeat(lane), b.tolist()), last.tolist(), strict=True))
+    n0, n1 = int(first[0]), int(last[-1])
+    # segments abut: each node waits for the one before it with offset 0
+    out.edges += zip(range(n0 + 1, n1 + 1), range(n0, n1), repeat(True), repeat(0),
+                     repeat("chain"))
 
 
 def _add(out: Nodes, kind: str, lane: str, name: str, dur: int, mstart: int,

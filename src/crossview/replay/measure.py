@@ -8,6 +8,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 
+import numpy as np
+
+from crossview import intervals
 from crossview.replay.graph import CPU, GAP, GPU_KINDS, KERNEL, WAIT, Cons, Graph
 from crossview.replay.replay import Timing
 from crossview.replay.steps import TAIL_ALL, TAIL_LAUNCHED, Step
@@ -120,26 +123,26 @@ def _span(g: Graph) -> int:
     return max(g.mstart[i] + g.dur[i] for i in nodes) - min(g.mstart[i] for i in nodes)
 
 
-def _merged(t: Timing, g: Graph) -> list[tuple[int, int]]:
-    spans = sorted((t.start[i], t.end[i]) for i in range(len(g)) if g.kind[i] in GPU_KINDS)
-    out: list[tuple[int, int]] = []
-    for s, e in spans:
-        if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1] = (out[-1][0], e)
-        else:
-            out.append((s, e))
-    return out
+def _merged(t: Timing, g: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the replayed GPU ops' spans (sorted, disjoint)."""
+    idx = gpu_nodes(g)
+    s = np.asarray(t.start, dtype=np.int64)[idx]
+    return intervals.merge(s, s + np.asarray(g.dur, dtype=np.int64)[idx])
 
 
-def _busy_in(merged: list[tuple[int, int]], a: int, b: int) -> int:
-    i = max(0, bisect.bisect_right(merged, (a, a)) - 1)
-    total = 0
-    while i < len(merged) and merged[i][0] < b:
-        s, e = merged[i]
-        total += max(0, min(e, b) - max(s, a))
-        i += 1
-    return total
+def _busy_in(merged: tuple[np.ndarray, np.ndarray], a: int, b: int) -> int:
+    us, ue = merged
+    one = np.asarray([a], dtype=np.int64)
+    return int(intervals.overlap(one, np.asarray([b], dtype=np.int64), us, ue)[0])
+
+
+def gpu_nodes(g: Graph) -> np.ndarray:
+    """The GPU ops' node indices, once per graph (its copies share them: levers change no
+    node's kind)."""
+    if g.gpu is None or g.gpu_of != len(g):
+        g.gpu = np.flatnonzero(np.isin(np.asarray(g.kind, dtype=object), list(GPU_KINDS)))
+        g.gpu_of = len(g)
+    return g.gpu
 
 
 def cause(g: Graph, i: int) -> str:

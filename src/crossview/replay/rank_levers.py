@@ -143,7 +143,9 @@ def _shorten(g: Graph, t: Timing, p: RankPart, arrival: int, floor: int, x: int)
         elif what == "offset":
             c = g.cons[n][k]
             cut = min(cut, c.offset)
-            g.cons[n][k] = c.__class__(c.pred, c.at_end, c.offset - cut, c.why)
+            cs = list(g.cons[n])  # replaced whole: a graph copy shares the lists (graph.py)
+            cs[k] = c.__class__(c.pred, c.at_end, c.offset - cut, c.why)
+            g.cons[n] = cs
         else:
             g.mstart[n] -= cut
         left -= cut

@@ -66,7 +66,13 @@ def _timed(g: Graph, seq: list[int]) -> Timing | None:
     cons, mstart, dur = g.cons, g.mstart, g.dur
     for i in seq:
         cs = cons[i]
-        if not cs:
+        if len(cs) == 1:  # most nodes: one constraint (a thread's chain, a stream's order)
+            pred, at_end, offset, _why = cs[0]
+            if not done[pred]:
+                return None
+            s = (end[pred] if at_end else start[pred]) + offset
+            binding[i] = 0
+        elif not cs:
             s = mstart[i]
         else:
             best = None
