@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED_DATA, shared_file
-from crossview.replay.graph import Graph
 from crossview.errors import CrossviewError
+from crossview.replay.graph import Graph
 from crossview.replay.levers import MODULES, parse
 from crossview.replay.whatif import CaptureReplay
 from crossview.sources.registry import read_all

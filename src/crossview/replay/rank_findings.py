@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from crossview.errors import CrossviewError
 from crossview.knowledge.loader import load_typed
 from crossview.replay import graph as graph_mod
-from crossview.replay import rank_graph, rank_levers, rank_replay, rank_whatif
+from crossview.replay import rank_graph, rank_levers, rank_whatif
 from crossview.replay.gc_pause import paused
 from crossview.replay.rank_whatif import RankWhatIf, Replayed
 from crossview.views.distributed import rank_job
@@ -50,9 +50,7 @@ def replay_job(v: Views, job: RankAnalysis) -> Replayed | None:
                                     else f"the self-check failed ({max(errs):.2%} > "
                                     f"{limit:.0%} on a rank)"))
             return None
-        mid = sorted(base.steps, key=lambda s: s.ns)[len(base.steps) // 2]
-        job.critical_path = rank_replay.critical_path(
-            base.joined, base.timing, mid, load_typed("ranks.yaml").replay.top_ops)
+        job.critical_path = base.median_path(load_typed("ranks.yaml").replay.top_ops)
     return base
 
 

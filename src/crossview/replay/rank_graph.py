@@ -49,6 +49,10 @@ class RankPart:
     unsteady: dict[str, str]
     prefix: str
     changes: list[str] = field(default_factory=list)  # what its levers changed
+    # its own graph's step marks, keyed as in the joined graph, valued by its own node index
+    # (rank_replay slices a rank without scanning every rank's marks); None: not kept
+    at: dict[tuple[str, int], int] | None = None
+    end_at: dict[tuple[str, int], int] | None = None
 
     def rank_of(self, node: int) -> bool:
         return self.lo <= node < self.hi
@@ -128,7 +132,7 @@ def build(store: Store, job: RankAnalysis, ids: Mapping[str, int],
                    + lever_mod.MODULES[s.name].apply(changed, s.param, rctx) for s in mine]
         off = job.offsets_ns.get(r.rank, 0)
         prefix = f"R{r.rank} "
-        lo = _append(g, changed, prefix, off)
+        lo, at, end_at = _append(g, changed, prefix, off)
         ops = {changed.op_ref[i]: i for i in range(len(changed))
                if changed.kind[i] == KERNEL and changed.op_ref[i] is not None}
         for ci, c in enumerate(job.collectives):
@@ -153,7 +157,7 @@ def build(store: Store, job: RankAnalysis, ids: Mapping[str, int],
                         TAIL_LAUNCHED if s.tail == TAIL_NONE and s.lane else s.tail)
                    for s in steps]
         parts.append(RankPart(r.rank, aid, r.path, lo, len(g), off, shifted, how, flagged,
-                              prefix, changes))
+                              prefix, changes, at, end_at))
     if not transfers:
         raise CrossviewError("the ranks share no collective the replay graphs hold: nothing "
                              "joins them")
@@ -166,7 +170,7 @@ def build(store: Store, job: RankAnalysis, ids: Mapping[str, int],
         g.cons[t] = [Cons(a, True, extra, COLLECTIVE) for a in here.values()]
     for n in arrivals.values():
         g.dur[n] = 0
-        g.tags[n].add(ARRIVAL)
+        g.tags[n] = g.tags[n] | {ARRIVAL}  # replaced: the set is the rank graph's
     return Joined(g, parts, arrivals, transfers, notes)
 
 
@@ -176,25 +180,29 @@ def stalls_of(store: Store, aid: int) -> list[HostStall]:
     return stalls(store, aid, p.stall_min_ns, p.stall_ratio)
 
 
-def _append(g: Graph, sub: Graph, prefix: str, off: int) -> int:
-    """Copy `sub`'s nodes into `g`, lanes prefixed and times shifted; returns the first index.
-    (The parallel lists are extended whole: a rank's graph holds ~10⁴–10⁵ nodes.)"""
+def _append(g: Graph, sub: Graph, prefix: str, off: int
+            ) -> tuple[int, dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    """Copy `sub`'s nodes into `g`, lanes prefixed and times shifted; returns the first index
+    and sub's step marks keyed as in `g` (valued by sub's own node index). (The parallel lists
+    are extended whole: a rank's graph holds ~10⁴–10⁵ nodes.)"""
     lo = len(g)
     g.kind.extend(sub.kind)
     g.lane.extend(prefix + x for x in sub.lane)
     g.name.extend(sub.name)
     g.dur.extend(sub.dur)
     g.mstart.extend(x + off for x in sub.mstart)
-    g.cons.extend([Cons(c.pred + lo, c.at_end, c.offset, c.why) for c in cs]
-                  for cs in sub.cons)
+    new = tuple.__new__  # Cons without its Python-level __new__ (10⁵ constraints a rank)
+    g.cons.extend([new(Cons, (c[0] + lo, c[1], c[2], c[3])) for c in cs] for cs in sub.cons)
     g.family.extend(sub.family)
-    g.tags.extend(set(t) for t in sub.tags)
+    g.tags.extend(sub.tags)  # shared with the rank's graph: a tag is added by replacing the set
     g.nbytes.extend(sub.nbytes)
     g.op_ref.extend(sub.op_ref)
-    g.at.update({(prefix + lane, ns + off): lo + n for (lane, ns), n in sub.at.items()})
-    g.end_at.update({(prefix + lane, ns + off): lo + n for (lane, ns), n in sub.end_at.items()})
+    at = {(prefix + lane, ns + off): n for (lane, ns), n in sub.at.items()}
+    end_at = {(prefix + lane, ns + off): n for (lane, ns), n in sub.end_at.items()}
+    g.at.update(zip(at, (lo + n for n in at.values()), strict=True))
+    g.end_at.update(zip(end_at, (lo + n for n in end_at.values()), strict=True))
     g.notes.extend(sub.notes)
-    return lo
+    return lo, at, end_at
 
 
 def _redirect(g: Graph, arrivals: dict[tuple[int, int], int],

@@ -131,6 +131,16 @@ class Replayed:
     steps: list[JobStep]
     moved: int
     made: tuple[list[rank_graph.RankInput], list[str]]
+    _paths: dict[int, CriticalPath | None] = field(default_factory=dict, repr=False)
+
+    def median_path(self, top_ops: int) -> CriticalPath | None:
+        """The critical path of the median job step (walked once: the recap and every
+        lever's prediction read the same one)."""
+        if top_ops not in self._paths:
+            mid = _median_step(self.steps)
+            self._paths[top_ops] = (rank_replay.critical_path(self.joined, self.timing, mid,
+                                                              top_ops) if mid else None)
+        return self._paths[top_ops]
 
 
 def _replayed(j: rank_graph.Joined, made: tuple[list[rank_graph.RankInput], list[str]]
@@ -171,13 +181,11 @@ def predict(store: Store, job: RankAnalysis, specs: rank_levers.RankLevers, capt
         pred = rank_replay.job_steps(joined, rank_replay.rank_steps(joined, t))
     limit = graph_mod.params()["selfcheck"]["max_step_error"]
     mid = _median_step(pred)
-    bmid = _median_step(base.steps)
     w = RankWhatIf(capture, specs.text, changes, [p.rank for p in base.joined.parts],
                    job.clock_note, rank_replay.measured_job_steps(base.joined), base.steps,
                    pred, limit,
                    rank_replay.critical_path(joined, t, mid, top) if mid else None,
-                   rank_replay.critical_path(base.joined, base.timing, bmid, top)
-                   if bmid else None,
+                   base.median_path(top),
                    len(base.joined.graph), base.moved, list(base.joined.notes))
     if not base.steps:
         w.notes.append("no job step could be placed on the graph (a rank's steps are missing)")
