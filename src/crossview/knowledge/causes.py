@@ -19,6 +19,10 @@ class Cause:
     regex: tuple[re.Pattern[str], ...]  # host-op names that match (any)
     kinds: frozenset[str]  # any host op of these kinds matches (the catch-all)
 
+    def matches(self, name: str) -> bool:
+        """`name` matches one of the patterns: one search of their alternation."""
+        return _any_of(self.regex).search(name) is not None
+
 
 @dataclass(frozen=True)
 class AccountRules:
@@ -71,13 +75,30 @@ def rules() -> AccountRules:
                         float(d["gap_cause_min_share"]))
 
 
+_VERSIONED = re.compile(r"_v\d{4,5}$")  # cudaLaunchKernel_v7000 → cudaLaunchKernel
+_LEADING_FLAGS = re.compile(r"^\(\?([imsx]+)\)")
+
+
+@cache
+def _any_of(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str]:
+    """One pattern matching where any of `patterns` does: each as a group, a leading inline
+    flag group scoped to it (`(?i)x` → `(?i:x)`); never matches when there are none."""
+    if not patterns:
+        return re.compile(r"(?!)")
+    parts = []
+    for p in patterns:
+        m = _LEADING_FLAGS.match(p.pattern)
+        parts.append(f"(?{m.group(1)}:{p.pattern[m.end():]})" if m else f"(?:{p.pattern})")
+    return re.compile("|".join(parts))
+
+
 def classify(name: str, kind: str) -> int:
     """Rank (index in precedence order) of the first cause a host op matches; len(causes)
     when none does (an annotation with no cause of its own)."""
     rs = rules()
-    base = re.sub(r"_v\d{4,5}$", "", name)
+    base = _VERSIONED.sub("", name)
     for i, c in enumerate(rs.causes):
-        if name in c.names or base in c.names or any(r.search(name) for r in c.regex):
+        if name in c.names or base in c.names or c.matches(name):
             return i
         if kind in c.kinds:
             return i
