@@ -454,6 +454,11 @@ class Views:
     def code_site(self) -> tuple[str, str]:
         """Where a fix's change goes, as data: (a knowledge/fix_where.yaml key, the user's
         frame it names or ""). The sentence is the fix text's (knowledge/fixes.where_text)."""
+        return self._code_site
+
+    @cached_property
+    def _code_site(self) -> tuple[str, str]:
+        # once per analysis: a walk of the whole CPU view (every fix asks)
         uf = self.user_frame_for()
         if uf:
             return "own-frame", uf
