@@ -339,15 +339,15 @@ def _command() -> Any:
     each command's parameters from its signature (all 13: 40-60 ms of a first `analyze`,
     one: 5 ms); help, no command or an unknown one get them all."""
     name = invoked(sys.argv[1:])
-    commands, groups = app.registered_commands, app.registered_groups
-    one = [c for c in commands if command_name(c) == name]
-    sub = [g for g in groups if command_name(g) == name]
+    every = app.registered_commands, app.registered_groups
+    one = [c for c in every[0] if command_name(c) == name]
+    sub = [g for g in every[1] if command_name(g) == name]
     try:
         if one or sub:
             app.registered_commands, app.registered_groups = one, sub
         cmd = typer.main.get_command(app)
     finally:
-        app.registered_commands, app.registered_groups = commands, groups
+        app.registered_commands, app.registered_groups = every
     groups = [cmd]
     while groups:
         g = groups.pop()
