@@ -39,6 +39,7 @@ def test_invoked_is_the_first_word_past_the_root_options() -> None:
     assert invoked(["-q", "--no-cache", "--cache-dir", "kernels", "analyze", "x"]) == "analyze"
     assert invoked(["--memory-limit", "1GB", "--cache-size=2GB", "report", "a"]) == "report"
     assert invoked(["--help"]) is None
+    assert invoked(["-q", "--help", "analyze"]) is None  # the root's help lists every command
     assert invoked([]) is None
     assert invoked(["--", "analyze"]) is None
 
@@ -57,5 +58,5 @@ def test_one_command_group_holds_that_command_as_the_full_group_has_it(
 
 
 def test_help_and_unknown_commands_build_every_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    for args in ((), ("--help",), ("-q", "no-such-command")):
+    for args in ((), ("--help",), ("--help", "analyze"), ("-q", "no-such-command")):
         assert sorted(_built(monkeypatch, *args).commands) == NAMES

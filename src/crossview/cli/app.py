@@ -312,16 +312,16 @@ def command_name(c: object) -> str:
 
 
 # the root callback's options that take a value (`_root`): the word after one is its value,
-# not the command (tests/test_cli_lists.py checks this against the root's parameters)
+# not the command (tests/test_cli_one_command.py checks this against the root's parameters)
 ROOT_VALUE_OPTIONS = ("--memory-limit", "--cache-dir", "--cache-size")
 
 
 def invoked(args: list[str]) -> str | None:
     """The command a command line names: the first word past the root options (None: none,
-    or a `--` first)."""
+    or the root's help or a `--` first)."""
     words = iter(args)
     for a in words:
-        if a == "--":
+        if a in ("--", "--help", "-h"):
             return None
         if a in ROOT_VALUE_OPTIONS:
             next(words, None)
