@@ -352,8 +352,8 @@ def test_generated_reference_is_current() -> None:
 
 def test_views_are_made_when_a_statement_first_names_them() -> None:
     """After a filter is resolved, no named view or filtered form exists yet (decision 0847):
-    a statement naming one (any case) makes it first, a named view of the database makes
-    them all with the marker, and `define_deferred` makes the rest (the MCP query tool's
+    a statement naming one (any case) makes it first, naming the marker runs `ensure` (every
+    view, the marker), and `define_deferred` makes the rest (the MCP query tool's
     statements do not go through Store.sql). The shipped example capture."""
     from crossview.scope.filter import Filter
     from crossview.scope.resolve import resolve
@@ -375,8 +375,11 @@ def test_views_are_made_when_a_statement_first_names_them() -> None:
     store.sql("SELECT count(*) FROM f_host_in_steps([1], [0], [1])").fetchall()
     assert made() == {"f_kernels", "f_host_in_steps"}
     store.sql("SELECT count(*) FROM kernels").fetchall()
+    assert made() == {"f_kernels", "f_host_in_steps", "kernels"}
+    store.sql(f"SELECT * FROM {stdlib.MARKER}").fetchall()  # the marker: `ensure`, all views
     named = {v.name for v in stdlib.views()} | {stdlib.MARKER}
     assert made() == {"f_kernels", "f_host_in_steps"} | named
+    assert stdlib.ensure(store) is False
     store.define_deferred()
     assert made() == named | {str(v.filtered_name) for v in stdlib.filtered()} | set(
         stdlib.STEP_MACROS)

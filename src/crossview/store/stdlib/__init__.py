@@ -199,8 +199,8 @@ def ensure_filtered(store: Store) -> None:
     views, each made when a statement first names it (`Store.defer`; decision 0847): they
     name `f_gpu` / `f_host`, which must exist (scope/resolve.py calls this right after
     defining them). A view binds its names when queried, so a filter resolved again (the
-    slices replaced) needs no new forms. Creating all 22 cost 25-35 ms of every analysis;
-    a first analyze of a Kineto capture names two."""
+    slices replaced) needs no new forms. Creating all 23 cost 25-35 ms of every analysis;
+    a first analyze of a Kineto capture names two or three."""
     if store.filtered_forms:
         return
     for v in filtered():
@@ -210,14 +210,22 @@ def ensure_filtered(store: Store) -> None:
     for name, body in STEP_MACROS.items():
         store.defer([name], _statement(
             store, f"CREATE OR REPLACE TEMP MACRO {name}(a, s, e) AS TABLE {body}"))
-    # the views of the database: all at once, as `ensure` makes them (marker, lock)
-    store.defer([v.name for v in views()] + [MARKER], _all_views(store))
+    # a view of the database as `ensure` makes it (under its lock: connections of one store
+    # share the catalog); the marker names them all, so naming it runs `ensure` itself
+    for v in views():
+        store.defer([v.name], _statement(store, f"CREATE OR REPLACE VIEW {v.name} AS {v.body}",
+                                         shared=True))
+    store.defer([MARKER], _all_views(store))
     store.filtered_forms = True
 
 
-def _statement(store: Store, sql: str) -> Callable[[], None]:
+def _statement(store: Store, sql: str, shared: bool = False) -> Callable[[], None]:
     def run() -> None:
-        store.con.execute(sql)
+        if shared:
+            with _LOCK:
+                store.con.execute(sql)
+        else:
+            store.con.execute(sql)
     return run
 
 
