@@ -348,3 +348,38 @@ def test_generated_reference_is_current() -> None:
     doc = Path(views_reference.DOC)
     assert doc.exists() and doc.read_text("utf-8") == views_reference.reference(), (
         "docs/views.md is stale: run .venv/bin/python bench/views_reference.py")
+
+
+def test_views_are_made_when_a_statement_first_names_them() -> None:
+    """After a filter is resolved, no named view or filtered form exists yet (decision 0847):
+    a statement naming one (any case) makes it first, naming the marker runs `ensure` (every
+    view, the marker), and `define_deferred` makes the rest (the MCP query tool's
+    statements do not go through Store.sql). The shipped example capture."""
+    from crossview.scope.filter import Filter
+    from crossview.scope.resolve import resolve
+
+    def made() -> set[str]:
+        return {n for (n,) in store.con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal UNION ALL "
+            "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro'"
+            " AND NOT internal").fetchall()} - {"f_gpu", "f_host", "f_samples", "f_metrics",
+                                                 "f_trials"}
+
+    store = Store()
+    read_all([REPO / "examples" / "cpu_tiny_decode.pt.trace.json.gz"], store)
+    resolve(store, Filter())
+    assert made() == set()
+    n = store.sql("SELECT count(*) FROM F_Kernels").fetchall()[0][0]
+    assert n == store.sql("SELECT count(*) FROM f_gpu WHERE kind = 'kernel'").fetchall()[0][0]
+    assert made() == {"f_kernels"}
+    store.sql("SELECT count(*) FROM f_host_in_steps([1], [0], [1])").fetchall()
+    assert made() == {"f_kernels", "f_host_in_steps"}
+    store.sql("SELECT count(*) FROM kernels").fetchall()
+    assert made() == {"f_kernels", "f_host_in_steps", "kernels"}
+    store.sql(f"SELECT * FROM {stdlib.MARKER}").fetchall()  # the marker: `ensure`, all views
+    named = {v.name for v in stdlib.views()} | {stdlib.MARKER}
+    assert made() == {"f_kernels", "f_host_in_steps"} | named
+    assert stdlib.ensure(store) is False
+    store.define_deferred()
+    assert made() == named | {str(v.filtered_name) for v in stdlib.filtered()} | set(
+        stdlib.STEP_MACROS)

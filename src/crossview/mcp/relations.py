@@ -63,6 +63,7 @@ COMPUTED: dict[str, Callable[[Views], pa.Table]] = {"steps": _steps, "step_idle"
 def prepare(store: Store, views: Views | None, sql: str) -> None:
     """The named views on the store (once) and the computed relations `sql` names on this
     connection. Called under the entry's lock, before safety.run_query."""
+    store.define_deferred()  # the filtered forms a query may name (run_query reads `con`)
     stdlib.ensure(store)
     text = _STRINGS.sub("''", sql)
     for name, build in COMPUTED.items():

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ class Store:
             config["async_threads"] = io_threads
         self.con = duckdb.connect(str(path) if path else ":memory:", config=config)
         self.filtered_forms = False  # the named views' filtered forms exist (store/stdlib)
+        self._deferred = _Deferred()
         if compress is None:
             compress = os.environ.get("CROSSVIEW_STORE_COMPRESS", "1") != "0"
         self._compressed = bool(compress and not path)
@@ -94,7 +96,20 @@ class Store:
         other._next_node = self._next_node
         other._next_op = self._next_op
         other.filtered_forms = False  # temp views: each connection makes its own
+        other._deferred = _Deferred()
         return other
+
+    def defer(self, names: Iterable[str], define: Callable[[], None]) -> None:
+        """Names this connection defines when a statement first names one: `Store.sql` runs
+        `define` (which defines them all) before such a statement. The named views and their
+        filtered forms are made so (store/stdlib): a first analyze names 2 of their 22
+        (decision 0847)."""
+        self._deferred.add(names, define)
+
+    def define_deferred(self, query: str | None = None) -> None:
+        """Define the deferred names `query` names, or all of them (None): before a statement
+        that does not go through `sql` (the MCP query tool's)."""
+        self._deferred.define(query)
 
     @property
     def compressed(self) -> bool:
@@ -178,6 +193,8 @@ class Store:
 
     def sql(self, query: str, params: Sequence[object] | Mapping[str, object] | None = None
             ) -> duckdb.DuckDBPyConnection:
+        if self._deferred:
+            self._deferred.define(query)
         return self.con.execute(query, params or [])
 
     def scoped_relation(self, name: str, query: str,
@@ -193,6 +210,37 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+
+class _Deferred:
+    """A connection's deferred names: each with the call that defines its group."""
+
+    def __init__(self) -> None:
+        self._define: dict[str, Callable[[], None]] = {}
+        self._named: re.Pattern[str] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self._define)
+
+    def add(self, names: Iterable[str], define: Callable[[], None]) -> None:
+        self._define.update(dict.fromkeys((n.lower() for n in names), define))
+        self._named = None
+
+    def define(self, query: str | None) -> None:
+        if query is None:
+            hits = list(self._define)
+        else:
+            if self._named is None:  # whole words, longest first; SQL names ignore case
+                alts = "|".join(map(re.escape, sorted(self._define, key=len, reverse=True)))
+                self._named = re.compile(rf"\b(?:{alts})\b", re.IGNORECASE)
+            hits = [m.lower() for m in self._named.findall(query)]
+        for name in hits:
+            define = self._define.get(name)
+            if define is None:  # defined with an earlier name of its group
+                continue
+            define()
+            # the pattern still names the defined ones: each is found and skipped above
+            self._define = {n: d for n, d in self._define.items() if d is not define}
 
 
 def cursor_of(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -9,12 +9,16 @@ verdict/build.py turns a case into a Finding, once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from crossview.core.claim import Claim
 from crossview.core.finding import Severity
 from crossview.detectors.declare import About, Declaration
-from crossview.replay.rank_findings import RankLevers
-from crossview.replay.whatif import Pinned
+
+if TYPE_CHECKING:  # the replay's results, named only: a capture with nothing to replay
+    # loads no replay module (verdict/replayed.py imports them when it runs, issue 38)
+    from crossview.replay.rank_findings import RankLevers
+    from crossview.replay.whatif import Pinned
 
 
 @dataclass(frozen=True)

@@ -5,16 +5,18 @@ evidence citations (knowledge/evidence.yaml). A pattern's own sentences are its 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from crossview.core.claim import Cite
 from crossview.core.finding import Evidence
 from crossview.knowledge import evidence_tables
 from crossview.knowledge.loader import load_yaml
-from crossview.replay.measure import BEFORE_FIRST_OP
-from crossview.replay.rank_findings import Bound, RankLevers
-from crossview.replay.rank_levers import ALL_ON_TIME
 from crossview.units import duration
 from crossview.verdict.cases import Case, OnPath, Replayed
 from crossview.verdict.severity import path_holds, rules
+
+if TYPE_CHECKING:
+    from crossview.replay.rank_findings import Bound, RankLevers
 
 STARTUP_NOTE = (" Measured in start-up (this capture has no steady-state step): first launches"
                 " load modules and compile, so this says nothing about the steady state.")
@@ -56,6 +58,9 @@ def _bound(b: Bound | None) -> str:
 
 def ranks_effect(r: RankLevers) -> str:
     """The job step replayed across its ranks with each rank lever (replay/rank_findings)."""
+    # lazy: only a replayed job phrases this, and its replay loaded the module (issue 38)
+    from crossview.replay.rank_levers import ALL_ON_TIME
+
     who = ("rank " if len(r.named) == 1 else "ranks ") + " and ".join(map(str, r.named))
     text = (f"Replay across the {r.ranks} ranks (`crossview whatif {r.folder} --lever "
             f"{ALL_ON_TIME}`; self-check {r.selfcheck:.2%}, the worst rank): the job step "
@@ -78,6 +83,9 @@ def then(r: Replayed) -> str:
     if top is None:
         return ""
     cause, share = top
+    # lazy: only a replayed lever phrases this, and its replay loaded the module (issue 38)
+    from crossview.replay.measure import BEFORE_FIRST_OP
+
     if cause == BEFORE_FIRST_OP:  # nothing recorded there: no cause to name
         return (f" Then {share:.0%} of the step's critical path lies before the first op the "
                 "capture records on its lane: this capture does not say what holds it.")

@@ -10,8 +10,9 @@ code gets them replaced and a store that has them pays one catalog lookup.
 A view whose header names its row source (`-- scope: gpu_ops` or `-- scope: host_ops`) has a
 filtered form, `f_<name>`: the same SELECT with that source read from the filter's slice
 (`f_gpu` / `f_host`, scope/resolve.py) and every other table as stored, so a launch call or a
-parent outside the slice is still named. `ensure_filtered` creates them as temp views on the
-connection that resolved the filter (decision 0905). Code outside store/ and views/ reads
+parent outside the slice is still named. `ensure_filtered` defers them as temp views on the
+connection that resolved the filter (decision 0905), each made when a statement first names
+it, and the named views with them (decision 0847). Code outside store/ and views/ reads
 these names, never the tables (tests/test_named_views_only.py).
 
 `computed/` documents relations in the same form that are not SQL over the tables: crossview's
@@ -25,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -193,15 +195,41 @@ def filtered() -> tuple[ViewDoc, ...]:
 
 
 def ensure_filtered(store: Store) -> None:
-    """Create the filtered forms (`f_kernels`, …) as temp views of this connection, once: they
+    """The filtered forms (`f_kernels`, …) as temp views of this connection, and the named
+    views, each made when a statement first names it (`Store.defer`; decision 0847): they
     name `f_gpu` / `f_host`, which must exist (scope/resolve.py calls this right after
     defining them). A view binds its names when queried, so a filter resolved again (the
-    slices replaced) needs no new forms."""
+    slices replaced) needs no new forms. Creating all 23 cost 25-35 ms of every analysis;
+    a first analyze of a Kineto capture names two or three."""
     if store.filtered_forms:
         return
-    ensure(store)
     for v in filtered():
-        store.con.execute(f"CREATE OR REPLACE TEMP VIEW {v.filtered_name} AS {v.filtered_body()}")
+        name = str(v.filtered_name)
+        store.defer([name], _statement(store, f"CREATE OR REPLACE TEMP VIEW {name} AS "
+                                              f"{v.filtered_body()}"))
     for name, body in STEP_MACROS.items():
-        store.con.execute(f"CREATE OR REPLACE TEMP MACRO {name}(a, s, e) AS TABLE {body}")
+        store.defer([name], _statement(
+            store, f"CREATE OR REPLACE TEMP MACRO {name}(a, s, e) AS TABLE {body}"))
+    # a view of the database as `ensure` makes it (under its lock: connections of one store
+    # share the catalog); the marker names them all, so naming it runs `ensure` itself
+    for v in views():
+        store.defer([v.name], _statement(store, f"CREATE OR REPLACE VIEW {v.name} AS {v.body}",
+                                         shared=True))
+    store.defer([MARKER], _all_views(store))
     store.filtered_forms = True
+
+
+def _statement(store: Store, sql: str, shared: bool = False) -> Callable[[], None]:
+    def run() -> None:
+        if shared:
+            with _LOCK:
+                store.con.execute(sql)
+        else:
+            store.con.execute(sql)
+    return run
+
+
+def _all_views(store: Store) -> Callable[[], None]:
+    def run() -> None:
+        ensure(store)
+    return run
