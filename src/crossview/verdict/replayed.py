@@ -11,16 +11,16 @@ claim's own bound stands."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from crossview.errors import CrossviewError
-from crossview.replay import graph as graph_mod
-from crossview.replay import rank_findings
-from crossview.replay.gc_pause import paused
-from crossview.replay.levers import parse
-from crossview.replay.whatif import Baseline, CaptureReplay, Pinned, WhatIf
 from crossview.store.store import Store
 from crossview.verdict.cases import Case, OnPath, Replayed
 from crossview.views import replay_rows
 from crossview.views.views import Views
+
+if TYPE_CHECKING:
+    from crossview.replay.whatif import Baseline, Pinned, WhatIf
 
 LATE_RANKS = "late-ranks"  # detectors/late_ranks.py
 
@@ -35,6 +35,11 @@ def run(store: Store, cases: list[Case]) -> None:
     todo = [c for c in cases if _levers(c) or (c.about.kernel_side and c.claim.tier != "note")]
     if not todo:
         return
+    # lazy: the replay's modules load only for a capture with something to replay (the
+    # shipped example and a full-graph decode have nothing: ~25-35 ms of imports, issue 38)
+    from crossview.replay import graph as graph_mod
+    from crossview.replay.gc_pause import paused
+
     aid = replay_rows.replayable(store)
     cap = graph_mod.params()["graph"]["recap_max_rows"]
     if aid is None or replay_rows.op_count(store, aid) > cap:
@@ -51,6 +56,9 @@ def run_ranks(v: Views, cases: list[Case]) -> None:
     c = next((x for x in cases if x.pattern == LATE_RANKS), None)
     if c is None:
         return
+    # lazy: the joined replay's modules load only for a job with late ranks (issue 38)
+    from crossview.replay import rank_findings
+
     r = rank_findings.levers(v)
     if r is None or not r.measured_ns:
         return
@@ -61,6 +69,11 @@ def run_ranks(v: Views, cases: list[Case]) -> None:
 
 
 def _run(store: Store, todo: list[Case], aid: int) -> None:
+    # lazy: loaded by run() once there is something to replay (issue 38)
+    from crossview.replay import graph as graph_mod
+    from crossview.replay.levers import parse
+    from crossview.replay.whatif import CaptureReplay
+
     # one graph, steps and baseline for every lever (replay/whatif.py CaptureReplay); its
     # warm-up / outlier steps stay out of the medians
     cap = CaptureReplay(store, aid)
