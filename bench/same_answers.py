@@ -78,6 +78,15 @@ def synthesize(src: Path, data: Path, name: str, folder: Path, out: Path) -> int
     return p.returncode
 
 
+def export_src(ref: str, dest: Path) -> Path:
+    """The ref's `src/` extracted under `dest` (git archive): the folder to put on PYTHONPATH."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "archive", ref, "src"], cwd=REPO, check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest / "src"
+
+
 def compare(a: Path, b: Path) -> str:
     if not (a.exists() and b.exists()):
         return "same (no JSON either side)" if a.exists() == b.exists() else "DIFF (one side)"
@@ -98,11 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="compare `synthesize` of the BUNDLES instead of `analyze`")
     a = ap.parse_args(argv)
     root = a.keep or Path(tempfile.mkdtemp(prefix="crossview-same-"))
-    base = root / "ref"
-    base.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "archive", a.ref, "src"], cwd=REPO, check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+    base = export_src(a.ref, root / "ref").parent
     bad = 0
     if a.synthesize:
         for name in BUNDLES:
