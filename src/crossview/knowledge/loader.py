@@ -21,7 +21,6 @@ from typing import Any, TypeVar, get_args, get_origin
 
 import msgspec
 import msgspec.msgpack
-import yaml
 
 from crossview.knowledge.schemas import SCHEMAS
 
@@ -33,6 +32,10 @@ class KnowledgeError(ValueError):
 
 
 def _parse(text: str) -> Any:
+    # lazy: PyYAML's import is ~15 ms (its reader compiles a large pattern); a process whose
+    # shipped tables all have compiled copies (decision 0846) never parses YAML
+    import yaml
+
     # libyaml's loader when the wheel has it (several times faster than pure Python)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
