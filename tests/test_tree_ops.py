@@ -68,3 +68,28 @@ def test_recap_trees_merge_repeats_and_place_syncs() -> None:
     assert lines[i].startswith("│   ")
     md2 = markdown.render(analyze([QWEN]))
     assert "nn.Module: Qwen2DecoderLayer_N ×24" in md2  # 24 decoder layers of Qwen1.5-0.5B
+
+
+def test_copy_keeps_every_field() -> None:
+    """_copy builds the node field by field (faster than dataclasses.replace): a field added
+    to TreeNode and not copied would be lost silently."""
+    from dataclasses import fields
+
+    from crossview.views.host.tree_ops import _copy
+
+    leaf = TreeNode("k", "kernel", 1)
+    n = TreeNode("f", "op", 7, 3, 2, "gemm", True, [leaf], 4)
+    c = _copy(n)
+    for f in fields(TreeNode):
+        assert getattr(c, f.name) == getattr(n, f.name), f.name
+    assert c.children is not n.children
+    assert _copy(n, "g").frame == "g"
+
+
+def test_normalized_is_memoized_and_the_same() -> None:
+    from crossview.views.host.tree_ops import normalized
+
+    assert normalized("model.layers.3.mlp", "python") == "model.layers.N.mlp"
+    assert normalized("model.layers.3.mlp", "python") == "model.layers.N.mlp"
+    assert normalized("ProfilerStep#12", "annotation") == "ProfilerStep#N"
+    assert normalized("ProfilerStep#12", "kernel") == "ProfilerStep#12"

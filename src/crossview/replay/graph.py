@@ -11,6 +11,7 @@ one (so they can only bind when a lever moves things).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -24,6 +25,7 @@ from crossview.replay.graph_host import CPU as CPU
 from crossview.replay.graph_host import GAP as GAP
 from crossview.replay.graph_host import WAIT as WAIT
 from crossview.replay.graph_host import build_host
+from crossview.replay.lane_index import LaneIndex
 from crossview.store.store import Store
 from crossview.views import replay_rows
 from crossview.views.distributed import collective_loops
@@ -51,12 +53,12 @@ class Graph:
     mstart: list[int] = field(default_factory=list)  # measured start (ns)
     cons: list[list[Cons]] = field(default_factory=list)
     family: list[str | None] = field(default_factory=list)
-    tags: list[set[str]] = field(default_factory=list)  # dataloader, startup, pageable, …
+    tags: list[AbstractSet[str]] = field(default_factory=list)  # dataloader, startup, …
     nbytes: list[int | None] = field(default_factory=list)
     op_ref: list[int | None] = field(default_factory=list)  # host op_id / gpu_op_id
     # host node starting at a host op's measured start, per thread: (lane, ns) → node
-    at: dict[tuple[str, int], int] = field(default_factory=dict)
-    end_at: dict[tuple[str, int], int] = field(default_factory=dict)  # … ending there
+    at: LaneIndex = field(default_factory=LaneIndex)
+    end_at: LaneIndex = field(default_factory=LaneIndex)  # … ending there
     notes: list[str] = field(default_factory=list)
     # a topological order of the nodes (replay.py), shared by copies: levers change
     # durations and drop constraints, which keeps it valid
@@ -89,7 +91,7 @@ class Graph:
         list or set in place (copying 10⁵ small lists and sets cost more than the replay)."""
         return Graph(list(self.kind), list(self.lane), list(self.name), list(self.dur),
                      list(self.mstart), list(self.cons), list(self.family), list(self.tags),
-                     list(self.nbytes), list(self.op_ref), dict(self.at), dict(self.end_at),
+                     list(self.nbytes), list(self.op_ref), self.at.copy(), self.end_at.copy(),
                      list(self.notes), self.order, self.labels, self.gpu, self.gpu_of)
 
 

@@ -14,7 +14,7 @@ from statistics import median
 
 import numpy as np
 
-from crossview.replay.graph_host import WAIT, Nodes
+from crossview.replay.graph_host import NO_TAGS, WAIT, Nodes
 
 _BIG = 1 << 62
 
@@ -45,12 +45,10 @@ def build_gpu(out: Nodes, ops: dict[str, list], p: dict) -> None:
         out.op_ref.append(op_id)
         out.family.append(fam)
         out.nbytes.append(nbytes)
-        tags: set[str] = set()
-        if mem and "Pageable" in mem:
-            tags.add("pageable")
-        if via:  # replayed from a CUDA graph: it waits on the graph's earlier kernels
-            tags.add("graph")
-        out.tags.append(tags)
+        pageable = bool(mem and "Pageable" in mem)
+        # via: replayed from a CUDA graph: it waits on the graph's earlier kernels
+        out.tags.append({"pageable", "graph"} if pageable and via else {"pageable"} if pageable
+                        else {"graph"} if via else NO_TAGS)
         ln_of.append(out.launch_node.get(launch_op) if launch_op is not None else None)
         prev = last.get(lane)
         gap = s - (out.mstart[prev] + out.dur[prev]) if prev is not None else None
@@ -126,7 +124,7 @@ def _pageable_wait(out: Nodes, ret: int, copy: int) -> None:
         return
     end = out.mstart[ret] + out.dur[ret]
     out.kind[ret] = WAIT
-    out.tags[ret].add("pageable-call")
+    out.tags[ret] = out.tags[ret] | {"pageable-call"}  # replaced: the set may be shared
     out.dur[ret] = 0
     out.edges.append((ret, copy, True, end - (out.mstart[copy] + out.dur[copy]), "sync"))
 
@@ -153,6 +151,6 @@ def _sync_waits(out: Nodes, base: int, ln_of: list[int | None], p: dict) -> None
         if j < 0 or keys[j] <= s:
             continue  # nothing was running: the call did not block
         out.kind[n] = WAIT
-        out.tags[n].add("sync")
+        out.tags[n] = out.tags[n] | {"sync"}  # replaced: the set may be shared
         out.dur[n] = 0
         out.edges.append((n, node[j], True, int(e - keys[j]), "sync"))

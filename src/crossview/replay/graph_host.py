@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import itemgetter
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +25,7 @@ from crossview.knowledge import causes
 from crossview.knowledge.api_roles import role_of
 from crossview.knowledge.frames import dataloader_pattern, grad_sync_ops
 from crossview.knowledge.loader import load_yaml
+from crossview.replay.lane_index import LaneIndex
 
 I64 = npt.NDArray[np.int64]
 # host node kinds: a host op's own time, time outside any op, a runtime call, a wait
@@ -30,6 +33,9 @@ CPU, GAP, CALL, WAIT = "cpu", "gap", "call", "wait"
 # tags a host segment may carry, in the order their patterns are tried on an op's name
 TAGS = ("dataloader", "startup", "collective", "ddp", "graph_region", "graph_eager")
 LOOP_TAG = "collective_loop"
+# the tags of an untagged node, shared (most nodes: 10⁵ empty sets cost ~10 ms a build); a
+# node's tags are replaced, never changed in place (graph_gpu.py, rank_graph.py)
+NO_TAGS: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -42,13 +48,13 @@ class Nodes:
     dur: list[int] = field(default_factory=list)
     mstart: list[int] = field(default_factory=list)
     op_ref: list[int | None] = field(default_factory=list)
-    tags: list[set[str]] = field(default_factory=list)
+    tags: list[AbstractSet[str]] = field(default_factory=list)
     family: list[str | None] = field(default_factory=list)
     nbytes: list[int | None] = field(default_factory=list)
     # edges in the order they were added: (node, pred, at_end, offset, why)
     edges: list[tuple[int, int, bool, int, str]] = field(default_factory=list)
-    at: dict[tuple[str, int], int] = field(default_factory=dict)
-    end_at: dict[tuple[str, int], int] = field(default_factory=dict)
+    at: LaneIndex = field(default_factory=LaneIndex)
+    end_at: LaneIndex = field(default_factory=LaneIndex)
     launch_node: dict[int, int] = field(default_factory=dict)  # launching call op_id → node
     blocking: list[tuple[int, int, int]] = field(default_factory=list)  # sync calls
     pageable: dict[int, int] = field(default_factory=dict)  # async copy op_id → return node
@@ -163,15 +169,17 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     else:
         _, first = np.unique(cs, return_index=True)  # first call in list order per start
     ci = ci[first]
-    sel: list[int] = []
-    open_end: int | None = None
-    for i, cst, cen in zip(ci.tolist(), s[ci].tolist(), e[ci].tolist(), strict=True):
-        if cst >= hi:
-            break
-        if open_end is None or cst >= open_end:
-            sel.append(i)
-            open_end = cen
-    sel_a = np.asarray(sel, dtype=np.int64)
+    ci = ci[s[ci] < hi]
+    if len(ci) < 2 or bool((s[ci][1:] >= e[ci][:-1]).all()):
+        sel_a = ci  # no call opens before the one before it ended: each is outermost
+    else:
+        sel: list[int] = []
+        open_end: int | None = None
+        for i, cst, cen in zip(ci.tolist(), s[ci].tolist(), e[ci].tolist(), strict=True):
+            if open_end is None or cst >= open_end:
+                sel.append(i)
+                open_end = cen
+        sel_a = np.asarray(sel, dtype=np.int64)
     ss, se = s[sel_a], e[sel_a]
     j = np.searchsorted(ss, a, side="right") - 1
     jj = np.maximum(j, 0)
@@ -185,13 +193,13 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     call_op = op_ids[sel_a][jj] if len(sel_a) else np.zeros(len(a), dtype=np.int64)
     call_name = names[sel_a][jj] if len(sel_a) else np.full(len(a), "", dtype=object)
     # the role of each segment's call where the segment starts it (else none)
-    roles: dict[object, str | None] = {}
     role = np.full(len(a), None, dtype=object)
-    for x in np.flatnonzero(at_call).tolist():
-        cname = call_name[x]
-        if cname not in roles:
-            roles[cname] = role_of(cname)
-        role[x] = roles[cname]
+    starting = np.flatnonzero(at_call)
+    cnames = call_name[starting].tolist()
+    roles = {c: role_of(c) for c in set(cnames)}
+    of_call = np.empty(len(cnames), dtype=object)
+    of_call[:] = [roles[c] for c in cnames]  # kept as Python objects (a list of str → '<U')
+    role[starting] = of_call
     copy = at_call & (role == "async_memcpy")  # two nodes: the call (launch), its return
     rows = 1 + copy.astype(np.int64)
     base = len(out)
@@ -218,21 +226,26 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     out.op_ref += [o if k else None for o, k in zip(ops, keep, strict=True)]
     out.family += [None] * len(seg)
     out.nbytes += [None] * len(seg)
-    tags: list[set[str]] = [set() for _ in range(len(seg))]
+    tags: list[AbstractSet[str]] = [NO_TAGS] * len(seg)
     own = (last - base).tolist()  # each segment's last node, in this thread's list
-    for x in np.flatnonzero(~in_call & quiet).tolist():
-        tags[own[x]].add("quiet")
-    for t, hit in enumerate(seg_tags):
+    made: dict[int, set[str]] = {}
+    for t, hit in [("quiet", ~in_call & quiet),
+                   *zip(tag_names, seg_tags, strict=False)]:
         for x in np.flatnonzero(hit).tolist():
-            tags[own[x]].add(tag_names[t])
+            got = made.get(own[x])
+            if got is None:
+                got = made[own[x]] = set()
+            got.add(t)
+    for x, got in made.items():
+        tags[x] = got
     out.tags += tags
     launch = np.flatnonzero(at_call)
     out.launch_node.update(zip(call_op[launch].tolist(), first[launch].tolist(), strict=True))
     sync = np.flatnonzero(at_call & ~copy & np.isin(role, ["sync", "sync_memcpy"]))
     out.blocking += zip(first[sync].tolist(), a[sync].tolist(), b[sync].tolist(), strict=True)
     out.pageable.update(zip(call_op[copy].tolist(), last[copy].tolist(), strict=True))
-    out.at.update(zip(zip(repeat(lane), a.tolist()), first.tolist(), strict=True))
-    out.end_at.update(zip(zip(repeat(lane), b.tolist()), last.tolist(), strict=True))
+    out.at.put(lane, a, first)
+    out.end_at.put(lane, b, last)
     n0, n1 = int(first[0]), int(last[-1])
     # segments abut: each node waits for the one before it with offset 0
     out.edges += zip(range(n0 + 1, n1 + 1), range(n0, n1), repeat(True), repeat(0),
@@ -270,8 +283,8 @@ def _thread_waits(out: Nodes, p: dict) -> None:
     gap_min, window = p["thread_wait_gap_min_ns"], p["wake_window_ns"]
     dur = np.asarray(out.dur, dtype=np.int64)
     has_cons = np.zeros(n, dtype=bool)
-    for node, *_ in out.edges:
-        has_cons[node] = True
+    has_cons[np.fromiter(map(itemgetter(0), out.edges), dtype=np.int64,
+                         count=len(out.edges))] = True
     for i in np.flatnonzero(quiet & (dur >= gap_min)).tolist():
         a, b = out.mstart[i], out.mstart[i] + out.dur[i]
         j = int(np.searchsorted(keys, b, side="right")) - 1

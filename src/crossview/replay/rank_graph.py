@@ -24,6 +24,7 @@ from crossview.knowledge.loader import load_typed
 from crossview.replay import graph as graph_mod
 from crossview.replay import levers as lever_mod
 from crossview.replay.graph import KERNEL, Cons, Graph
+from crossview.replay.lane_index import LaneIndex
 from crossview.replay.levers import host_stalls
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.steps import TAIL_LAUNCHED, TAIL_NONE, Step, marks, windows
@@ -51,8 +52,8 @@ class RankPart:
     changes: list[str] = field(default_factory=list)  # what its levers changed
     # its own graph's step marks, keyed as in the joined graph, valued by its own node index
     # (rank_replay slices a rank without scanning every rank's marks); None: not kept
-    at: dict[tuple[str, int], int] | None = None
-    end_at: dict[tuple[str, int], int] | None = None
+    at: LaneIndex | None = None
+    end_at: LaneIndex | None = None
 
     def rank_of(self, node: int) -> bool:
         return self.lo <= node < self.hi
@@ -181,7 +182,7 @@ def stalls_of(store: Store, aid: int) -> list[HostStall]:
 
 
 def _append(g: Graph, sub: Graph, prefix: str, off: int
-            ) -> tuple[int, dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+            ) -> tuple[int, LaneIndex, LaneIndex]:
     """Copy `sub`'s nodes into `g`, lanes prefixed and times shifted; returns the first index
     and sub's step marks keyed as in `g` (valued by sub's own node index). (The parallel lists
     are extended whole: a rank's graph holds ~10⁴–10⁵ nodes.)"""
@@ -197,10 +198,9 @@ def _append(g: Graph, sub: Graph, prefix: str, off: int
     g.tags.extend(sub.tags)  # shared with the rank's graph: a tag is added by replacing the set
     g.nbytes.extend(sub.nbytes)
     g.op_ref.extend(sub.op_ref)
-    at = {(prefix + lane, ns + off): n for (lane, ns), n in sub.at.items()}
-    end_at = {(prefix + lane, ns + off): n for (lane, ns), n in sub.end_at.items()}
-    g.at.update(zip(at, (lo + n for n in at.values()), strict=True))
-    g.end_at.update(zip(end_at, (lo + n for n in end_at.values()), strict=True))
+    at, end_at = sub.at.shifted(prefix, off), sub.end_at.shifted(prefix, off)
+    g.at.merge(at.shifted("", 0, lo))
+    g.end_at.merge(end_at.shifted("", 0, lo))
     g.notes.extend(sub.notes)
     return lo, at, end_at
 

@@ -71,9 +71,8 @@ def _slice(g: Graph, t: Timing, p: RankPart) -> tuple[Graph, Timing]:
     cons = [[Cons(c.pred - lo, c.at_end, c.offset, c.why) for c in cs
              if c.why == "launch" and lo <= c.pred < hi] if k == KERNEL else []
             for k, cs in zip(kinds, g.cons[lo:hi], strict=True)]
-    at = p.at if p.at is not None else {k: v - lo for k, v in g.at.items() if lo <= v < hi}
-    end_at = (p.end_at if p.end_at is not None
-              else {k: v - lo for k, v in g.end_at.items() if lo <= v < hi})
+    at = p.at if p.at is not None else g.at.window(lo, hi)
+    end_at = p.end_at if p.end_at is not None else g.end_at.window(lo, hi)
     sub = Graph(kinds, g.lane[lo:hi], g.name[lo:hi], g.dur[lo:hi], g.mstart[lo:hi], cons,
                 g.family[lo:hi], g.tags[lo:hi], g.nbytes[lo:hi], g.op_ref[lo:hi], at, end_at)
     return sub, Timing(t.start[lo:hi], t.end[lo:hi], [-1] * (hi - lo))
