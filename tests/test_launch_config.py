@@ -86,3 +86,36 @@ def test_nsys_single_thread_kernel(tmp_path: Path) -> None:
     assert (k["blocks"], k["threads_per_block"], k["sms"]) == (1, 1, 108)
     assert k["time_ns"] == 6_300_000_000
     assert "1 thread on 108 SMs" in f.title
+
+
+_PER_LAUNCH = """
+SELECT g.name, g.grid, g.block, b.blocks, b.threads, d.sm_count, count(*), sum(g.dur_ns)
+FROM f_kernels g,
+     LATERAL (SELECT
+       list_reduce(list_transform(string_split(trim(g.grid, '[]() '), ','),
+                                  lambda x: TRY_CAST(trim(x) AS BIGINT)), lambda p, q: p * q)
+         AS blocks,
+       list_reduce(list_transform(string_split(trim(g.block, '[]() '), ','),
+                                  lambda x: TRY_CAST(trim(x) AS BIGINT)), lambda p, q: p * q)
+         AS threads) b,
+     (SELECT device, max(sm_count) AS sm_count FROM devices GROUP BY device) d
+WHERE d.device = g.device AND g.grid IS NOT NULL AND g.block IS NOT NULL
+  AND coalesce(g.family, '') <> 'comm' AND d.sm_count > 0
+  AND (b.blocks < $share * d.sm_count OR b.threads < $warp)
+GROUP BY ALL
+"""
+
+
+def test_small_launches_on_a_real_capture_match_the_per_launch_reading() -> None:
+    """views/device/launch_shapes.small sums launches per shape before parsing each shape
+    once; the same rows as parsing every launch's grid and block (the query above, its
+    former form), on the V100 DDP capture (59 small shapes at share 0.5, warp 32), ordered by
+    kernel time, then name and shape."""
+    from crossview.views.device.launch_shapes import small
+
+    a = analyze([shared_file(SHARED_DATA / "kineto" / "hta_v100_ddp_training.json.gz")])
+    assert a.views is not None
+    got = [tuple(x) for x in small(a.views, 0.5, 32)]
+    ref = a.views.store.sql(_PER_LAUNCH, {"share": 0.5, "warp": 32}).fetchall()
+    assert len(got) == 59
+    assert got == sorted(ref, key=lambda r: (-r[7], r[0], r[1], r[2]))
