@@ -10,6 +10,12 @@ from crossview.knowledge.loader import load_yaml
 _VERSION_SUFFIX = re.compile(r"_v\d{4,5}$")
 
 
+def unversioned(name: str) -> str:
+    """The API name without the driver's version suffix (cudaLaunchKernel_v7000 →
+    cudaLaunchKernel), as api_roles.yaml and causes.yaml list names."""
+    return _VERSION_SUFFIX.sub("", name)
+
+
 @cache
 def roles() -> dict[str, frozenset[str]]:
     data = load_yaml("api_roles.yaml")
@@ -28,7 +34,7 @@ def names_with_role(role: str) -> list[str]:
 @lru_cache(maxsize=1 << 16)  # called once per call-tree node; names repeat across paths
 def role_of(name: str) -> str | None:
     """The role of one API name, or None for an API with no role here."""
-    base = _VERSION_SUFFIX.sub("", name)
+    base = unversioned(name)
     for role, names in roles().items():
         if base in names:
             return role

@@ -75,7 +75,6 @@ def rules() -> AccountRules:
                         float(d["gap_cause_min_share"]))
 
 
-_VERSIONED = re.compile(r"_v\d{4,5}$")  # cudaLaunchKernel_v7000 → cudaLaunchKernel
 _LEADING_FLAGS = re.compile(r"^\(\?([imsx]+)\)")
 
 
@@ -96,7 +95,7 @@ def classify(name: str, kind: str) -> int:
     """Rank (index in precedence order) of the first cause a host op matches; len(causes)
     when none does (an annotation with no cause of its own)."""
     rs = rules()
-    base = _VERSIONED.sub("", name)
+    base = api_roles.unversioned(name)
     for i, c in enumerate(rs.causes):
         if name in c.names or base in c.names or c.matches(name):
             return i

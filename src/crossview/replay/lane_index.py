@@ -8,7 +8,7 @@ binary search. Later entries for the same (lane, ns) win, as a dict's update wou
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -43,37 +43,10 @@ class LaneIndex:
         i = int(np.searchsorted(t, key[1]))
         return int(v[i]) if i < len(t) and t[i] == key[1] else default
 
-    def __getitem__(self, key: Key) -> int:
-        got = self.get(key)
-        if got is None:
-            raise KeyError(key)
-        return got
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and len(key) == 2 and self.get(key) is not None
-
-    def __len__(self) -> int:
-        return sum(len(t) for t, _ in self._lanes.values())
-
-    def __iter__(self) -> Iterator[Key]:
-        for lane, (t, _) in self._lanes.items():
-            for x in t.tolist():
-                yield lane, x
-
     def items(self) -> Iterator[tuple[Key, int]]:
         for lane, (t, v) in self._lanes.items():
             for x, n in zip(t.tolist(), v.tolist(), strict=True):
                 yield (lane, x), n
-
-    def update(self, pairs: Iterable[tuple[Key, int]]) -> None:
-        """dict.update's contract, for callers that build entries one by one."""
-        by: dict[str, tuple[list[int], list[int]]] = {}
-        for (lane, x), n in pairs:
-            ts, vs = by.setdefault(lane, ([], []))
-            ts.append(x)
-            vs.append(n)
-        for lane, (ts, vs) in by.items():
-            self.put(lane, np.asarray(ts, dtype=np.int64), np.asarray(vs, dtype=np.int64))
 
     def shifted(self, prefix: str, dt: int, dn: int = 0) -> LaneIndex:
         """Lanes renamed `prefix + lane`, times + dt, nodes + dn (a rank's graph joined)."""

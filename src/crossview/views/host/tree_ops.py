@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import cache
+from functools import cache, lru_cache
 
 from crossview.knowledge import api_roles
 from crossview.knowledge.loader import load_yaml
@@ -21,25 +21,17 @@ def _rules() -> tuple[tuple[re.Pattern[str], str], ...]:
                  for r in load_yaml("trees.yaml")["repeat_rules"])
 
 
-_NORMALIZED: dict[str, str] = {}  # frame → its normalized form: a tree repeats its frames
-
-
 def normalized(frame: str, kind: str) -> str:
     """The frame with step numbers / layer indices replaced (kernels and python line
     numbers untouched)."""
-    if kind in ("kernel", "missing"):
-        return frame
-    got = _NORMALIZED.get(frame)
-    if got is None:
-        got = frame
-        for pat, rep in _rules():
-            got = pat.sub(rep, got)
-        if len(_NORMALIZED) < _MEMO_MAX:  # bounded: a long-lived MCP server reads many trees
-            _NORMALIZED[frame] = got
-    return got
+    return frame if kind in ("kernel", "missing") else _normalized(frame)
 
 
-_MEMO_MAX = 1 << 16
+@lru_cache(maxsize=1 << 16)  # a tree repeats its frames (2 × 20,000 nodes per recap)
+def _normalized(frame: str) -> str:
+    for pat, rep in _rules():
+        frame = pat.sub(rep, frame)
+    return frame
 
 
 def _copy(n: TreeNode, frame: str | None = None) -> TreeNode:
