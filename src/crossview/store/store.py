@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ ROW_GROUP_ROWS = 122_880
 # the connection's own in-memory catalog, never compressed: a compressed store puts a
 # reader's scratch tables here (Store.scratch), where a checkpoint does not compress them
 SCRATCH_DB = "memory"
+# DuckDB's write volume past which it checkpoints on its own: out of reach (Store.held_checkpoints)
+_NO_AUTO_CHECKPOINT = "1000000GB"
 # a compressed store's connections find a table in cv first, then in the scratch catalog
 _SEARCH_PATH = f"SET search_path = '{COMPRESSED_DB}.main,{SCRATCH_DB}.main'"
 
@@ -138,6 +141,23 @@ class Store:
             if small:
                 self.con.execute("RESET disabled_compression_methods")
 
+    @contextlib.contextmanager
+    def held_checkpoints(self) -> Iterator[None]:
+        """A read that compacts once at its end (a compressed store; else nothing changes):
+        no checkpoint starts on DuckDB's own ~16 MB write trigger inside. Such a checkpoint
+        fired mid-way through a Kineto read, packed bits `compact` leaves unpacked on a small
+        capture and made the 190 MB read ~0.2 s slower and its peak ~40 MiB higher
+        (decision 0903). Not for nsys: it compacts batch by batch already."""
+        if not self._compressed:
+            yield
+            return
+        self.con.execute(f"SET checkpoint_threshold = {_quote(_NO_AUTO_CHECKPOINT)}")
+        try:
+            yield
+        finally:
+            self.con.execute("RESET checkpoint_threshold")
+        self.compact()
+
     def scratch(self, table: str) -> str:
         """The qualified name for a reader's staging table that a second cursor must see
         (a TEMP table it cannot): outside the compressed catalog, so `compact()` does not
@@ -243,13 +263,26 @@ class _Deferred:
             self._define = {n: d for n, d in self._define.items() if d is not define}
 
 
+def _has_compressed(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = $d",
+                            {"d": COMPRESSED_DB}).fetchall()[0][0])
+
+
+def scratch_of(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """`Store.scratch` for a reader that holds only the store's connection: a staging table
+    named so is found unqualified (search path) and left out of every checkpoint — DuckDB
+    checkpoints on its own once ~16 MB are written, and a checkpoint that compresses the
+    parsed events `ev` just before they are dropped cost the V100 DDP read ~0.1 s and the
+    190 MB one ~0.2 s (decision 0903)."""
+    return f"{SCRATCH_DB}.main.{table}" if _has_compressed(con) else table
+
+
 def cursor_of(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A second connection on `con`'s database that sees the same tables: DuckDB starts a
     cursor on the default catalog, not on the compressed one the store switched to with USE.
     Runs nothing on `con` itself (readers call this from a second thread while `con` works)."""
     cur = con.cursor()
-    if cur.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = $d",
-                   {"d": COMPRESSED_DB}).fetchall()[0][0]:
+    if _has_compressed(cur):
         cur.execute(f"USE {COMPRESSED_DB}")
         cur.execute(_SEARCH_PATH)
     return cur

@@ -26,6 +26,7 @@ import pyarrow as pa
 from crossview.knowledge.thresholds import defaults
 from crossview.sources.kineto import categories as C
 from crossview.sources.kineto.host_order import host_order
+from crossview.store.store import scratch_of
 
 _HOST = C.IS_HOST
 # the host events' distinct (pid, tid, cat, name): a few thousand rows at most in a real trace
@@ -35,12 +36,12 @@ _KEYS_SQL = (
     f" FROM ev WHERE {_HOST} GROUP BY ALL"
 )
 _THREADS_SQL = (
-    "CREATE OR REPLACE TABLE _threads AS SELECT pid, tid,"
+    "CREATE OR REPLACE TABLE __SCRATCH___threads AS SELECT pid, tid,"
     " CAST(row_number() OVER (ORDER BY pid, tid) - 1 AS BIGINT) AS thread"
     " FROM (SELECT DISTINCT pid, tid FROM _keys)"
 )
 _LABELS_SQL = (
-    "CREATE OR REPLACE TABLE _labels AS SELECT kind, name,"
+    "CREATE OR REPLACE TABLE __SCRATCH___labels AS SELECT kind, name,"
     " CAST(row_number() OVER (ORDER BY kind, name) - 1 AS BIGINT) AS label"
     f" FROM (SELECT DISTINCT {C.HOST_KIND_SQL} AS kind, name FROM _keys)"
 )
@@ -53,6 +54,14 @@ _KEYMAP_SQL = (
 ARGS_SQL = ('args."Input Dims" IS NOT NULL OR args."Input type" IS NOT NULL'
             ' OR TRY_CAST(args."In msg nelems" AS BIGINT) IS NOT NULL'
             ' OR TRY_CAST(args."Group size" AS INTEGER) IS NOT NULL OR args.dtype IS NOT NULL')
+
+
+
+
+def _scratch(con: duckdb.DuckDBPyConnection, sql: str) -> str:
+    """`_threads` / `_labels` made in the store's scratch catalog (the GPU insert's cursor
+    reads them; no checkpoint compresses them)."""
+    return sql.replace("__SCRATCH__", scratch_of(con, "")) if "__SCRATCH__" in sql else sql
 
 
 I64 = npt.NDArray[np.int64]
@@ -107,7 +116,7 @@ def build(con: duckdb.DuckDBPyConnection, ns: str, dur: str, sort_rows: int | No
         cols = _sort_in_numpy(con, ns, dur)
     else:
         for sql in (_KEYS_SQL, _THREADS_SQL, _LABELS_SQL, _KEYMAP_SQL):
-            con.execute(sql)
+            con.execute(_scratch(con, sql))
         rows = f"""
             SELECT m.thread, m.label, {ns} AS start_ns, {dur} AS dur_ns,
                    TRY_CAST(e.args.correlation AS BIGINT) AS correlation, e.rowid AS er
@@ -115,7 +124,8 @@ def build(con: duckdb.DuckDBPyConnection, ns: str, dur: str, sort_rows: int | No
                  AND m.tid = coalesce(e.tid, '') AND m.cat = e.cat
                  AND m.name = coalesce(e.name, '')
             WHERE e.{_HOST}"""
-        con.execute(f"CREATE OR REPLACE TABLE _host AS {rows} ORDER BY {_ORDER}")
+        con.execute(f"CREATE OR REPLACE TABLE {scratch_of(con, '_host')} AS {rows}"
+                    f" ORDER BY {_ORDER}")
         con.execute("DROP TABLE _keymap")
     con.execute("DROP TABLE _keys")
     threads = con.execute("SELECT pid, tid FROM _threads ORDER BY thread").fetchall()
@@ -151,7 +161,7 @@ def _ids_by_row(con: duckdb.DuckDBPyConnection) -> tuple[npt.NDArray[np.int32], 
     finally:
         con.unregister("_groups")
     for sql in (_THREADS_SQL, _LABELS_SQL):
-        con.execute(sql)
+        con.execute(_scratch(con, sql))
     ids = con.execute(_GROUP_IDS_SQL).fetchnumpy()
     if len(ids["thread"]) != g.num_rows:  # each group has its thread and label, by construction
         raise RuntimeError(f"host keys: {len(ids['thread'])} ids for {g.num_rows} groups")

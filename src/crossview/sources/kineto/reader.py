@@ -31,7 +31,7 @@ from crossview.sources.kineto.flows import link_by_flows
 from crossview.sources.kineto.host_nesting import nest_host
 from crossview.sources.kineto.launch_link import launch_table
 from crossview.sources.nesting_batches import TooDeep
-from crossview.store.store import Store, cursor_of
+from crossview.store.store import Store, cursor_of, scratch_of
 
 KIND = "kineto"
 # Named pipes are faster but DuckDB buffers a pipe whole (peak memory +~200 MiB on 330 MB);
@@ -45,12 +45,17 @@ def sniff(head: bytes, path: Path) -> bool:
 
 
 _EVENTS_SQL = (
-    # a regular (not TEMP) table: the GPU insert reads it from a second connection
+    # a regular (not TEMP) table: the GPU insert reads it from a second connection; in the
+    # store's scratch catalog (__EV__: store.scratch_of), which no checkpoint compresses.
     # `ph` is 'X' on every row kept: not stored
-    f"CREATE OR REPLACE TABLE ev AS SELECT * EXCLUDE (ph), {C.SIDE_SQL} AS side FROM read_json("
+    f"CREATE OR REPLACE TABLE __EV__ AS SELECT * EXCLUDE (ph), {C.SIDE_SQL} AS side FROM read_json("
     f"$files, format='array', columns={C.COLUMNS}, maximum_object_size=16777216"
     "__EXTRA__) WHERE ph = 'X'"
 )
+
+
+def _events_sql(con: duckdb.DuckDBPyConnection, extra: str) -> str:
+    return _EVENTS_SQL.replace("__EV__", scratch_of(con, "ev")).replace("__EXTRA__", extra)
 
 
 def _parse_events(path: Path, con: duckdb.DuckDBPyConnection, tmpdir: str, threads: int
@@ -62,7 +67,7 @@ def _parse_events(path: Path, con: duckdb.DuckDBPyConnection, tmpdir: str, threa
     """
     staged = staging.stage(path, tmpdir, threads, exact=False, stream=STREAM)
     try:
-        con.execute(_EVENTS_SQL.replace("__EXTRA__", ""), {"files": staged.files})
+        con.execute(_events_sql(con, ""), {"files": staged.files})
         return staged.meta, value_types.check(con, staged.files)
     except duckdb.Error:
         pass
@@ -73,7 +78,7 @@ def _parse_events(path: Path, con: duckdb.DuckDBPyConnection, tmpdir: str, threa
             os.unlink(f)
     staged = staging.stage(path, tmpdir, 1, exact=True, stream=False)
     try:
-        con.execute(_EVENTS_SQL.replace("__EXTRA__", ""), {"files": staged.files})
+        con.execute(_events_sql(con, ""), {"files": staged.files})
         return staged.meta, value_types.check(con, staged.files)
     except duckdb.Error as e:
         return staged.meta, _parse_lenient(path, con, staged.files, e)
@@ -92,7 +97,7 @@ def _parse_lenient(path: Path, con: duckdb.DuckDBPyConnection, files: list[str],
                 "unsupported",
             ) from None
         try:
-            con.execute(_EVENTS_SQL.replace("__EXTRA__", ", ignore_errors=true"),
+            con.execute(_events_sql(con, ", ignore_errors=true"),
                         {"files": files})
         except duckdb.OutOfMemoryException:
             raise
@@ -125,6 +130,11 @@ def _refuse_early(path: Path) -> None:
 def read(path: Path, store: Store) -> ArtifactReport:
     path = Path(path)
     _refuse_early(path)
+    with store.held_checkpoints():  # compacted once, at the end (decision 0903)
+        return _read(path, store)
+
+
+def _read(path: Path, store: Store) -> ArtifactReport:
     con = store.con
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     tmpdir = tempdirs.make("kineto")  # swept by the next run if this one is killed

@@ -18,6 +18,7 @@ import re
 import duckdb
 
 from crossview.sources.kineto import categories as C
+from crossview.store.store import scratch_of
 
 _SAMPLE_BYTES = 1 << 20
 # a `"ts"` / `"dur"` key whose value does not start like a JSON number (or null)
@@ -65,7 +66,8 @@ def retype(con: duckdb.DuckDBPyConnection, files: list[str], extra: str) -> list
         f" FROM read_json($files, format='array', columns={typed},"
         f" maximum_object_size=16777216{extra}) WHERE ph = 'X'", {"files": files})
     (bad,) = con.execute("SELECT count(*) FILTER (WHERE _bad) FROM _ev_typed").fetchall()[0]
-    con.execute("CREATE OR REPLACE TABLE ev AS SELECT * EXCLUDE (_bad) FROM _ev_typed"
+    con.execute(f"CREATE OR REPLACE TABLE {scratch_of(con, 'ev')} AS SELECT * EXCLUDE (_bad)"
+                " FROM _ev_typed"
                 " WHERE NOT _bad ORDER BY rowid")
     con.execute("DROP TABLE _ev_typed")
     if not bad:

@@ -1,0 +1,76 @@
+"""Decision 0903: the Kineto reader's staging tables (`ev`, `_threads`, `_labels`, the SQL
+path's `_host`) live in a compressed store's scratch catalog, and no checkpoint starts on
+DuckDB's own write trigger while the read runs; the store is compacted once at its end.
+Real capture (hta_a100_16rank_training_graphs: 26 MB of JSON, 218 k events, far past the
+16 MiB trigger), checked from inside the read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED_DATA, shared_file
+from crossview.sources.kineto import host_table, reader
+from crossview.store.store import COMPRESSED_DB, SCRATCH_DB, Store, scratch_of
+
+TRACE = SHARED_DATA / "kineto" / "hta_a100_16rank_training_graphs.json.gz"
+STAGING = {"ev", "_threads", "_labels", "_host"}
+
+
+def _tables(store: Store) -> set[tuple[str, str]]:
+    return {(d, t) for d, t in store.con.execute(
+        "SELECT database_name, table_name FROM duckdb_tables()").fetchall()}
+
+
+def _threshold(store: Store) -> str:
+    return str(store.con.execute("SELECT current_setting('checkpoint_threshold')")
+               .fetchall()[0][0])
+
+
+@pytest.mark.parametrize("sort_rows", [0, 10**9])  # DuckDB's ORDER BY (`_host`), numpy's
+def test_staging_tables_are_scratch_and_checkpoints_held(
+        monkeypatch: pytest.MonkeyPatch, sort_rows: int) -> None:
+    path = shared_file(TRACE)
+    store = Store(threads=2)
+    assert store.compressed
+    default = _threshold(store)
+    seen: dict[str, object] = {}
+    build = host_table.build
+
+    def spy(con, ns, dur, sort_rows_=None):  # type: ignore[no-untyped-def]
+        out = build(con, ns, dur, sort_rows)
+        seen["tables"] = _tables(store)
+        seen["threshold"] = _threshold(store)
+        return out
+
+    monkeypatch.setattr(host_table, "build", spy)
+    report = reader.read(path, store)
+    assert report.status == "ok"
+    inside = seen["tables"]
+    assert isinstance(inside, set)
+    staged = {t for d, t in inside if t in STAGING}
+    assert staged >= {"ev", "_threads", "_labels"}
+    assert ("_host" in staged) == (sort_rows == 0)
+    # every staging table in the scratch catalog, none in the compressed one
+    assert {(d, t) for d, t in inside if t in STAGING} == {(SCRATCH_DB, t) for t in staged}
+    # no checkpoint on DuckDB's own trigger inside the read; its default back after it
+    assert seen["threshold"] != default
+    assert _threshold(store) == default
+    after = _tables(store)
+    assert not {t for _, t in after} & STAGING  # dropped
+    # compacted at the read's end: the rows are in compressed segments already
+    unpacked = store.con.execute(
+        f"SELECT count(*) FROM pragma_storage_info('{COMPRESSED_DB}.main.host_ops')"
+        " WHERE segment_type <> 'VALIDITY' AND compression = 'Uncompressed'").fetchall()[0][0]
+    packed = store.con.execute(
+        f"SELECT count(*) FROM pragma_storage_info('{COMPRESSED_DB}.main.host_ops')"
+        " WHERE segment_type <> 'VALIDITY'").fetchall()[0][0]
+    assert packed > 0 and unpacked < packed
+
+
+def test_scratch_of_follows_the_store_kind(tmp_path: Path) -> None:
+    """Unqualified on a store kept on disk (no scratch catalog there)."""
+    assert scratch_of(Store().con, "ev") == f"{SCRATCH_DB}.main.ev"
+    assert scratch_of(Store(tmp_path / "s.duckdb").con, "ev") == "ev"
