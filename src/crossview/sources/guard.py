@@ -18,7 +18,6 @@ import os
 import shutil as _shutil
 import stat
 import sys
-import zlib
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 from crossview.core import inert
 from crossview.errors import InputError
 from crossview.knowledge.loader import load_yaml
+from crossview.sources import inflate
 from crossview.store import memory
 
 
@@ -183,12 +183,12 @@ def gunzip(path: Path | str, raw: bytes) -> bytes:
     out = bytearray()
     data = memoryview(raw)
     while data.nbytes:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        d = inflate.decompressobj()
         buf = data
         while buf.nbytes or d.unconsumed_tail:
             try:
                 chunk = d.decompress(d.unconsumed_tail or buf, 1 << 24)
-            except zlib.error as e:
+            except inflate.ERRORS as e:
                 raise InputError(show(path), f"corrupt gzip data ({e})") from None
             buf = memoryview(b"") if not d.unconsumed_tail else buf
             out += chunk
@@ -224,7 +224,7 @@ def gunzip_to(path: Path | str, dest: Path) -> None:
                  int(free * float(limit("archive_free_disk_share"))))
     written = 0
     with open(src, "rb") as f, open(dest, "wb") as out:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        d = inflate.decompressobj()
         pending = b""
         while True:
             if not pending:
@@ -233,7 +233,7 @@ def gunzip_to(path: Path | str, dest: Path) -> None:
                     break  # input over: complete only if the member ended (checked below)
             try:
                 chunk = d.decompress(pending, 1 << 24)
-            except zlib.error as e:
+            except inflate.ERRORS as e:
                 raise InputError(show(path), f"corrupt gzip data ({e})") from None
             pending = d.unconsumed_tail
             written += len(chunk)
@@ -248,7 +248,7 @@ def gunzip_to(path: Path | str, dest: Path) -> None:
                     rest += f.read(1)
                 if rest[:2] != b"\x1f\x8b":
                     return  # the end (bytes after the last member are ignored, as gzip does)
-                d, pending = zlib.decompressobj(16 + zlib.MAX_WBITS), rest
+                d, pending = inflate.decompressobj(), rest
     if not d.eof:
         raise InputError(show(path), "truncated gzip: the stream ends before its end marker "
                          "(an interrupted download or copy?)")

@@ -16,10 +16,12 @@ import zlib
 import duckdb
 import pyarrow as pa
 
+from crossview.sources import inflate
+
 CAUGHT: tuple[type[BaseException], ...] = (
     RecursionError, OverflowError, ValueError, UnicodeError, csv.Error, pa.ArrowException,
-    duckdb.Error, sqlite3.Error, struct.error, zlib.error, MemoryError, IndexError, KeyError,
-    TypeError, AttributeError, OSError,
+    duckdb.Error, sqlite3.Error, struct.error, zlib.error, *inflate.ERRORS, MemoryError,
+    IndexError, KeyError, TypeError, AttributeError, OSError,
 )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import importlib
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 from crossview import progress
 from crossview.errors import InputError
-from crossview.sources import archive, file_budget, guard, outputs, reader_net
+from crossview.sources import archive, file_budget, guard, inflate, outputs, reader_net
 from crossview.sources.artifact_report import ArtifactReport
 from crossview.store.store import Store
 
@@ -77,8 +76,8 @@ def _head(path: Path) -> bytes:
         raw = f.read(_HEAD)
     if raw[:2] == b"\x1f\x8b":
         try:
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, _HEAD)
-        except zlib.error:
+            return inflate.decompressobj().decompress(raw, _HEAD)
+        except inflate.ERRORS:
             return b""
     return raw
 
