@@ -124,6 +124,9 @@ class Thresholds(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # integer columns bit-packed at a store's compaction only past this many op rows
     # (store/store.py Store.compact)
     store_bitpack_rows: int
+    # a read holding checkpoints compacts at its end past this many new op rows
+    # (store/store.py Store.held_checkpoints)
+    store_compact_after_rows: int
     # host CPU samples (views/counters/host_cpu.py, detectors/host_cpu.py)
     host_core_pinned_pct: float
     host_cpu_oversub_pct: float

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -71,7 +71,8 @@ class OpGroup:
     gpu_op_ids: tuple[int, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict[str, object]:
-        d = asdict(self)
+        # without the ids first: asdict copies a tuple element by element (10⁴ ids a group)
+        d = asdict(replace(self, gpu_op_ids=()))
         d.pop("gpu_op_ids", None)
         return d
 
@@ -104,7 +105,7 @@ class OpRoofline:
     agreement: list[dict[str, Any]] = field(default_factory=list)  # analytic vs ncu
 
     def to_dict(self) -> dict[str, object]:
-        d = asdict(self)
+        d = asdict(replace(self, groups=[]))  # each group as its own to_dict says
         d["groups"] = [g.to_dict() for g in self.groups]
         d["unmodeled"] = [{"op": o, "kernel_ns": t, "why": w} for o, t, w in self.unmodeled]
         return d

@@ -87,6 +87,7 @@ class Store:
         self._next_artifact = 0
         self._next_node = 0
         self._next_op = 0
+        self._compacted_rows = 0  # op rows at the last compaction
 
     def cursor(self) -> Store:
         """Another connection to the same database: the same tables, its own temp views
@@ -98,6 +99,7 @@ class Store:
         other._next_artifact = self._next_artifact
         other._next_node = self._next_node
         other._next_op = self._next_op
+        other._compacted_rows = self._compacted_rows
         other.filtered_forms = False  # temp views: each connection makes its own
         other._deferred = _Deferred()
         return other
@@ -130,8 +132,7 @@ class Store:
         if not self._compressed:
             return
 
-        rows = self.con.execute("SELECT (SELECT count(*) FROM host_ops)"
-                                " + (SELECT count(*) FROM gpu_ops)").fetchall()[0][0]
+        rows = self._op_rows()
         small = rows <= thresholds.defaults().store_bitpack_rows
         if small:
             self.con.execute("SET disabled_compression_methods = 'bitpacking'")
@@ -140,14 +141,21 @@ class Store:
         finally:
             if small:
                 self.con.execute("RESET disabled_compression_methods")
+        self._compacted_rows = rows
+
+    def _op_rows(self) -> int:
+        return int(self.con.execute("SELECT (SELECT count(*) FROM host_ops)"
+                                    " + (SELECT count(*) FROM gpu_ops)").fetchall()[0][0])
 
     @contextlib.contextmanager
     def held_checkpoints(self) -> Iterator[None]:
-        """A read that compacts once at its end (a compressed store; else nothing changes):
-        no checkpoint starts on DuckDB's own ~16 MB write trigger inside. Such a checkpoint
-        fired mid-way through a Kineto read, packed bits `compact` leaves unpacked on a small
-        capture and made the 190 MB read ~0.2 s slower and its peak ~40 MiB higher
-        (decision 0903). Not for nsys: it compacts batch by batch already."""
+        """A read that compacts at its end (a compressed store; else nothing changes): no
+        checkpoint starts on DuckDB's own ~16 MB write trigger inside. Such a checkpoint
+        fired mid-way through a Kineto read, compressed its parsed events just before they
+        were dropped, packed bits `compact` leaves unpacked on a small capture and made the
+        190 MB read ~0.2 s slower (decision 0903). At the end: a compaction once
+        `store_compact_after_rows` op rows came in since the last one (a small file waits
+        for the analysis' compaction). Not for nsys: it compacts batch by batch already."""
         if not self._compressed:
             yield
             return
@@ -156,7 +164,9 @@ class Store:
             yield
         finally:
             self.con.execute("RESET checkpoint_threshold")
-        self.compact()
+        if self._op_rows() - self._compacted_rows >= \
+                thresholds.defaults().store_compact_after_rows:
+            self.compact()
 
     def scratch(self, table: str) -> str:
         """The qualified name for a reader's staging table that a second cursor must see

@@ -59,14 +59,16 @@ FROM f_gpu WHERE device = $d AND stream <> $s
   AND start_ns + dur_ns <= $first AND start_ns + dur_ns >= $first - $release
 ORDER BY lag, stream LIMIT 1
 """
+# each call's nearest enclosing annotation (not a ProfilerStep#), all calls in one walk up
 _SCOPE_SQL = """
-WITH RECURSIVE up(op_id, parent, kind, name, n) AS (
-  SELECT op_id, parent, kind, name, 0 FROM host_ops WHERE op_id = $op
+WITH RECURSIVE up(call, op_id, parent, kind, name, n) AS (
+  SELECT op_id, op_id, parent, kind, name, 0 FROM host_ops
+  WHERE op_id IN (SELECT unnest($ops))
   UNION ALL
-  SELECT h.op_id, h.parent, h.kind, h.name, up.n + 1 FROM host_ops h JOIN up
+  SELECT up.call, h.op_id, h.parent, h.kind, h.name, up.n + 1 FROM host_ops h JOIN up
     ON h.op_id = up.parent WHERE up.n < 64)
-SELECT name FROM up WHERE kind = 'annotation' AND name NOT LIKE 'ProfilerStep#%'
-ORDER BY n LIMIT 1
+SELECT call, arg_min(name, n) FROM up
+WHERE kind = 'annotation' AND name NOT LIKE 'ProfilerStep#%' GROUP BY call
 """
 
 
@@ -77,6 +79,8 @@ def longest(v: Views, names: tuple[str, ...], k: int, release_ns: int
     store = v.store
     out: list[BlockingWait] = []
     rows = store.sql(_CALLS_SQL, {"names": list(names), "k": k}).fetchall()
+    scopes = dict(store.sql(_SCOPE_SQL, {"ops": [r[0] for r in rows]}).fetchall()) \
+        if rows else {}
     for op_id, call, start, dur, dev, stream, op, op_ns, op_start in rows:
         first, covering = store.sql(_STREAM_SQL, {
             "t": start, "d": dev, "s": stream, "op_start": op_start}).fetchall()[0]
@@ -87,7 +91,7 @@ def longest(v: Views, names: tuple[str, ...], k: int, release_ns: int
                                          "release": release_ns}).fetchall()
             if r:
                 release = Release(int(r[0][0]), str(r[0][1]), str(r[0][2]), int(r[0][3]))
-        scope = store.sql(_SCOPE_SQL, {"op": op_id}).fetchall()
-        out.append(BlockingWait(str(call), int(dur), str(scope[0][0]) if scope else "",
-                                int(dev), int(stream), str(op), int(op_ns), held, release))
+        scope = str(scopes[op_id]) if op_id in scopes else ""
+        out.append(BlockingWait(str(call), int(dur), scope, int(dev), int(stream), str(op),
+                                int(op_ns), held, release))
     return out
