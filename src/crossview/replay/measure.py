@@ -90,8 +90,9 @@ def bounds(g: Graph, t: Timing, steps: list[Step]) -> list[tuple[int, int, int] 
 
 def _launches(g: Graph) -> tuple[list[int], list[int]]:
     """Kernel nodes sorted by their launch call's measured start: (starts, nodes)."""
-    pairs = sorted((g.mstart[ln], i) for i in range(len(g)) if g.kind[i] == KERNEL
-                   for ln in [next((c.pred for c in g.cons[i] if c.why == "launch"), None)]
+    kind, cons, ms = g.kind, g.cons, g.mstart
+    pairs = sorted((ms[ln], i) for i in gpu_nodes(g).tolist() if kind[i] == KERNEL
+                   for ln in [next((c.pred for c in cons[i] if c.why == "launch"), None)]
                    if ln is not None)
     return [a for a, _ in pairs], [i for _, i in pairs]
 

@@ -146,8 +146,9 @@ class Replayed:
 def _replayed(j: rank_graph.Joined, made: tuple[list[rank_graph.RankInput], list[str]]
               ) -> Replayed:
     t = replay(j.graph)
-    moved = sum(1 for i in range(len(j.graph))
-                if j.graph.kind[i] != WAIT and t.start[i] != j.graph.mstart[i])
+    g = j.graph
+    moved = sum(1 for k, s, m in zip(g.kind, t.start, g.mstart, strict=True)
+                if s != m and k != WAIT)
     return Replayed(j, t, rank_replay.job_steps(j, rank_replay.rank_steps(j, t)), moved, made)
 
 

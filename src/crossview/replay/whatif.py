@@ -225,8 +225,8 @@ def baseline(g: Graph, steps: list[Step], paths: bool = True) -> Baseline:
     """paths: as measure's (the critical paths of the unchanged steps)."""
     timing = replay(g)
     base = measure(g, timing, steps, paths)
-    moved = sum(1 for i in range(len(g))
-                if g.kind[i] != WAIT and timing.start[i] != g.mstart[i])
+    moved = sum(1 for k, s, m in zip(g.kind, timing.start, g.mstart, strict=True)
+                if s != m and k != WAIT)
     err = max((abs(s.predicted_ns - s.measured_ns) / s.measured_ns for s in base
                if s.measured_ns), default=0.0)
     return Baseline(base, moved, err, timing)
