@@ -209,3 +209,42 @@ def test_lever_on_one_rank_and_bad_rank() -> None:
     assert w.to_dict()["changes"] == [c for c in w.changes if c.startswith("rank 0: ")]
     with pytest.raises(UsageError, match="no rank 9"):
         run([need()], ["rank-on-time=9"])
+
+
+def test_segment_frames_only_where_a_named_rank_arrived_last(analysis) -> None:  # type: ignore[no-untyped-def]
+    """rank_segments names gap frames only for a named late rank's segments it arrived last
+    at (the only ones `combine` reads): the same frames as walking every segment's gaps and
+    keeping those; no frames for a rank not named; the same account rows either way."""
+    from crossview.views.device import account
+    from crossview.views.distributed import late_cause, rank_job
+
+    v = analysis.views
+    job = v.ranks
+    store = v.store
+    ids = rank_job.artifact_ids(store)
+    waits = rank_job.peer_waits(store, job)
+    named = {r.rank for r in job.late.named}
+    assert named and len(named) < 8
+    full = account.compute  # every segment's gaps walked, as before the restriction
+
+    def every_gap(store, steps, unions, kernels, waits, gaps_for=None):  # type: ignore[no-untyped-def]
+        return full(store, steps, unions, kernels, waits)
+
+    for r in job.ranks:
+        aid = ids[r.path]
+        segs = job.late.segments.get(r.rank, [])
+        mine = [w for w in waits if w.artifact_id == aid]
+        got = late_cause.rank_segments(store, aid, r.rank, r.path, segs, mine, r.rank in named)
+        account.compute = every_gap
+        try:
+            ref = late_cause.rank_segments(store, aid, r.rank, r.path, segs, mine, False)
+        finally:
+            account.compute = full
+        assert got.rows == ref.rows
+        if r.rank not in named:
+            assert not any(got.frames.values())
+            continue
+        last = {s.collective for s in segs if s.last}
+        want = {c: fr for c, fr in ref.frames.items() if c in last and fr}
+        assert {c: fr for c, fr in got.frames.items() if fr} == want
+        assert want  # the late rank's arrivals do name frames (rank 0: aten::empty, …)

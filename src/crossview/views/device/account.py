@@ -17,6 +17,7 @@ The launch queue (kernels launched but not finished at each launch call, per dev
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -246,10 +247,12 @@ def _read_kernels(store: Store, a: int, d: int) -> DeviceKernels:
 def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
             union: intervals.DeviceIntervals | None = None,
             kbox: list[DeviceKernels] | None = None,
-            wait: PeerWait | None = None) -> tuple[DeviceAccount, Pieces]:
+            wait: PeerWait | None = None,
+            gaps_for: Collection[int] | None = None) -> tuple[DeviceAccount, Pieces]:
     """union: the device's kernel union when the caller has it (else merged here); kbox: the
     device's kernels when the caller has them, taken out of the list (else read here); wait:
-    the device's collective waits for peers, carved out of exposed communication."""
+    the device's collective waits for peers, carved out of exposed communication; gaps_for:
+    as `compute`'s."""
     rules = causes.rules()
     ids = [c.id for c in rules.causes]
     k = kbox.pop() if kbox else _read_kernels(store, a, d)
@@ -307,7 +310,8 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
             _largest_remainder(int(noncomm[i]), {f: int(w[i]) for f, w in fam_w.items()}),
             int(busy[i] - noncomm[i] - peer[i]), int(x.wall_ns - busy[i]),
             {c: int(v[i]) for c, v in by_cause.items() if v[i]},
-            _top_gaps(pcs, gs, ge, x, ids), int(n_launch[i]), int(n_empty[i]),
+            _top_gaps(pcs, gs, ge, x, ids) if gaps_for is None or x.number in gaps_for
+            else [], int(n_launch[i]), int(n_empty[i]),
             int(peer[i])))
     inside = int(intervals.overlap(np.array([int(us[0])]), np.array([int(ue[-1])]),
                                   *intervals.merge(ws, we))[0]) if len(us) else 0
@@ -388,10 +392,13 @@ def _gap_calls(p: Pieces, sel: slice, ln: I64, top: int) -> list[tuple[int, int,
 def compute(store: Store, steps: StepSet,
             unions: list[intervals.DeviceIntervals] | None = None,
             kernels: KernelColumns | None = None,
-            waits: list[PeerWait] | None = None) -> Account | None:
+            waits: list[PeerWait] | None = None,
+            gaps_for: Collection[int] | None = None) -> Account | None:
     """The account of every device with kernels, over the steps of its artifact. unions:
     the kernel union per device (timeline.kernel_union), kernels: f_gpu's kernel columns,
-    when the caller has them; waits: collective waits for peers per device."""
+    when the caller has them; waits: collective waits for peers per device; gaps_for: the
+    step numbers whose longest gaps are named (None: every step's; the others get none —
+    a rank's segments name them only where it arrived last)."""
     if not steps.steps:
         return None
     rules = causes.rules()
@@ -408,7 +415,8 @@ def compute(store: Store, steps: StepSet,
         acc, pcs = _device(store, int(a), mine[0].artifact, int(d), mine, next(
             (u for u in unions or [] if (u.artifact_id, u.device) == (a, d)), None),
             _box(kernels, int(a), int(d)),
-            next((w for w in waits or [] if (w.artifact_id, w.device) == (a, d)), None))
+            next((w for w in waits or [] if (w.artifact_id, w.device) == (a, d)), None),
+            gaps_for)
         per_device.append(acc)
         pieces.append((pcs, mine))
     if not per_device:
