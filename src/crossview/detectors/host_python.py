@@ -14,7 +14,7 @@ from msgspec import Struct
 
 from crossview.core.claim import Claim, Count, Facts, FixPart, Ns, Owns, Phrasing, Share
 from crossview.detectors.account_share import AccountSlice, facts, per_step, slice_of
-from crossview.detectors.common import cites, crossed, ms, pct, short
+from crossview.detectors.common import cites, crossed, is_compiled, ms, pct, short
 from crossview.detectors.declare import About, Declaration
 from crossview.knowledge import api_roles
 from crossview.knowledge.frames import zero_grad_ops
@@ -63,6 +63,14 @@ def _zero_grad(v: Views, frames: list[str]) -> ZeroFill | None:
     return ZeroFill(call=call, fill=fill, fills=fills, resets=resets)
 
 
+def _flags(v: Views) -> tuple[str, ...]:
+    """What picks the fix's variant (fixes.yaml host-python-overhead): a tensor-parallel job
+    graphs its step with its framework's flag; a step torch.compile already runs needs
+    graphs and fewer breaks, not compiling again. (An engine's own variants come first.)"""
+    out = ("tensor-parallel",) if v.parallelism.kind == "tensor-parallel" else ()
+    return out + (("compiled",) if is_compiled(v) else ())
+
+
 def detect(v: Views) -> list[Claim]:
     m, lim = v.metrics, v.limits
     if m.cpu_only or m.kernel_span_ns == 0 or not v.filter.window_ns:
@@ -83,7 +91,8 @@ def detect(v: Views) -> list[Claim]:
         fix = (FixPart(key=ZERO_GRAD),) if zero else ()
         return [Claim(
             pattern=PATTERN, form="account", share=sl.share, tier=cut[0], cutoff=cut[1],
-            owns=Owns(causes=CAUSES), fix=(*fix, FixPart(key=PATTERN, located=True)),
+            owns=Owns(causes=CAUSES),
+            fix=(*fix, FixPart(key=PATTERN, flags=_flags(v), located=True)),
             cites=cites(v, "cpu-dispatch"),
             facts=HostWork(slice=facts(sl), empty_queue=acc.empty_queue_share, zero=zero))]
     if m.idle.host_wait_ns == 0:
@@ -103,7 +112,8 @@ def detect(v: Views) -> list[Claim]:
         return []
     return [Claim(
         pattern=PATTERN, form="span", share=share, tier=cut[0], cutoff=cut[1],
-        fix=(FixPart(key=PATTERN, located=True),), cites=cites(v, "python-self"),
+        fix=(FixPart(key=PATTERN, flags=_flags(v), located=True),),
+        cites=cites(v, "python-self"),
         facts=HostWork(host_wait_ns=m.idle.host_wait_ns, python_ns=py_ns, thread_ns=total,
                        charged_ns=charged, span_ns=m.kernel_span_ns,
                        top=tuple(SelfTime(n, s, s / total) for n, _, s in py[:3])))]
