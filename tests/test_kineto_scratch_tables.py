@@ -82,3 +82,19 @@ def test_scratch_of_follows_the_store_kind(tmp_path: Path) -> None:
     """Unqualified on a store kept on disk (no scratch catalog there)."""
     assert scratch_of(Store().con, "ev") == f"{SCRATCH_DB}.main.ev"
     assert scratch_of(Store(tmp_path / "s.duckdb").con, "ev") == "ev"
+
+
+def test_a_refused_read_restores_the_threshold(tmp_path: Path) -> None:
+    """A trace refused mid-read (no timed events: synthetic) leaves DuckDB's own checkpoint
+    trigger as it was and no staging table behind; the store still reads the next file."""
+    from crossview.errors import InputError
+
+    bad = tmp_path / "empty_events.json"
+    bad.write_text('{"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1}]}')
+    store = Store(threads=2)
+    default = _threshold(store)
+    with pytest.raises(InputError, match="no timed"):
+        reader.read(bad, store)
+    assert _threshold(store) == default
+    assert not {t for _, t in _tables(store)} & STAGING
+    assert reader.read(shared_file(TRACE), store).status == "ok"
