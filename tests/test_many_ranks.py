@@ -248,3 +248,28 @@ def test_segment_frames_only_where_a_named_rank_arrived_last(analysis) -> None: 
         want = {c: fr for c, fr in ref.frames.items() if c in last and fr}
         assert {c: fr for c, fr in got.frames.items() if fr} == want
         assert want  # the late rank's arrivals do name frames (rank 0: aten::empty, …)
+
+
+@pytest.mark.parametrize("levers", [["host-stalls"], ["host-stalls@0"]])
+def test_duration_levers_without_a_rebuild(monkeypatch: pytest.MonkeyPatch,
+                                           levers: list[str]) -> None:
+    """host-stalls on every rank (or one) applied to a copy of the unchanged join
+    (rank_graph.relevered) predicts exactly what the rebuild of the join does."""
+    from crossview.replay import rank_graph
+    from crossview.replay.whatif import run
+
+    taken: list[bool] = []
+    fast = rank_graph.relevered
+
+    def spy(*a, **k):  # type: ignore[no-untyped-def]
+        got = fast(*a, **k)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(rank_graph, "relevered", spy)
+    got = run([need()], levers).to_dict()
+    assert taken == [True]
+    monkeypatch.setattr(rank_graph, "relevered", lambda *a, **k: None)
+    want = run([need()], levers).to_dict()
+    assert got == want
+    assert got["median"]["predicted_step_ns"] < got["median"]["measured_step_ns"]

@@ -168,8 +168,9 @@ def predict(store: Store, job: RankAnalysis, specs: rank_levers.RankLevers, capt
     with_levers = base
     if any(specs.per_rank.values()):  # single-rank levers: on copies of the ranks' graphs
         per = {r.rank: specs.for_rank(r.rank) for r in base.made[0]}
-        changed = rank_graph.build(store, job, rank_job.artifact_ids(store), per,
-                                   LeverContext(), base.made)
+        changed = rank_graph.relevered(base.joined, base.made[0], store, per) \
+            or rank_graph.build(store, job, rank_job.artifact_ids(store), per,
+                                LeverContext(), base.made)
         # the same nodes and constraints less the dropped ones: the unchanged join's order
         # holds (replay.py checks it as it goes)
         changed.graph.order = base.joined.graph.order

@@ -12,6 +12,7 @@ from crossview.replay.graph import CPU, GAP, Graph
 from crossview.replay.levers.common import LeverContext, LeverUnavailable
 
 NAME = "host-stalls"
+DURATIONS_ONLY = True  # apply() changes only node durations (rank_graph.relevered)
 SUMMARY = "host ops that stalled (≥ 100× their median) run at their median"
 
 
