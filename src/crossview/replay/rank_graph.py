@@ -54,6 +54,9 @@ class RankPart:
     # (rank_replay slices a rank without scanning every rank's marks); None: not kept
     at: LaneIndex | None = None
     end_at: LaneIndex | None = None
+    # per node of its slice, its kernels' launch constraints (rank_replay._slice): the same
+    # for every replay of the joins sharing this part (levers keep nodes, preds and kinds)
+    launch_cons: list[list[Cons]] | None = field(default=None, repr=False, compare=False)
 
     def rank_of(self, node: int) -> bool:
         return self.lo <= node < self.hi

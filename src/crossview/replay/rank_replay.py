@@ -64,11 +64,15 @@ class JobStep:
 
 def _slice(g: Graph, t: Timing, p: RankPart) -> tuple[Graph, Timing]:
     """Rank p's nodes as a graph of their own and their timing: what replay/measure.py bounds
-    a step on (it reads lanes, kinds, the step marks and kernels' launch constraints, so only
-    those are carried; other constraints are left out)."""
+    a step on (it reads lanes, kinds, the step marks and kernels' launch constraints' preds,
+    so only those are carried, offset 0; other constraints are left out). The constraints
+    are made once per part: the joins that share it differ in durations and offsets only."""
     lo, hi = p.lo, p.hi
     kinds = g.kind[lo:hi]
-    cons = [[Cons(c.pred - lo, c.at_end, c.offset, c.why) for c in cs
+    cons = p.launch_cons
+    if cons is None or len(cons) != hi - lo:
+        cons = p.launch_cons = [
+            [Cons(c.pred - lo, c.at_end, 0, c.why) for c in cs
              if c.why == "launch" and lo <= c.pred < hi] if k == KERNEL else []
             for k, cs in zip(kinds, g.cons[lo:hi], strict=True)]
     at = p.at if p.at is not None else g.at.window(lo, hi)
