@@ -126,14 +126,7 @@ def build(store: Store, job: RankAnalysis, ids: Mapping[str, int],
     present = {x.rank for x in ranks}
     for r in ranks:
         own, steps, how, flagged, aid = r.graph, r.steps, r.steps_from, r.unsteady, r.artifact_id
-        mine = (specs or {}).get(r.rank, [])
-        changed = own.copy() if mine else own
-        if any(s.name == host_stalls.NAME for s in mine) and r.stalls is None:
-            r.stalls = stalls_of(store, aid)
-        rctx = LeverContext((ctx or LeverContext()).roofline, (ctx or LeverContext()).bound,
-                            stalls=r.stalls)
-        changes = [f"rank {r.rank}: {s}: "
-                   + lever_mod.MODULES[s.name].apply(changed, s.param, rctx) for s in mine]
+        changed, changes = _levered(store, r, (specs or {}).get(r.rank, []), ctx)
         off = job.offsets_ns.get(r.rank, 0)
         prefix = f"R{r.rank} "
         lo, at, end_at = _append(g, changed, prefix, off)
@@ -199,12 +192,7 @@ def relevered(base: Joined, made: list[RankInput], store: Store,
             parts.append(p)
             continue
         own = r.graph
-        sub = own.copy()
-        if any(s.name == host_stalls.NAME for s in mine) and r.stalls is None:
-            r.stalls = stalls_of(store, r.artifact_id)
-        rctx = LeverContext(LeverContext().roofline, LeverContext().bound, stalls=r.stalls)
-        changes = [f"rank {r.rank}: {s}: " + lever_mod.MODULES[s.name].apply(sub, s.param, rctx)
-                   for s in mine]
+        sub, changes = _levered(store, r, mine, None)
         for i, (was, now) in enumerate(zip(own.dur, sub.dur, strict=True)):
             if was != now:
                 if sub.kind[i] == KERNEL:
@@ -212,6 +200,21 @@ def relevered(base: Joined, made: list[RankInput], store: Store,
                 g.dur[p.lo + i] = now
         parts.append(replace(p, changes=changes))
     return Joined(g, parts, base.arrivals, base.transfers, base.notes)
+
+
+def _levered(store: Store, r: RankInput, mine: list[lever_mod.LeverSpec],
+             ctx: LeverContext | None) -> tuple[Graph, list[str]]:
+    """Rank r's graph under its levers (a copy; its own graph when it has none) and what
+    each changed; its host stalls read once, when a host-stalls lever first needs them."""
+    if not mine:
+        return r.graph, []
+    changed = r.graph.copy()
+    if any(s.name == host_stalls.NAME for s in mine) and r.stalls is None:
+        r.stalls = stalls_of(store, r.artifact_id)
+    base = ctx or LeverContext()
+    rctx = LeverContext(base.roofline, base.bound, stalls=r.stalls)
+    return changed, [f"rank {r.rank}: {s}: "
+                     + lever_mod.MODULES[s.name].apply(changed, s.param, rctx) for s in mine]
 
 
 def stalls_of(store: Store, aid: int) -> list[HostStall]:
