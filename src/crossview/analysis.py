@@ -14,6 +14,7 @@ from crossview.cache.read import read_inputs
 from crossview.core.finding import Finding
 from crossview.errors import InputError
 from crossview.knowledge.thresholds import Thresholds, defaults
+from crossview.preload import Preload
 from crossview.scope.filter import Filter
 from crossview.scope.resolve import resolve
 from crossview.scope.runs import OTHER_RUN, paths_of_runs, set_apart
@@ -21,13 +22,19 @@ from crossview.sources.artifact_report import NOT_REJECTED, USABLE, ArtifactRepo
 from crossview.sources.registry import read_all
 from crossview.store.store import Store
 from crossview.views.distributed.rank_job import Rejected
-from crossview.views.views import Views
 
 if TYPE_CHECKING:
     from crossview.cache.settings import CacheSettings
     from crossview.core.bench_arm import BenchArm
     from crossview.lake.fanout_info import FanoutInfo
     from crossview.views.distributed.crossrank import RankAnalysis
+    from crossview.views.views import Views
+
+
+# what `analyze_store` and the findings import after the read (preload.py, decision 0907)
+ANALYSIS_MODULES = ("crossview.views.views", "crossview.detectors", "crossview.verdict",
+                    "crossview.verdict.replayed", "crossview.replay.whatif",
+                    "crossview.replay.rank_whatif", "crossview.replay.rank_findings")
 
 
 @dataclass
@@ -69,15 +76,21 @@ def analyze(
     store: Store | None = None,
     gpu: str | None = None,
     cache: CacheSettings | None = None,
+    ahead: tuple[str, ...] = (),
 ) -> Analysis:
     """`gpu` names the GPU of ncu captures that do not (details CSV): its ceilings apply.
-    `cache`: the persistent capture cache (crossview.cache; the CLI's and MCP's), else none."""
+    `cache`: the persistent capture cache (crossview.cache; the CLI's and MCP's), else none.
+    `ahead`: more modules to import while the read runs (the caller's renderer)."""
     store = store or Store()
-    if cache is None:
-        reports = read_all([Path(p) for p in paths], store)
-        store.compact()  # a compressed store compresses what the readers wrote (else nothing)
-    else:
-        reports = read_inputs([Path(p) for p in paths], store, cache, compact=True).reports
+    loading = Preload(ANALYSIS_MODULES + ahead)  # while the read holds DuckDB (0907)
+    try:
+        if cache is None:
+            reports = read_all([Path(p) for p in paths], store)
+            store.compact()  # a compressed store compresses what the readers wrote
+        else:
+            reports = read_inputs([Path(p) for p in paths], store, cache, compact=True).reports
+    finally:
+        loading.join()
     return analyze_store(store, reports, flt, limits, gpu)
 
 
@@ -148,6 +161,9 @@ def analyze_store(
         if not any(r.status in USABLE for r in reports):
             return Analysis(reports, None, [])
     resolved = resolve(store, flt or Filter())
+    # lazy: imported by the preload while the read runs (decision 0907)
+    from crossview.views.views import Views
+
     views = Views(store, resolved, limits or defaults())
     # a capture of another run (scope/runs.py) is no missing rank of this one
     views.rejected = [Rejected(r.path, r.kind, "; ".join(r.problems))

@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     from crossview.scope.filter import Filter
 
 
+# each format's renderer: imported while the files are read (analysis.analyze, 0907)
+_RENDERERS = {AnalyzeFmt.md: "crossview.render.markdown", AnalyzeFmt.json: "crossview.render.json",
+              AnalyzeFmt.html: "crossview.render.html"}
+
+
 @app.command()
 @with_filter
 def analyze(
@@ -86,7 +91,8 @@ def analyze(
             answers.replay_or_record(paths, output)
     ready_to_analyze()
     result = run_analysis(lambda: run(
-        paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)
+        paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id,
+        ahead=(_RENDERERS[fmt],)), paths)
     if fmt is AnalyzeFmt.html:  # the same page as `crossview report`
         text, bad = html_report(result, paths)
         emit(text, output, result, 2 if bad else 0)

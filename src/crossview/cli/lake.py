@@ -46,8 +46,9 @@ def sources(paths: list[Path] | None, lake: Path | None) -> list[Path]:
 
 def analysis_of(paths: list[Path], flt: Filter | None = None, gpu: str | None = None,
                 lake: Path | None = None, campaign: str | None = None,
-                run: str | None = None) -> Analysis:
-    """In-process analysis of files, or of a lake selection through DuckDB views."""
+                run: str | None = None, ahead: tuple[str, ...] = ()) -> Analysis:
+    """In-process analysis of files, or of a lake selection through DuckDB views. `ahead`:
+    the renderer's module, imported while the files are read (analysis.analyze)."""
     # lazy: `crossview --help` and every command's start-up import only what they run (0902)
     from crossview.analysis import analyze, analyze_lake
 
@@ -55,7 +56,7 @@ def analysis_of(paths: list[Path], flt: Filter | None = None, gpu: str | None = 
         return analyze_lake(lake, campaign, run, flt, gpu=gpu)
     if campaign or run:
         raise UsageError("--campaign/--run select inside a lake: give --lake DIR")
-    return analyze(paths, flt, gpu=gpu, cache=capture_cache())
+    return analyze(paths, flt, gpu=gpu, cache=capture_cache(), ahead=ahead)
 
 
 def lake_side(lake: Path, selector: str) -> Analysis:
