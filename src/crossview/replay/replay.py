@@ -2,14 +2,18 @@
 none stays at its measured start) and keeps its duration. Records, per node, the constraint
 that decided its start, so the critical path can be walked back.
 
-The nodes are visited in one topological order, computed once per graph and shared by its
-copies: a lever changes durations and drops constraints, never adds one, so the order stays
-valid (checked as the replay goes: a constraint on a node not yet timed recomputes it)."""
+The nodes are visited in one topological order, found by the first replay of a graph and
+shared by its copies: a lever changes durations and drops constraints, never adds one, so the
+order stays valid (checked as the replay goes: a constraint on a node not yet timed orders
+again). The first replay visits the nodes by measured start and puts off a node whose
+constraint is not timed yet until it is: the order it followed is the order kept (no separate
+topological sort: V100 DDP's 112 k nodes, 55 → 35 ms)."""
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
+
+import numpy as np
 
 from crossview.errors import CrossviewError
 from crossview.replay.graph import Graph
@@ -22,38 +26,12 @@ class Timing:
     binding: list[int]  # index into graph.cons[node] of the deciding constraint; -1: none
 
 
-def order(g: Graph) -> list[int]:
-    """A topological order of the graph's nodes (Kahn's, ties in node order)."""
-    n = len(g)
-    indeg = [0] * n
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for i, cs in enumerate(g.cons):
-        for c in cs:
-            succ[c.pred].append(i)
-            indeg[i] += 1
-    ready = deque(i for i in range(n) if indeg[i] == 0)
-    out: list[int] = []
-    while ready:
-        i = ready.popleft()
-        out.append(i)
-        for j in succ[i]:
-            indeg[j] -= 1
-            if indeg[j] == 0:
-                ready.append(j)
-    if len(out) != n:
-        raise CrossviewError(f"replay: the dependency graph has a cycle ({n - len(out)} nodes)")
-    return out
-
-
 def replay(g: Graph) -> Timing:
-    n = len(g)
-    if g.order is None or len(g.order) != n:
-        g.order = order(g)
-    t = _timed(g, g.order)
-    if t is None:  # a constraint the order did not know of: order again
-        g.order = order(g)
+    if g.order is not None and len(g.order) == len(g):
         t = _timed(g, g.order)
-        assert t is not None
+        if t is not None:
+            return t
+    t, g.order = _ordering(g)  # first replay, or a constraint the order did not know of
     return t
 
 
@@ -89,3 +67,75 @@ def _timed(g: Graph, seq: list[int]) -> Timing | None:
         end[i] = s + dur[i]
         done[i] = 1
     return Timing(start, end, binding)
+
+
+def _ordering(g: Graph) -> tuple[Timing, list[int]]:
+    """The replay, visiting nodes by measured start (most constraints point back in time)
+    and putting off a node until the node its constraint waits on is timed; the order
+    followed. A node never timed: the graph has a cycle."""
+    n = len(g)
+    start = [0] * n
+    end = [0] * n
+    binding = [-1] * n
+    done = bytearray(n)
+    cons, mstart, dur = g.cons, g.mstart, g.dur
+    out: list[int] = []
+    waiting: dict[int, list[int]] = {}  # untimed pred → the nodes put off until it is timed
+
+    def blocker(i: int) -> int:
+        """Time node i; else the pred it waits on."""
+        best = None
+        which = -1
+        for k, (pred, at_end, offset, _why) in enumerate(cons[i]):
+            if not done[pred]:
+                return pred
+            t = (end[pred] if at_end else start[pred]) + offset
+            if best is None or t > best:
+                best, which = t, k
+        s = mstart[i] if best is None else best
+        start[i], end[i], binding[i], done[i] = s, s + dur[i], which, 1
+        out.append(i)
+        return -1
+
+    for i in np.argsort(np.asarray(mstart, dtype=np.int64), kind="stable").tolist():
+        cs = cons[i]
+        if len(cs) == 1:  # most nodes, as `_timed`: inline (a call per node: 50% slower)
+            pred, at_end, offset, _why = cs[0]
+            if not done[pred]:
+                waiting.setdefault(pred, []).append(i)
+                continue
+            s = (end[pred] if at_end else start[pred]) + offset
+            binding[i] = 0
+        elif not cs:
+            s = mstart[i]
+        else:  # inline too (a GPU op: its launch and its stream); `blocker` for the put off
+            best = None
+            which = b = -1
+            for k, (pred, at_end, offset, _why) in enumerate(cs):
+                if not done[pred]:
+                    b = pred
+                    break
+                t = (end[pred] if at_end else start[pred]) + offset
+                if best is None or t > best:
+                    best, which = t, k
+            if b >= 0:
+                waiting.setdefault(b, []).append(i)
+                continue
+            s = mstart[i] if best is None else best
+            binding[i] = which
+        start[i] = s
+        end[i] = s + dur[i]
+        done[i] = 1
+        out.append(i)
+        if waiting and i in waiting:  # release what waited on i, and what waited on those
+            stack = waiting.pop(i)
+            while stack:
+                j = stack.pop()
+                b = blocker(j)
+                if b >= 0:
+                    waiting.setdefault(b, []).append(j)
+                elif j in waiting:
+                    stack.extend(waiting.pop(j))
+    if len(out) != n:
+        raise CrossviewError(f"replay: the dependency graph has a cycle ({n - len(out)} nodes)")
+    return Timing(start, end, binding), out
