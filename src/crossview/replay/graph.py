@@ -111,8 +111,11 @@ def build(store: Store, artifact_id: int,
     nodes = build_host(replay_rows.host_rows(store, artifact_id), marks or {}, loops, p["graph"],
                        p["levers"]["graph-region"])
     build_gpu(nodes, replay_rows.gpu_rows(store, artifact_id), p["graph"])
-    cons: list[list[Cons]] = [[] for _ in range(len(nodes))]
     new = tuple.__new__  # Cons without its Python-level __new__ (10⁵ constraints)
+    cons: list[list[Cons]] = [[] for _ in range(len(nodes))]
+    for n0, n1 in nodes.chains:  # a chain's constraint first: the order `binding` indexes
+        cons[n0 + 1:n1 + 1] = [[new(Cons, (i - 1, True, 0, "chain"))]
+                               for i in range(n0 + 1, n1 + 1)]
     for e in nodes.edges:
         cons[e[0]].append(new(Cons, e[1:]))
     return Graph(nodes.kind, nodes.lane, nodes.name, nodes.dur, nodes.mstart, cons,
