@@ -3,13 +3,14 @@ each starting no earlier than its launch call and its stream's previous op, or �
 explains its start — another stream's op that ended just before it; pageable copies' calls
 and blocking sync calls wait for the GPU op they waited on.
 
-The ops are read as arrays; the per-op decisions run in one Python pass over plain lists (no
-per-op dictionary or bisect work). The nodes and constraints are those of the step-by-step
-build this replaced (decision 0843)."""
+The ops are read as arrays and decided in numpy; a Python pass runs only over the ops neither
+their stream nor their launch explains (the other-stream search). The nodes and constraints
+are those of the step-by-step build this replaced (decision 0843)."""
 
 from __future__ import annotations
 
 import bisect
+from itertools import repeat
 from statistics import median
 
 import numpy as np
@@ -19,87 +20,90 @@ from crossview.replay.graph_host import NO_TAGS, WAIT, Nodes
 _BIG = 1 << 62
 
 
+# a GPU op's tags by (pageable copy, replayed from a CUDA graph): shared sets (a lever
+# replaces a node's set whole, never edits it)
+_TAGS = {(False, False): NO_TAGS, (True, False): frozenset({"pageable"}),
+         (False, True): frozenset({"graph"}), (True, True): frozenset({"pageable", "graph"})}
+_LAUNCH, _STREAM, _EVENT = 0, 1, 2  # what decided an op's start
+
+
 def build_gpu(out: Nodes, ops: dict[str, list], p: dict) -> None:
     """Append the GPU nodes and their constraints; turn the host calls that waited on them
-    into waits."""
+    into waits. Per op in arrays: its stream's previous op, the gap after it, its launch
+    call and the lag from it; a Python pass only over the ops neither explains (the
+    other-stream search)."""
     base = len(out)
-    lanes, devs, starts, durs = ops["lane"], ops["dev"], ops["start_ns"], ops["dur_ns"]
-    launch_ops = ops["launch_op_id"]
+    lanes, devs, launch_ops = ops["lane"], ops["dev"], ops["launch_op_id"]
+    n = len(lanes)
+    s = np.asarray(ops["start_ns"], dtype=np.int64)
+    d = np.maximum(np.asarray(ops["dur_ns"], dtype=np.int64), 0)
+    out.kind += ops["kind"]
+    out.lane += lanes
+    out.name += ops["name"]
+    out.dur += d.tolist()
+    out.mstart += ops["start_ns"]
+    out.op_ref += ops["gpu_op_id"]
+    out.family += ops["family"]
+    out.nbytes += ops["bytes"]
+    out.tags += [_TAGS[bool(m and "Pageable" in m), bool(v)]
+                 for m, v in zip(ops["mem_kinds"], ops["via_graph"], strict=True)]
+    node_of = out.launch_node
+    ln_of = [node_of.get(x) if x is not None else None for x in launch_ops]
+    if out.pageable:  # a pageable copy's call returns when the copy is staged
+        for k, x in enumerate(launch_ops):
+            if x in out.pageable:
+                _pageable_wait(out, out.pageable[x], base + k)
+    # each op's previous op on its stream (-1: the first), and the gap after that one ends
+    codes: dict[str, int] = {}
+    lane = np.fromiter((codes.setdefault(x, len(codes)) for x in lanes), np.int64, n)
+    o = np.argsort(lane, kind="stable")
+    same = lane[o][1:] == lane[o][:-1]
+    prev = np.full(n, -1, dtype=np.int64)
+    prev[o[1:][same]] = o[:-1][same]
+    has_prev = prev >= 0
+    pi = np.maximum(prev, 0)
+    gap = np.where(has_prev, s - (s[pi] + d[pi]), 0)
+    has_ln = np.fromiter((x is not None for x in ln_of), bool, n)
+    ln = np.fromiter((x if x is not None else 0 for x in ln_of), np.int64, n)
+    ln_start = np.fromiter((out.mstart[x] if x is not None else 0 for x in ln_of), np.int64, n)
+    lag = np.where(has_ln, s - ln_start, 0)
     queued_max = p["queued_gap_max_ns"]
-    last: dict[str, int] = {}
-    prev_of: list[int | None] = []
-    gap_of: list[int | None] = []
-    ln_of: list[int | None] = []
-    gaps: list[int] = []
-    by_end: dict[str, list[tuple[int, int]]] = {}
-    for k, (op_id, lane, dev, kind, name, fam, s, d, launch_op, nbytes, mem, via) in enumerate(
-            zip(ops["gpu_op_id"], lanes, devs, ops["kind"], ops["name"], ops["family"], starts,
-                durs, launch_ops, ops["bytes"], ops["mem_kinds"], ops["via_graph"],
-                strict=True)):
-        n = base + k
-        out.kind.append(kind)
-        out.lane.append(lane)
-        out.name.append(name)
-        out.dur.append(max(0, d))
-        out.mstart.append(s)
-        out.op_ref.append(op_id)
-        out.family.append(fam)
-        out.nbytes.append(nbytes)
-        pageable = bool(mem and "Pageable" in mem)
-        # via: replayed from a CUDA graph: it waits on the graph's earlier kernels
-        out.tags.append({"pageable", "graph"} if pageable and via else {"pageable"} if pageable
-                        else {"graph"} if via else NO_TAGS)
-        ln_of.append(out.launch_node.get(launch_op) if launch_op is not None else None)
-        prev = last.get(lane)
-        gap = s - (out.mstart[prev] + out.dur[prev]) if prev is not None else None
-        if gap is not None and gap <= queued_max:
-            gaps.append(gap)
-        prev_of.append(prev)
-        gap_of.append(gap)
-        last[lane] = n
-        by_end.setdefault(dev, []).append((s + d, n))
-        if launch_op in out.pageable:
-            _pageable_wait(out, out.pageable[launch_op], n)
-    ends = {dev: _sorted_ends(v) for dev, v in by_end.items()}
-    decided: list[str] = []
-    lags: list[int] = []
     cross_min, lagged_max = p["cross_stream_lag_min_ns"], p["lagged_queued_gap_max_ns"]
-    for k in range(len(lanes)):
-        n, ln, gap = base + k, ln_of[k], gap_of[k]
-        lag = out.mstart[n] - out.mstart[ln] if ln is not None else None
-        binding = "launch"
-        if gap is not None and gap <= queued_max:
-            binding = "stream"
-        elif lag is None or lag > cross_min:
-            dep = _other_stream_end(out, ends[devs[k]], n, queued_max)
-            if dep is not None:
-                end = out.mstart[dep] + out.dur[dep]
-                out.edges.append((n, dep, True, out.mstart[n] - end, "event"))
-                binding = "event"
-            elif gap is not None and lag is not None and gap <= lagged_max:
-                binding = "stream"  # launched long before, started just after its stream's op
-        if binding == "launch" and lag is not None:
-            lags.append(lag)
-        elif binding == "launch":  # launched before the capture: its stream gap stays
-            binding = "stream"
-        decided.append(binding)
-    typ_lag = int(median(lags)) if lags else 0  # launch → start when nothing else delayed it
-    typ_gap = int(median(gaps)) if gaps else 0  # back-to-back gap on one stream
-    for k, binding in enumerate(decided):
-        n, ln, prev, gap = base + k, ln_of[k], prev_of[k], gap_of[k]
-        if ln is not None:
-            lag = out.mstart[n] - out.mstart[ln]
-            out.edges.append((n, ln, False, lag if binding == "launch" else min(lag, typ_lag),
-                              "launch"))
-        if prev is not None and gap is not None:
-            out.edges.append((n, prev, True, gap if binding == "stream" else min(gap, typ_gap),
-                              "stream"))
+    queued = has_prev & (gap <= queued_max)
+    decided = np.where(queued, _STREAM, _LAUNCH)
+    ends: dict[str, tuple[list[int], list[int]]] = {}
+    for k in np.flatnonzero(~queued & (~has_ln | (lag > cross_min))).tolist():
+        if devs[k] not in ends:
+            ends[devs[k]] = _device_ends(devs, s + d, base, devs[k])
+        dep = _other_stream_end(out, ends[devs[k]], base + k, queued_max)
+        if dep is not None:
+            end = out.mstart[dep] + out.dur[dep]
+            out.edges.append((base + k, dep, True, out.mstart[base + k] - end, "event"))
+            decided[k] = _EVENT
+        elif has_prev[k] and has_ln[k] and gap[k] <= lagged_max:
+            decided[k] = _STREAM  # launched long before, started just after its stream's op
+    launched = (decided == _LAUNCH) & has_ln
+    decided[(decided == _LAUNCH) & ~has_ln] = _STREAM  # launched before the capture
+    # launch → start when nothing else delayed it; the back-to-back gap on one stream
+    typ_lag = int(median(lag[launched].tolist())) if launched.any() else 0
+    typ_gap = int(median(gap[queued].tolist())) if queued.any() else 0
+    k = np.flatnonzero(has_ln)
+    off = np.where(decided == _LAUNCH, lag, np.minimum(lag, typ_lag))
+    out.edges += zip((base + k).tolist(), ln[k].tolist(), repeat(False), off[k].tolist(),
+                     repeat("launch"))
+    k = np.flatnonzero(has_prev)
+    off = np.where(decided == _STREAM, gap, np.minimum(gap, typ_gap))
+    out.edges += zip((base + k).tolist(), (base + prev[k]).tolist(), repeat(True),
+                     off[k].tolist(), repeat("stream"))
     _sync_waits(out, base, ln_of, p)
 
 
-def _sorted_ends(v: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
-    v.sort()
-    return [e for e, _ in v], [n for _, n in v]
+def _device_ends(devs: list[str], end: np.ndarray, base: int, dev: str
+                 ) -> tuple[list[int], list[int]]:
+    """The device's GPU ops by end, then node: (ends, nodes)."""
+    idx = np.flatnonzero(np.fromiter((x == dev for x in devs), bool, len(devs)))
+    o = np.lexsort((idx, end[idx]))
+    return end[idx][o].tolist(), (base + idx[o]).tolist()
 
 
 def _other_stream_end(out: Nodes, ends: tuple[list[int], list[int]], n: int,
