@@ -53,6 +53,7 @@ class Nodes:
     # each thread's chain: nodes n0..n1, each after the one before it (offset 0), every
     # node's first constraint (graph.py `build` makes them; no 5-tuple per chain edge)
     chains: list[tuple[int, int]] = field(default_factory=list)
+    quiet: list[int] = field(default_factory=list)  # host nodes tagged "quiet" (no op ran)
     # the other edges in the order they were added: (node, pred, at_end, offset, why)
     edges: list[tuple[int, int, bool, int, str]] = field(default_factory=list)
     at: LaneIndex = field(default_factory=LaneIndex)
@@ -131,17 +132,17 @@ def build_host(rows: dict[str, np.ndarray], marks: Mapping[str, set[int]],
 
 def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
             loops: list[tuple[int, int]], tagger: _Tagger, short_startup: int) -> None:
-    kind = r["kind"].astype(str)
+    rt = r["rt"].astype(bool)
     names = r["name"]
     s = r["start_ns"].astype(np.int64)
     e = r["e"].astype(np.int64)
     depth = r["depth"].astype(np.int64)
-    rt = kind == "runtime"
     tag = np.full(len(s), -1, dtype=np.int64)
     other = np.flatnonzero(~rt)
     if len(other):
-        known, code = tagger.known, tagger.code  # one regex pass per distinct name
-        tag[other] = [known[x] if x in known else code(str(x)) for x in names[other].tolist()]
+        get, code = tagger.known.get, tagger.code  # one regex pass per distinct name
+        tag[other] = [c if (c := get(x)) is not None else code(str(x))
+                      for x in names[other].tolist()]
         short = (tag == TAGS.index("startup")) & (e - s < short_startup)
         tag[short] = -1
     cut = rt | (depth <= 1) | (tag >= 0)
@@ -218,14 +219,13 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     if ret.any():
         name[ret] = [f"{x} (return)" for x in name[ret].tolist()]
     dur = np.where(call_first, 0, (b - a)[seg])
-    keep = (nc & ~ret).tolist()  # a copy's return node has no op of its own
-    ops = call_op[seg].tolist()
+    keep = nc & ~ret  # a copy's return node has no op of its own
     out.kind += kind.tolist()
     out.lane += [lane] * len(seg)
     out.name += name.tolist()
     out.dur += np.maximum(dur, 0).tolist()
     out.mstart += a[seg].tolist()
-    out.op_ref += [o if k else None for o, k in zip(ops, keep, strict=True)]
+    out.op_ref += np.where(keep, call_op[seg].astype(object), None).tolist()
     out.family += [None] * len(seg)
     out.nbytes += [None] * len(seg)
     # a segment's tags (quiet, then TAGS…, LOOP_TAG) as bits; its last node holds them, one
@@ -235,13 +235,15 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     for k, hit in enumerate(seg_tags):
         bits |= hit.astype(np.int64) << (k + 1)
     bit_names = ["quiet", *tag_names]
-    tags: list[AbstractSet[str]] = [NO_TAGS] * len(seg)
+    tags = np.full(len(seg), NO_TAGS, dtype=object)
     tagged = np.flatnonzero(bits)
-    combos = {m: frozenset(t for j, t in enumerate(bit_names) if m >> j & 1)
-              for m in np.unique(bits[tagged]).tolist()}
-    for x, m in zip((last - base)[tagged].tolist(), bits[tagged].tolist(), strict=True):
-        tags[x] = combos[m]
-    out.tags += tags
+    masks, which = np.unique(bits[tagged], return_inverse=True)
+    combos = np.empty(len(masks), dtype=object)
+    combos[:] = [frozenset(t for j, t in enumerate(bit_names) if m >> j & 1)
+                 for m in masks.tolist()]
+    tags[(last - base)[tagged]] = combos[which]
+    out.tags += tags.tolist()
+    out.quiet += (last[bits & 1 == 1]).tolist()
     launch = np.flatnonzero(at_call)
     out.launch_node.update(zip(call_op[launch].tolist(), first[launch].tolist(), strict=True))
     sync = np.flatnonzero(at_call & ~copy & np.isin(role, ["sync", "sync_memcpy"]))
@@ -262,7 +264,8 @@ def _thread_waits(out: Nodes, p: dict) -> None:
         return
     ms = np.asarray(out.mstart, dtype=np.int64)
     end = ms + np.asarray(out.dur, dtype=np.int64)
-    quiet = np.fromiter(("quiet" in t for t in out.tags), dtype=bool, count=n)
+    quiet = np.zeros(n, dtype=bool)
+    quiet[out.quiet] = True
     loud = np.flatnonzero(~quiet)
     o = np.lexsort((loud, end[loud]))  # by end, then node
     order = loud[o]

@@ -20,9 +20,11 @@ def op_count(store: Store, artifact_id: int) -> int:
 
 def host_rows(store: Store, aid: int) -> dict[str, np.ndarray]:
     """The artifact's host ops, by thread then start (the order the chains are cut in):
-    pid, tid, op_id, kind, name, start_ns, e (end ns), depth (0 when unknown)."""
+    pid, tid, op_id, rt (a runtime call), name, start_ns, e (end ns), depth (0 when
+    unknown)."""
     cols = store.sql(
-        "SELECT pid, tid, op_id, kind, name, start_ns, start_ns + dur_ns AS e,"
+        "SELECT pid, tid, op_id, coalesce(kind = 'runtime', false) AS rt, name, start_ns,"
+        " start_ns + dur_ns AS e,"
         " coalesce(depth, 0) AS depth FROM host_ops WHERE artifact_id = ? AND dur_ns >= 0"
         " ORDER BY pid, tid, start_ns", [aid]).fetchnumpy()
     return {k: np.asarray(v) for k, v in cols.items()}
