@@ -16,16 +16,14 @@ import pytest
 from conftest import SHARED_DATA, SHARED_DATA_ABSENT, SRC
 from crossview.analysis import ANALYSIS_MODULES
 from crossview.preload import Preload
+from test_import_graph import cycles, modules
 
 
-def _module_name(path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(name: str, path, known: set[str]) -> set[str]:
-    """The crossview modules a module imports when it is loaded: module-level imports (also
-    inside if / try), not those under TYPE_CHECKING or inside functions; a.b.c loads a, a.b."""
+def _loaded(name: str, path, known: dict) -> set[str]:
+    """The crossview modules loading `name` executes: its module-level imports (also inside
+    if / try), not those under TYPE_CHECKING or inside functions; importing a.b.c runs a and
+    a.b too. (test_import_graph.py's graph counts every import and no parent package: it
+    checks layering; here the question is which module locks an import takes.)"""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
@@ -64,48 +62,11 @@ def _imports(name: str, path, known: set[str]) -> set[str]:
 
 
 def import_cycles() -> list[set[str]]:
-    """The strongly connected components of crossview's import graph with more than one
-    module (Tarjan's, iterative)."""
-    files = {_module_name(p): p for p in (SRC / "crossview").rglob("*.py")}
-    graph = {n: sorted(_imports(n, p, set(files))) for n, p in files.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[set[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, 0)]
-        while work:
-            v, i = work.pop()
-            if i == 0:
-                index[v] = low[v] = len(index)
-                stack.append(v)
-                on.add(v)
-            succ = graph[v]
-            if i < len(succ):
-                work.append((v, i + 1))
-                w = succ[i]
-                if w not in index:
-                    work.append((w, 0))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            if work:  # back in the caller: carry the low link up
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
-            if low[v] == index[v]:
-                comp = set()
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.add(w)
-                    if w == v:
-                        break
-                if len(comp) > 1:
-                    out.append(comp)
-    return out
+    """The groups of crossview modules whose loading runs into each other (more than one
+    module each)."""
+    files = modules(SRC)
+    return [set(c) for c in cycles({n: dict.fromkeys(_loaded(n, p, files))
+                                    for n, p in files.items()})]
 
 
 def test_cycle_finder_finds_a_known_package_cycle() -> None:
