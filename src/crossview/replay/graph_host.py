@@ -228,9 +228,9 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     out.op_ref += np.where(keep, call_op[seg].astype(object), None).tolist()
     out.family += [None] * len(seg)
     out.nbytes += [None] * len(seg)
-    # a segment's tags (quiet, then TAGS…, LOOP_TAG) as bits; its last node holds them, one
-    # frozenset per distinct combination shared by its nodes (a lever replaces a node's set
-    # whole, never edits it): V100 DDP's 44 k tagged nodes, no set built per node
+    # a segment's tags (quiet, then TAGS…, LOOP_TAG) as bits; its last node holds them as one
+    # frozenset per distinct combination, shared by every node holding it (a lever replaces a
+    # node's set whole, never edits it): V100 DDP's 44 k tagged nodes, no set built per node
     bits = (~in_call & quiet).astype(np.int64)
     for k, hit in enumerate(seg_tags):
         bits |= hit.astype(np.int64) << (k + 1)
