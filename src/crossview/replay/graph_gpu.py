@@ -87,14 +87,14 @@ def build_gpu(out: Nodes, ops: dict[str, list], p: dict) -> None:
     # launch → start when nothing else delayed it; the back-to-back gap on one stream
     typ_lag = int(median(lag[launched].tolist())) if launched.any() else 0
     typ_gap = int(median(gap[queued].tolist())) if queued.any() else 0
-    k = np.flatnonzero(has_ln)
+    at = np.flatnonzero(has_ln)
     off = np.where(decided == _LAUNCH, lag, np.minimum(lag, typ_lag))
-    out.edges += zip((base + k).tolist(), ln[k].tolist(), repeat(False), off[k].tolist(),
+    out.edges += zip((base + at).tolist(), ln[at].tolist(), repeat(False), off[at].tolist(),
                      repeat("launch"))
-    k = np.flatnonzero(has_prev)
+    at = np.flatnonzero(has_prev)
     off = np.where(decided == _STREAM, gap, np.minimum(gap, typ_gap))
-    out.edges += zip((base + k).tolist(), (base + prev[k]).tolist(), repeat(True),
-                     off[k].tolist(), repeat("stream"))
+    out.edges += zip((base + at).tolist(), (base + prev[at]).tolist(), repeat(True),
+                     off[at].tolist(), repeat("stream"))
     _sync_waits(out, base, ln_of, p)
 
 

@@ -225,15 +225,17 @@ def _thread(out: Nodes, lane: str, r: dict[str, np.ndarray], marks: set[int],
     out.name += name.tolist()
     out.dur += np.maximum(dur, 0).tolist()
     out.mstart += a[seg].tolist()
-    out.op_ref += np.where(keep, call_op[seg].astype(object), None).tolist()
+    refs = call_op[seg].astype(object)
+    refs[~keep] = None
+    out.op_ref += refs.tolist()
     out.family += [None] * len(seg)
     out.nbytes += [None] * len(seg)
     # a segment's tags (quiet, then TAGS…, LOOP_TAG) as bits; its last node holds them as one
     # frozenset per distinct combination, shared by every node holding it (a lever replaces a
     # node's set whole, never edits it): V100 DDP's 44 k tagged nodes, no set built per node
     bits = (~in_call & quiet).astype(np.int64)
-    for k, hit in enumerate(seg_tags):
-        bits |= hit.astype(np.int64) << (k + 1)
+    for bit, hit in enumerate(seg_tags, start=1):
+        bits |= hit.astype(np.int64) << bit
     bit_names = ["quiet", *tag_names]
     tags = np.full(len(seg), NO_TAGS, dtype=object)
     tagged = np.flatnonzero(bits)
