@@ -14,6 +14,7 @@ import pytest
 
 from conftest import SHARED_DATA, shared_file
 from crossview.errors import CrossviewError
+from crossview.replay import measure
 from crossview.replay import replay as replay_mod
 from crossview.replay.graph import CPU, KERNEL, WAIT, Cons, Graph
 from crossview.replay.whatif import CaptureReplay, timelines
@@ -94,3 +95,23 @@ def test_a_cycle_is_refused() -> None:
     g.cons[b] = [Cons(a, True, 0, "chain")]
     with pytest.raises(CrossviewError, match="has a cycle"):
         replay_mod.replay(g)
+
+
+def test_kernels_by_launch_are_kept_for_copies_until_a_lever_replaces_a_list() -> None:
+    """measure._launches: one sort per graph, shared by the copies the levers change, and
+    made again for a copy whose kernel lost its launch constraint (a lever replaces the
+    node's list whole). Real graph: workers0 (steps end at their launched kernels' tail)."""
+    store, ids, _ = timelines([shared_file(K / "kineto_v100_resnet50_workers0.pt.trace.json.gz")])
+    g = CaptureReplay(store, ids[0]).graph
+    g.launches = None
+    first = measure._launches(g)
+    assert len(first[1]) > 1000 and first[0] == sorted(first[0])
+    copy = g.copy()
+    assert measure._launches(copy) is first
+    k = first[1][len(first[1]) // 2]
+    copy.cons[k] = [c for c in copy.cons[k] if c.why != "launch"]
+    changed = measure._launches(copy)
+    assert k not in changed[1] and len(changed[1]) == len(first[1]) - 1
+    copy.launches = None
+    assert measure._launches(copy) == changed  # as a fresh sort gives it
+    assert measure._launches(g) is first  # the base graph keeps its own

@@ -66,6 +66,10 @@ class Graph:
     labels: list[str] | None = None  # each node's critical-path cause (measure.py), shared
     gpu: npt.NDArray[np.int64] | None = None  # the GPU ops' nodes (measure.py), shared …
     gpu_of: int = -1  # … computed when the graph had this many nodes
+    # the kernels by launch start (measure.py `_launches`): the node count, the kernel nodes
+    # and their constraint lists then, the result; shared by copies, reused while those are
+    # unchanged
+    launches: tuple[int, list[int], list[list[Cons]], tuple[list[int], list[int]]] | None = None
 
     def add(self, kind: str, lane: str, name: str, dur: int, mstart: int,
             family: str | None = None, op_ref: int | None = None,
@@ -92,7 +96,8 @@ class Graph:
         return Graph(list(self.kind), list(self.lane), list(self.name), list(self.dur),
                      list(self.mstart), list(self.cons), list(self.family), list(self.tags),
                      list(self.nbytes), list(self.op_ref), self.at.copy(), self.end_at.copy(),
-                     list(self.notes), self.order, self.labels, self.gpu, self.gpu_of)
+                     list(self.notes), self.order, self.labels, self.gpu, self.gpu_of,
+                     self.launches)
 
 
 def params() -> dict:

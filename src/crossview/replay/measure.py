@@ -89,12 +89,22 @@ def bounds(g: Graph, t: Timing, steps: list[Step]) -> list[tuple[int, int, int] 
 
 
 def _launches(g: Graph) -> tuple[list[int], list[int]]:
-    """Kernel nodes sorted by their launch call's measured start: (starts, nodes)."""
+    """Kernel nodes sorted by their launch call's measured start: (starts, nodes). Kept on
+    the graph and shared by its copies while their kernels keep the constraint lists it was
+    read from (a lever replaces a node's list whole; kinds and measured starts never change):
+    one sort per graph, not one per measured replay."""
     kind, cons, ms = g.kind, g.cons, g.mstart
-    pairs = sorted((ms[ln], i) for i in gpu_nodes(g).tolist() if kind[i] == KERNEL
+    if g.launches is not None:
+        n, kernels, lists, kept = g.launches
+        if n == len(cons) and all(cons[i] is c for i, c in zip(kernels, lists, strict=True)):
+            return kept
+    kernels = [i for i in gpu_nodes(g).tolist() if kind[i] == KERNEL]
+    pairs = sorted((ms[ln], i) for i in kernels
                    for ln in [next((c.pred for c in cons[i] if c.why == "launch"), None)]
                    if ln is not None)
-    return [a for a, _ in pairs], [i for _, i in pairs]
+    out = [a for a, _ in pairs], [i for _, i in pairs]
+    g.launches = (len(cons), kernels, [cons[i] for i in kernels], out)
+    return out
 
 
 def _launched(launches: tuple[list[int], list[int]], step: Step) -> list[int]:
