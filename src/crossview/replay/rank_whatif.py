@@ -17,10 +17,9 @@ from crossview.knowledge.thresholds import defaults
 from crossview.replay import graph as graph_mod
 from crossview.replay import rank_graph, rank_levers, rank_replay
 from crossview.replay.gc_pause import paused
-from crossview.replay.graph import WAIT
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.rank_replay import JobStep, RankStep
-from crossview.replay.replay import Timing, replay
+from crossview.replay.replay import Timing, moved, replay
 from crossview.store.store import Store
 from crossview.views import captures, replay_rows
 from crossview.views.distributed import rank_job
@@ -146,10 +145,8 @@ class Replayed:
 def _replayed(j: rank_graph.Joined, made: tuple[list[rank_graph.RankInput], list[str]]
               ) -> Replayed:
     t = replay(j.graph)
-    g = j.graph
-    moved = sum(1 for k, s, m in zip(g.kind, t.start, g.mstart, strict=True)
-                if s != m and k != WAIT)
-    return Replayed(j, t, rank_replay.job_steps(j, rank_replay.rank_steps(j, t)), moved, made)
+    return Replayed(j, t, rank_replay.job_steps(j, rank_replay.rank_steps(j, t)),
+                    moved(j.graph, t), made)
 
 
 def baseline(store: Store, job: RankAnalysis) -> Replayed:

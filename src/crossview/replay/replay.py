@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from crossview.errors import CrossviewError
-from crossview.replay.graph import Graph
+from crossview.replay.graph import WAIT, Graph
 
 
 @dataclass
@@ -33,6 +33,13 @@ def replay(g: Graph) -> Timing:
             return t
     t, g.order = _ordering(g)  # first replay, or a constraint the order did not know of
     return t
+
+
+def moved(g: Graph, t: Timing) -> int:
+    """Nodes the replay started elsewhere than measured (waits aside: they start when what
+    they wait on ends): the self-check's count."""
+    return sum(1 for k, s, m in zip(g.kind, t.start, g.mstart, strict=True)
+               if s != m and k != WAIT)
 
 
 def _timed(g: Graph, seq: list[int]) -> Timing | None:

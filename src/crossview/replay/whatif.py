@@ -17,12 +17,12 @@ from crossview.replay import bounds as bounds_mod
 from crossview.replay import graph as graph_mod
 from crossview.replay import levers as lever_mod
 from crossview.replay.gc_pause import paused
-from crossview.replay.graph import WAIT, Graph
+from crossview.replay.graph import Graph
 from crossview.replay.levers.common import LeverContext
 from crossview.replay.measure import StepResult, labels, measure, pinned
 from crossview.replay.rank_graph import stalls_of
 from crossview.replay.rank_whatif import run as run_ranks
-from crossview.replay.replay import Timing, replay
+from crossview.replay.replay import Timing, moved, replay
 from crossview.replay.steps import Step, marks, windows
 from crossview.sol.roofline import compute
 from crossview.sources.artifact_report import ArtifactReport
@@ -225,11 +225,9 @@ def baseline(g: Graph, steps: list[Step], paths: bool = True) -> Baseline:
     """paths: as measure's (the critical paths of the unchanged steps)."""
     timing = replay(g)
     base = measure(g, timing, steps, paths)
-    moved = sum(1 for k, s, m in zip(g.kind, timing.start, g.mstart, strict=True)
-                if s != m and k != WAIT)
     err = max((abs(s.predicted_ns - s.measured_ns) / s.measured_ns for s in base
                if s.measured_ns), default=0.0)
-    return Baseline(base, moved, err, timing)
+    return Baseline(base, moved(g, timing), err, timing)
 
 
 @dataclass(frozen=True)

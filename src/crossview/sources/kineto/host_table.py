@@ -56,8 +56,6 @@ ARGS_SQL = ('args."Input Dims" IS NOT NULL OR args."Input type" IS NOT NULL'
             ' OR TRY_CAST(args."Group size" AS INTEGER) IS NOT NULL OR args.dtype IS NOT NULL')
 
 
-
-
 def _scratch(con: duckdb.DuckDBPyConnection, sql: str) -> str:
     """`_threads` / `_labels` made in the store's scratch catalog (the GPU insert's cursor
     reads them; no checkpoint compresses them)."""
