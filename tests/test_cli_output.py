@@ -158,6 +158,21 @@ def test_cpu_example_markdown() -> None:
     assert md.index("**Key findings**") < md.index("**CPU cross-check**")
 
 
+def test_cpu_example_frames_shown_without_object_addresses() -> None:
+    """Decision 0911: the example's tree holds `<built-in method mean of Tensor object at
+    0x7ff6f3076f30>` (read from the trace below); the recap shows it without the address,
+    which changes every run, while the JSON keeps the name as recorded."""
+    with gzip.open(CPU_EXAMPLE, "rt") as f:
+        names = {e.get("name", "") for e in json.load(f)["traceEvents"]}
+    recorded = sorted(n for n in names if re.search(r" object at 0x[0-9a-f]+>$", n))
+    assert "<built-in method mean of Tensor object at 0x7ff6f3076f30>" in recorded
+    md = cli(str(CPU_EXAMPLE))
+    assert not re.search(r"0x[0-9a-fA-F]{4,}", md)
+    assert "<built-in method mean of Tensor object>  [" in md
+    doc = cli(str(CPU_EXAMPLE), "json")
+    assert "<built-in method mean of Tensor object at 0x7ff6f3076f30>" in doc
+
+
 def test_cpu_example_json() -> None:
     doc = json.loads(cli(str(CPU_EXAMPLE), "json"))
     assert doc["metrics"]["cpu_only"] is True

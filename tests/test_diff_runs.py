@@ -62,6 +62,21 @@ def test_frame_key(raw: str, key: str) -> None:
     assert frame_key(raw) == key
 
 
+@pytest.mark.parametrize(("raw", "seen"), [
+    # the shipped example's frame (examples/cpu_tiny_decode.pt.trace.json.gz)
+    ("<built-in method mean of Tensor object at 0x7ff6f3076f30>",
+     "<built-in method mean of Tensor object>"),
+    ("<built-in method _record_function_enter_new of PyCapsule object at 0x7d6a86ff5f20>",
+     "<built-in method _record_function_enter_new of PyCapsule object>"),
+    # synthetic: an address that is not an object's in a built-in frame stays
+    ("void k<(int)0x10>(float*)", "void k<(int)0x10>(float*)"),
+    ("torch/_ops.py(1130): <lambda>", "torch/_ops.py(1130): <lambda>"),
+])
+def test_shown_drops_object_addresses(raw: str, seen: str) -> None:
+    from crossview.identity import shown
+    assert shown(raw) == seen
+
+
 def test_frame_key_in_sql_for_the_lake_and_mcp() -> None:
     from crossview.store.store import Store
 

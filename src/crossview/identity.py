@@ -9,6 +9,9 @@ frame, op or kernel (decision 0850).
   addresses, a return type and Triton's `_N` stripped).
 - `op_key(stack, name, shapes)`: an op's identity, its normalized stack, name and the input
   shapes the trace recorded ("" when none).
+- `shown(name)`: a name as a person reads it in the recap or the report — CPython's object
+  address dropped from a built-in method's frame (identity.yaml `display_rules`, decision
+  0911); the name itself unchanged.
 - `register(con)`: `frame_key(name)` as a DuckDB SQL function, so a query over a lake or the
   MCP query tool groups frames the way `crossview diff` matches them.
 """
@@ -23,7 +26,7 @@ from typing import Any
 from crossview.kernels.names import normalize as kernel_key
 from crossview.knowledge.loader import load_yaml
 
-__all__ = ["RULES_TEXT", "frame_key", "kernel_key", "op_key", "register", "stack_key"]
+__all__ = ["RULES_TEXT", "frame_key", "kernel_key", "op_key", "register", "shown", "stack_key"]
 
 RULES_TEXT = ("host frames and ops matched after replacing object addresses (`at 0x…`), "
               "decimal object ids, `<eval_with_key>.N`, `__compiled_fn_N`, lambda numbers, "
@@ -41,6 +44,20 @@ def _rules() -> tuple[tuple[re.Pattern[str], str], ...]:
 def frame_key(name: str) -> str:
     """The identity of a host frame or op name across runs (knowledge/identity.yaml)."""
     for pat, rep in _rules():
+        name = pat.sub(rep, name)
+    return name
+
+
+@cache
+def _display_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(r["match"]), r["replace"])
+                 for r in load_yaml("identity.yaml")["display_rules"])
+
+
+@lru_cache(maxsize=65536)
+def shown(name: str) -> str:
+    """A frame or op name as the recap and the report show it (identity.yaml display_rules)."""
+    for pat, rep in _display_rules():
         name = pat.sub(rep, name)
     return name
 

@@ -477,6 +477,7 @@ class IdentityRule(Rec):
 
 class Identity(Rec):
     frame_rules: list[IdentityRule]
+    display_rules: list[IdentityRule]
 
 
 # --- replay.yaml --------------------------------------------------------------------------

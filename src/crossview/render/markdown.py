@@ -10,6 +10,7 @@ from crossview.analysis import Analysis
 from crossview.core import inert
 from crossview.core.finding import Finding
 from crossview.detectors import about
+from crossview.identity import shown
 from crossview.knowledge import api_roles
 from crossview.knowledge.fixes import fix_for
 from crossview.knowledge.loader import load_yaml
@@ -45,7 +46,8 @@ _ms = duration
 
 
 def _cut(name: str, limit: int = 100) -> str:
-    name = inert.name(name)  # a name is data: one line, nothing a terminal or viewer obeys
+    # a name is data: one line, nothing a terminal or viewer obeys; no object address
+    name = inert.name(shown(name))
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 

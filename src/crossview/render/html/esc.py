@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from crossview.core import inert
+from crossview.identity import shown
 
 
 def esc(text: object) -> str:
@@ -17,8 +18,9 @@ def esc(text: object) -> str:
 
 def code(name: object) -> str:
     """A name as code, isolated: its own direction (a right-to-left name) cannot reorder
-    the text around it, and what it holds is escaped."""
-    return f"<code><bdi>{esc(inert.name(name))}</bdi></code>"
+    the text around it, and what it holds is escaped; a frame's object address is not shown
+    (identity.shown, decision 0911)."""
+    return f"<code><bdi>{esc(inert.name(shown(str(name))))}</bdi></code>"
 
 
 def data_script(elem_id: str, data: Any) -> str:
