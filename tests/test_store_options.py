@@ -100,3 +100,66 @@ def test_compaction_leaves_small_stores_integers_unpacked(monkeypatch: pytest.Mo
     packed = as_dict(analyze([DDP], store=big))
     assert "BitPacking" in _int_compressions(big)
     assert packed == unpacked
+
+
+# -- the connection opened ahead (store/connect_ahead.py, decision 0912) ----------------------
+
+def test_store_takes_the_connection_opened_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crossview.store import connect_ahead
+
+    monkeypatch.delenv("CROSSVIEW_THREADS", raising=False)
+    opened: list[object] = []
+    real = connect_ahead.duckdb.connect
+
+    def connect(*a: object, **k: object) -> object:
+        con = real(*a, **k)  # type: ignore[arg-type]
+        opened.append(con)
+        return con
+
+    monkeypatch.setattr(connect_ahead.duckdb, "connect", connect)
+    connect_ahead.start()
+    connect_ahead.start()  # a second start while one is pending: still one connection
+    s = Store()
+    assert len(opened) == 1 and s.con is opened[0]
+    assert s.sql("SELECT count(*) FROM gpu_ops").fetchall() == [(0,)]  # the store's tables
+    assert Store().con is not s.con  # taken once: the next store connects itself
+    assert connect_ahead.take(connect_ahead.config()) is None
+
+
+def test_a_store_of_another_configuration_does_not_take_it(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    from crossview.store import connect_ahead
+
+    monkeypatch.delenv("CROSSVIEW_THREADS", raising=False)
+    connect_ahead.start()
+    s = Store(threads=1)  # a lake task's store: its own thread count
+    assert _threads(s) == 1
+    assert connect_ahead.take(connect_ahead.config()) is None  # the other one was dropped
+
+
+def test_a_failed_connect_ahead_leaves_store_to_connect(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    from crossview.store import connect_ahead
+
+    def broken(*_a: object, **_k: object) -> object:
+        raise connect_ahead.duckdb.IOException("synthetic: no database")
+
+    monkeypatch.delenv("CROSSVIEW_THREADS", raising=False)
+    real = connect_ahead.duckdb.connect
+    monkeypatch.setattr(connect_ahead.duckdb, "connect", broken)
+    connect_ahead.start()
+    connect_ahead._pending[1].join()  # type: ignore[index]
+    monkeypatch.setattr(connect_ahead.duckdb, "connect", real)
+    assert connect_ahead.take(connect_ahead.config()) is None
+    assert Store().sql("SELECT 1").fetchall() == [(1,)]
+
+
+def test_a_bad_thread_count_starts_nothing_and_store_says_why(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from crossview.store import connect_ahead
+
+    monkeypatch.setenv("CROSSVIEW_THREADS", "x")
+    connect_ahead.start()
+    assert connect_ahead._pending is None
+    with pytest.raises(UsageError, match="CROSSVIEW_THREADS"):
+        Store()

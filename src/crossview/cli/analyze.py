@@ -90,6 +90,12 @@ def analyze(
 
             answers.replay_or_record(paths, output)
     ready_to_analyze()
+    if not (workers or dask or lake is not None):
+        # the store's DuckDB opens on the other core while the readers import (0912); not
+        # before a fan-out, whose workers must not start beside a live database
+        from crossview.store import connect_ahead  # lazy: a kept answer needs no DuckDB
+
+        connect_ahead.start()
     result = run_analysis(lambda: run(
         paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id,
         ahead=(_RENDERERS[fmt],)), paths)

@@ -16,7 +16,9 @@ import pyarrow as pa
 from crossview import identity
 from crossview.errors import UsageError
 from crossview.knowledge import thresholds
-from crossview.store import memory
+from crossview.store import connect_ahead, memory
+from crossview.store.connect_ahead import default_async_threads as default_async_threads
+from crossview.store.connect_ahead import default_threads as default_threads
 from crossview.store.schema import TABLES
 
 COMPRESSED_DB = "cv"
@@ -50,14 +52,10 @@ class Store:
         GROUP BY name scans dictionary vectors: the MCP server's stores, queried many times
         after one read, and any large nsys export (5 M kernels: peak 5.0 → 3.9 GB, same
         JSON). Default on; CROSSVIEW_STORE_COMPRESS=0 turns it off."""
-        # threads at connect: a database started with DuckDB's defaults starts a worker per
-        # core and 8 async I/O threads at once, before a SET could lower them (issue 43)
-        threads = threads or default_threads()
-        config: dict[str, Any] = {"threads": int(threads)} if threads else {}
-        io_threads = default_async_threads()
-        if io_threads is not None:
-            config["async_threads"] = io_threads
-        self.con = duckdb.connect(str(path) if path else ":memory:", config=config)
+        config = connect_ahead.config(threads)
+        # an in-memory store takes the connection the CLI opened ahead, if it matches (0912)
+        self.con = (None if path else connect_ahead.take(config)) or duckdb.connect(
+            str(path) if path else ":memory:", config=config)
         self.filtered_forms = False  # the named views' filtered forms exist (store/stdlib)
         self._deferred = _Deferred()
         if compress is None:
@@ -301,41 +299,6 @@ def cursor_of(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 def spill_dir() -> str:
     """This process's DuckDB spill folder (past a memory limit)."""
     return os.path.join(tempfile.gettempdir(), f"crossview-duckdb-{os.getpid()}")
-
-
-def default_threads() -> int | None:
-    """DuckDB threads when the caller names none: CROSSVIEW_THREADS, else the cores this
-    process may run on when fewer than the machine's (`taskset -c 0`: DuckDB itself counts
-    every core and would run 2 threads on 1); None = DuckDB's own default."""
-    env = os.environ.get("CROSSVIEW_THREADS")
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise UsageError(f"CROSSVIEW_THREADS={env!r}: give a whole number of threads"
-                             ) from None
-        if n < 1:
-            raise UsageError(f"CROSSVIEW_THREADS={env!r}: give at least 1 thread")
-        return n
-    try:
-        allowed = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return None
-    return allowed if allowed < (os.cpu_count() or allowed) else None
-
-
-def default_async_threads() -> int | None:
-    """DuckDB's async I/O threads (Parquet, CSV reads) per store: CROSSVIEW_ASYNC_THREADS
-    (the MCP server sets it: mcp/pressure.py); None = DuckDB's own default (8)."""
-    env = os.environ.get("CROSSVIEW_ASYNC_THREADS")
-    if not env:
-        return None
-    try:
-        n = int(env)
-    except ValueError:
-        raise UsageError(f"CROSSVIEW_ASYNC_THREADS={env!r}: give a whole number of threads"
-                         ) from None
-    return max(n, 0)
 
 
 def _quote(text: str) -> str:

@@ -41,19 +41,22 @@ class FirstCalls:
         return sum(g.excess_ns for g in self.groups)
 
 
+# one group per (op, dims, types): its calls' self times in call order, aggregated once (a
+# window over the same partition sorted every group: 16-rank 18.8 → 9.8 ms, workers0
+# 20.2 → 8.5 ms, the same rows)
 _SQL = """
-WITH c AS (
-    SELECT x.artifact_id, x.name, a.input_dims, a.input_types, x.self_ns,
-           row_number() OVER (g ORDER BY x.start_ns, x.op_id) AS k, count(*) OVER g AS n
-    FROM f_host_in_steps($a, $s, $e) x
-    JOIN op_args a ON a.op_id = x.op_id AND a.artifact_id = x.artifact_id AND NOT a.on_gpu
-    WHERE x.kind = 'op' AND a.input_dims IS NOT NULL
-    WINDOW g AS (PARTITION BY x.artifact_id, x.name, a.input_dims, a.input_types)
-)
-SELECT artifact_id, name, input_dims, max(n), max(self_ns) FILTER (k = 1) AS first,
-       median(self_ns) FILTER (k > 1) AS rest
-FROM c WHERE n > $later GROUP BY artifact_id, name, input_dims, input_types
-HAVING first >= $ratio * rest AND first - rest >= $min_ns
+SELECT artifact_id, name, input_dims, n, first, rest FROM (
+    SELECT artifact_id, name, input_dims, n, l[1] AS first,
+           list_aggregate(l[2:], 'median') AS rest
+    FROM (
+        SELECT x.artifact_id, x.name, a.input_dims, count(*) AS n,
+               list(x.self_ns ORDER BY x.start_ns, x.op_id) AS l
+        FROM f_host_in_steps($a, $s, $e) x
+        JOIN op_args a ON a.op_id = x.op_id AND a.artifact_id = x.artifact_id AND NOT a.on_gpu
+        WHERE x.kind = 'op' AND a.input_dims IS NOT NULL
+        GROUP BY x.artifact_id, x.name, a.input_dims, a.input_types
+        HAVING n > $later))
+WHERE first >= $ratio * rest AND first - rest >= $min_ns
 ORDER BY first - rest DESC, name
 """
 
