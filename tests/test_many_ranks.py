@@ -227,8 +227,8 @@ def test_segment_frames_only_where_a_named_rank_arrived_last(analysis) -> None: 
     assert named and len(named) < 8
     full = account.compute  # every segment's gaps walked, as before the restriction
 
-    def every_gap(store, steps, unions, kernels, waits, gaps_for=None):  # type: ignore[no-untyped-def]
-        return full(store, steps, unions, kernels, waits)
+    def every_gap(store, steps, unions, kernels, waits, gaps_for=None, reads=None):  # type: ignore[no-untyped-def]
+        return full(store, steps, unions, kernels, waits, reads=reads)
 
     for r in job.ranks:
         aid = ids[r.path]
@@ -273,3 +273,45 @@ def test_duration_levers_without_a_rebuild(monkeypatch: pytest.MonkeyPatch,
     want = run([need()], levers).to_dict()
     assert got == want
     assert got["median"]["predicted_step_ns"] < got["median"]["measured_step_ns"]
+
+
+def test_the_two_accounts_share_their_reads(analysis) -> None:  # type: ignore[no-untyped-def]
+    """Decision 0913: the steady steps' account and the late-ranks segments' account read
+    each rank's host ops and loop spans once (one entry per rank's device), and read alone
+    (no shared reads) they come out the same."""
+    from crossview.views.device import account
+    from crossview.views.distributed import late_cause, rank_job
+
+    v = analysis.views
+    job = v.ranks
+    acc = v.account
+    reads = v.shared_reads
+    assert reads is not None
+    assert sorted(a for a, _d, _k in reads.host_ops) == list(range(1, 9))  # 8 ranks, 1 GPU each
+    assert sorted(reads.loops) == list(range(1, 9))
+    alone = account.compute(v.store, v.steps, v.device_union, None, v.peer_wait)
+    assert alone is not None
+    assert [(d.artifact, d.device, [vars(s) for s in d.steps]) for d in alone.per_device] == \
+        [(d.artifact, d.device, [vars(s) for s in d.steps]) for d in acc.per_device]
+    store = v.store
+    ids = rank_job.artifact_ids(store)
+    waits = rank_job.peer_waits(store, job)
+    named = {r.rank for r in job.late.named}
+    for r in job.ranks:
+        aid = ids[r.path]
+        segs = job.late.segments.get(r.rank, [])
+        mine = [w for w in waits if w.artifact_id == aid]
+        shared = late_cause.rank_segments(store, aid, r.rank, r.path, segs, mine,
+                                          r.rank in named, reads=reads)
+        own = late_cause.rank_segments(store, aid, r.rank, r.path, segs, mine, r.rank in named)
+        assert (shared.rows, shared.frames, shared.stalls) == (own.rows, own.frames, own.stalls)
+
+
+def test_one_rank_keeps_no_shared_reads() -> None:
+    """A single capture's one account frees its host ops once painted: nothing is kept."""
+    from crossview.analysis import analyze
+
+    one = need() / "rank-3.json.gz"
+    v = analyze([one]).views
+    assert v is not None and v.shared_reads is None
+    assert v.account is not None

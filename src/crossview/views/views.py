@@ -25,6 +25,7 @@ from crossview.views import capture_context, summary
 from crossview.views.counters import device_counters, ncu_launches
 from crossview.views.device import account, fusion_runs, gpu_activity, timeline, trace_metrics
 from crossview.views.device.account import Account, KernelColumns
+from crossview.views.device.shared_reads import SharedReads
 from crossview.views.distributed import comm_bandwidth, grad_sync, peer_wait, rank_job
 from crossview.views.host import calltree, first_calls, op_charges, op_cost, sampled
 
@@ -291,8 +292,19 @@ class Views:
         flags it sets: one computation, so `steps` reads the same whoever asks first."""
         found = self._detected
         kernels, self._kernel_read.account_kernels = self._kernel_read.account_kernels, None
-        acc = account.compute(self.store, found, self.device_union, kernels, self.peer_wait)
+        acc = account.compute(self.store, found, self.device_union, kernels, self.peer_wait,
+                              reads=self.shared_reads)
         return found, acc
+
+    @cached_property
+    def shared_reads(self) -> SharedReads | None:
+        """The host ops and loop spans a job's two accounts share — the steady steps' here,
+        the late-ranks segments' in `ranks` (views/device/shared_reads.py, decision 0913);
+        None for the input of one rank, whose one account frees them once painted."""
+        n = self.store.sql("SELECT count(DISTINCT rank) FROM artifacts WHERE status = 'ok'"
+                           " AND rank IS NOT NULL AND path IN (SELECT unnest($p))",
+                           {"p": list(self.filter.artifacts)}).fetchall()[0][0]
+        return SharedReads() if n >= 2 else None
 
     @property
     def steps(self) -> StepSet:
@@ -352,7 +364,7 @@ class Views:
         """Cross-rank analysis when the input holds more than one rank
         (views/distributed/rank_job.py)."""
         job = rank_job.analyze_ranks(self.store, list(self.filter.artifacts), self.rejected,
-                                     self.limits)
+                                     self.limits, self.shared_reads)
         if job is not None and self.rank_replayer is not None:
             job.replayer = functools.partial(self.rank_replayer, self, job)
         return job

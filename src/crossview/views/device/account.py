@@ -31,6 +31,7 @@ from crossview.store.kernel_rows import KernelRows
 from crossview.store.store import Store
 from crossview.views.device import host_state, idle_pieces, launch_queue
 from crossview.views.device.idle_pieces import Pieces
+from crossview.views.device.shared_reads import SharedReads
 from crossview.views.distributed.peer_wait import PeerWait
 
 I64 = npt.NDArray[np.int64]
@@ -248,8 +249,11 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
             union: intervals.DeviceIntervals | None = None,
             kbox: list[DeviceKernels] | None = None,
             wait: PeerWait | None = None,
-            gaps_for: Collection[int] | None = None) -> tuple[DeviceAccount, Pieces]:
-    """union: the device's kernel union when the caller has it (else merged here); kbox: the
+            gaps_for: Collection[int] | None = None,
+            reads: SharedReads | None = None) -> tuple[DeviceAccount, Pieces]:
+    """reads: the host ops and loop spans another account of this analysis shares (a job's;
+    shared_reads.py), else read here and freed once painted.
+    union: the device's kernel union when the caller has it (else merged here); kbox: the
     device's kernels when the caller has them, taken out of the list (else read here); wait:
     the device's collective waits for peers, carved out of exposed communication; gaps_for:
     as `compute`'s."""
@@ -258,7 +262,7 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
     k = kbox.pop() if kbox else _read_kernels(store, a, d)
     s, e, fam, fams, lop = k.s, k.e, k.fam, k.fams, k.lop
     del k
-    host = host_state.ops(store, a, d, lop)
+    host = reads.ops(store, a, d, lop) if reads is not None else host_state.ops(store, a, d, lop)
     # the launch calls: searched among the host ops just read when they hold every op of
     # the artifact, else joined in SQL (a host filter leaves launch calls out of the scope)
     launches = (launch_queue.from_ops(s, e, lop, host.op, host.s, host.e)
@@ -301,7 +305,8 @@ def _device(store: Store, a: int, path: str, d: int, steps: list[Step],
     del ls, depth, empty
     box = [host]
     del host  # idle_pieces takes the op rows and frees them once painted
-    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, first_end, box)
+    pcs, gs, ge = idle_pieces.pieces(store, a, d, lo, hi, us, ue, first_end, box,
+                                     reads.loop_windows(store, a) if reads is not None else None)
     by_cause = _by_cause(pcs, ws, we, ids)
     rows: list[StepAccount] = []
     for i, x in enumerate(steps):
@@ -393,8 +398,10 @@ def compute(store: Store, steps: StepSet,
             unions: list[intervals.DeviceIntervals] | None = None,
             kernels: KernelColumns | None = None,
             waits: list[PeerWait] | None = None,
-            gaps_for: Collection[int] | None = None) -> Account | None:
-    """The account of every device with kernels, over the steps of its artifact. unions:
+            gaps_for: Collection[int] | None = None,
+            reads: SharedReads | None = None) -> Account | None:
+    """The account of every device with kernels, over the steps of its artifact. reads: the
+    reads another account of this analysis shares (shared_reads.py). unions:
     the kernel union per device (timeline.kernel_union), kernels: f_gpu's kernel columns,
     when the caller has them; waits: collective waits for peers per device; gaps_for: the
     step numbers whose longest gaps are named (None: every step's; the others get none —
@@ -416,7 +423,7 @@ def compute(store: Store, steps: StepSet,
             (u for u in unions or [] if (u.artifact_id, u.device) == (a, d)), None),
             _box(kernels, int(a), int(d)),
             next((w for w in waits or [] if (w.artifact_id, w.device) == (a, d)), None),
-            gaps_for)
+            gaps_for, reads)
         per_device.append(acc)
         pieces.append((pcs, mine))
     if not per_device:

@@ -100,11 +100,12 @@ def _behind(us: I64, first_end: tuple[I64, I64]) -> bool:
 
 
 def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
-           first_end: tuple[I64, I64], box: list[host_state.HostOps]
-           ) -> tuple[Pieces, I64, I64]:
+           first_end: tuple[I64, I64], box: list[host_state.HostOps],
+           loops: tuple[I64, I64] | None = None) -> tuple[Pieces, I64, I64]:
     """first_end: per distinct kernel start, the earliest end of its launch call
     (launch_queue.first_launch_end); box: the launching threads' ops (host_state.ops), taken
-    out of the list (freed once painted). The gaps are cut and judged CHUNK_GAPS at a time
+    out of the list (freed once painted); loops: the artifact's collective loop spans when
+    the caller has them (else read here). The gaps are cut and judged CHUNK_GAPS at a time
     (the ops spanning each run of gaps only): memory bounded by the chunk, not the capture."""
     host = box.pop()
     gs, ge = _complement(us, ue, lo, hi)
@@ -115,7 +116,7 @@ def pieces(store: Store, a: int, d: int, lo: int, hi: int, us: I64, ue: I64,
     cs, ce = intervals.merge(np.asarray(cp["start_ns"], dtype=np.int64),
                             np.asarray(cp["e"], dtype=np.int64))
     graphs = graph_windows.windows(store, a, d)
-    loops = collective_loops.windows(store, a)
+    loops = loops if loops is not None else collective_loops.windows(store, a)
     edges = (int(us[0]), int(ue[-1]), _behind(us, first_end)) if len(us) else (hi, lo, True)
     parts = [_chunk(host.near(int(gs[g0]), int(ge[min(g0 + CHUNK_GAPS, len(gs)) - 1])),
                     gs[g0:g0 + CHUNK_GAPS], ge[g0:g0 + CHUNK_GAPS], cs, ce, first_end, edges,

@@ -33,6 +33,7 @@ from crossview.views.distributed.peer_wait import PeerWait
 from crossview.views.host.host_stalls import HostStall, stalls
 
 if TYPE_CHECKING:
+    from crossview.views.device.shared_reads import SharedReads
     from crossview.views.distributed.aligned import AlignedCollective
     from crossview.views.distributed.ranks import RankSummary
 
@@ -75,9 +76,10 @@ class RankSegments:
 
 def rank_segments(store: Store, artifact_id: int, rank: int, path: str,
                   segments: list[Segment], waits: list[PeerWait], with_stalls: bool,
-                  scoped: bool = True) -> RankSegments:
+                  scoped: bool = True, reads: SharedReads | None = None) -> RankSegments:
     """The account of one rank's segments, read from its own store (`scoped`: the filter's
-    tables, else all rows: a worker's store)."""
+    tables, else all rows: a worker's store; reads: shared with the views' account, scoped
+    only)."""
     out = RankSegments(rank)
     steps = [Step(artifact_id, path, k + 1, seg.collective, f"segment {seg.collective}",
                   seg.start_ns, seg.arrival_ns)
@@ -85,8 +87,8 @@ def rank_segments(store: Store, artifact_id: int, rank: int, path: str,
     # a segment's longest gaps name frames only where a named late rank arrived last
     # (combine reads no other rank's frames): the rest skip them (Megatron: 620 → 8 segments)
     gaps_for = {seg.collective for seg in segments if seg.last} if with_stalls else set()
-    acc = account.compute(store, StepSet("segments", steps), None, None, waits, gaps_for) \
-        if steps else None
+    acc = account.compute(store, StepSet("segments", steps), None, None, waits, gaps_for,
+                          reads=reads if scoped else None) if steps else None
     # a cause whose time has no host frame (unexplained, capture boundary) names none
     named_frames = {x.id for x in causes.rules().causes if x.frames != "none"}
     for dev in acc.per_device if acc is not None else []:
@@ -111,8 +113,9 @@ def rank_segments(store: Store, artifact_id: int, rank: int, path: str,
 
 def explain(store: Store, late: LateRanks, collectives: list[AlignedCollective],
             ranks: list[RankSummary], artifact_ids: dict[str, int], waits: list[PeerWait],
-            scoped: bool = True) -> dict[int, LateCause]:
-    """Per named late rank: why it was late (every rank whose file is in this store read)."""
+            scoped: bool = True, reads: SharedReads | None = None) -> dict[int, LateCause]:
+    """Per named late rank: why it was late (every rank whose file is in this store read);
+    reads: what the segment accounts share with the views' own (shared_reads.py)."""
     if not late.named:
         return {}
     named = {r.rank for r in late.named}
@@ -122,7 +125,7 @@ def explain(store: Store, late: LateRanks, collectives: list[AlignedCollective],
         if aid is not None:
             per[r.rank] = rank_segments(store, aid, r.rank, r.path, late.segments.get(r.rank, []),
                                         [w for w in waits if w.artifact_id == aid],
-                                        r.rank in named, scoped)
+                                        r.rank in named, scoped, reads)
     return combine(late, collectives, per)
 
 

@@ -16,6 +16,7 @@ from crossview.views.distributed import ranks as rank_views
 # the merge and the straggler causes are imported where used: a single-rank capture never
 # reaches them (start-up time, docs/decisions/0760)
 if TYPE_CHECKING:
+    from crossview.views.device.shared_reads import SharedReads
     from crossview.views.distributed.crossrank import MissingRank, RankAnalysis
     from crossview.views.distributed.peer_wait import PeerWait
 
@@ -45,7 +46,9 @@ def missing_ranks(rejected: list[Rejected]) -> list[MissingRank]:
 
 
 def analyze_ranks(store: Store, artifacts: list[str], rejected: list[Rejected],
-                  limits: Thresholds) -> RankAnalysis | None:
+                  limits: Thresholds, reads: SharedReads | None = None) -> RankAnalysis | None:
+    """The cross-rank analysis of the ranks among `artifacts`, or None (fewer than two).
+    reads: what the late ranks' segment accounts share with the views' own account."""
     ids = store.sql(
         "SELECT artifact_id FROM artifacts WHERE status = 'ok' AND kind IN (SELECT unnest($k))"
         " AND path IN (SELECT unnest($p)) ORDER BY 1",
@@ -71,7 +74,7 @@ def analyze_ranks(store: Store, artifacts: list[str], rejected: list[Rejected],
         c = straggler_cause.explain(store, by_rank[st.rank].artifact_id, st.windows,
                                     limits.straggler_gpu_busy_share)
         st.cause_kind, st.cause = c.kind, c.text
-    explain_late(store, job)
+    explain_late(store, job, reads=reads)
     return job
 
 
@@ -98,14 +101,16 @@ def transfers(store: Store, job: RankAnalysis) -> tuple[list[int], list[int], li
     return rank_comm.transfers(job.comm, artifact_ids(store))
 
 
-def explain_late(store: Store, job: RankAnalysis, scoped: bool = True) -> None:
-    """Why each named late rank in this store was late (views/distributed/late_cause.py)."""
+def explain_late(store: Store, job: RankAnalysis, scoped: bool = True,
+                 reads: SharedReads | None = None) -> None:
+    """Why each named late rank in this store was late (views/distributed/late_cause.py);
+    reads: as `analyze_ranks`."""
     if job.late is None or not job.late.named:
         return
     # lazy: a rare view, kept out of analyze start-up (measured, decision 0760)
     from crossview.views.distributed import late_cause
 
     got = late_cause.explain(store, job.late, job.collectives, job.ranks, artifact_ids(store),
-                             peer_waits(store, job), scoped)
+                             peer_waits(store, job), scoped, reads)
     for lr in job.late.ranks:
         lr.cause = got.get(lr.rank, lr.cause)
