@@ -173,6 +173,21 @@ def test_cpu_example_frames_shown_without_object_addresses() -> None:
     assert "<built-in method mean of Tensor object at 0x7ff6f3076f30>" in doc
 
 
+def test_draft_footer_only_where_the_recap_predicts() -> None:
+    """The CPU-only example has no lever ("No lever with a measured upper bound"): its footer
+    does not warn about predictions it does not make. The B200 recap's 🔴 carries a replayed
+    effect: its footer says predictions stay DRAFT until an A/B."""
+    md = cli(str(CPU_EXAMPLE))
+    assert "No lever with a measured upper bound in this capture." in md
+    assert "Predictions are DRAFT" not in md
+    assert md.rstrip().splitlines()[-1].startswith("_More: the host metrics")
+    full = cli(str(CPU_EXAMPLE), detail="full")
+    assert "Predictions are DRAFT" not in full
+    b = cli(str(b200()))
+    assert "**Expected effect:** Replay" in b
+    assert b.rstrip().splitlines()[-1].startswith("_Predictions are DRAFT until a same-node A/B")
+
+
 def test_cpu_example_json() -> None:
     doc = json.loads(cli(str(CPU_EXAMPLE), "json"))
     assert doc["metrics"]["cpu_only"] is True

@@ -422,6 +422,13 @@ def _verdict(a: Analysis, v: Views, kind: str) -> list[Part]:
 DRAFT = "Predictions are DRAFT until a same-node A/B (≥3 trials per arm) confirms them."
 
 
+def _draft(a: Analysis) -> str:
+    """The DRAFT sentence, where the recap shows a prediction (a 🔴 or 🟡 with an expected
+    effect); a recap without one (the CPU-only example) does not warn about predictions."""
+    shown = [f for f in a.findings if f.severity in ("red", "yellow")]
+    return f"{DRAFT} " if any(f.expected_effect for f in shown) else ""
+
+
 def _sync_times(nodes: list[TreeNode]) -> list[int]:
     out: list[int] = []
     for n in nodes:
@@ -505,7 +512,7 @@ def _views(a: Analysis, v: Views, kind: str, detail: Detail,
 def _detail(a: Analysis, v: Views, kind: str) -> list[Part]:
     """`--detail full`: the analysis in its own order — metrics first, then the GPU view's
     tables (steps, time account, ranks, kernels, rooflines), then the CPU view."""
-    parts = [Part("draft", [f"\n{DRAFT}"]),
+    parts = [Part("draft", [f"\n{_draft(a).strip()}"] if _draft(a) else []),
              Part("detail_head", ["\n---\n\n## Detail (metrics first, then the GPU and CPU "
                                   "views)"])]
     if kind != "metrics":
@@ -543,7 +550,7 @@ def _more(a: Analysis, kind: str) -> list[str]:
             "summary": "the capture's metrics", "metrics": "notes"}[kind]
     n = len([f for f in a.findings if f.severity == "info"])
     notes = f", {n} note{'s' if n != 1 else ''}" if n and kind != "metrics" else ""
-    return [f"\n_{DRAFT} More: {what}{notes} — `--detail full` (or `--format json` / "
+    return [f"\n_{_draft(a)}More: {what}{notes} — `--detail full` (or `--format json` / "
             "`html`)._"]
 
 
