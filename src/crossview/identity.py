@@ -35,31 +35,28 @@ RULES_TEXT = ("host frames and ops matched after replacing object addresses (`at
 
 
 @cache
-def _rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+def _rules(section: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """identity.yaml's rules of one section (frame_rules, display_rules), compiled."""
     return tuple((re.compile(r["match"]), r["replace"])
-                 for r in load_yaml("identity.yaml")["frame_rules"])
+                 for r in load_yaml("identity.yaml")[section])
+
+
+def _applied(section: str, name: str) -> str:
+    for pat, rep in _rules(section):
+        name = pat.sub(rep, name)
+    return name
 
 
 @lru_cache(maxsize=65536)
 def frame_key(name: str) -> str:
     """The identity of a host frame or op name across runs (knowledge/identity.yaml)."""
-    for pat, rep in _rules():
-        name = pat.sub(rep, name)
-    return name
-
-
-@cache
-def _display_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple((re.compile(r["match"]), r["replace"])
-                 for r in load_yaml("identity.yaml")["display_rules"])
+    return _applied("frame_rules", name)
 
 
 @lru_cache(maxsize=65536)
 def shown(name: str) -> str:
     """A frame or op name as the recap and the report show it (identity.yaml display_rules)."""
-    for pat, rep in _display_rules():
-        name = pat.sub(rep, name)
-    return name
+    return _applied("display_rules", name)
 
 
 def stack_key(frames: Iterable[str]) -> str:
