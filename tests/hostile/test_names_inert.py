@@ -203,3 +203,55 @@ def test_hostile_names_inert_in_mcp_json(evil_trace: Path) -> None:
     folded = json.loads(answers["flamegraph:"])["folded"]
     assert all(re.fullmatch(r".+ \d+", ln) for ln in folded.splitlines())
     assert not RAW.search(folded)
+
+
+@pytest.mark.parametrize("doc", [
+    "plain ascii\n\twith a tab\n",
+    "µs › frames — printable non-ASCII\n",
+    "evil\u202egnp.exe\x1b[2J\x07\x00\u2066iso\u2069\u200b\u200e\u200fz",
+    "DEL \x7f and C1 \x85 and NBSP \xa0 and LS \u2028",
+    "emoji 😀 and a private-use \ue000 and unassigned \U000e0041",
+])
+def test_encoded_bytes_are_made_inert_as_text(doc: str) -> None:
+    """`inert.encoded` (the JSON renderer's UTF-8 bytes, not decoded) gives the bytes of
+    `inert.text` on the same document, and returns a clean document as it is (synthetic
+    strings: the names the hostile fixtures forge, plus C1, DEL, separators, emoji)."""
+    from crossview.core import inert
+
+    raw = doc.encode("utf-8")
+    got = inert.encoded(raw)
+    assert got == inert.text(doc).encode("utf-8")
+    if inert.text(doc) == doc:
+        assert got is raw
+    # a byte that is no UTF-8 (a name read from a non-UTF-8 path): escaped, never raw
+    assert inert.encoded(raw + b"\xff") == inert.text(doc + "\udcff").encode("utf-8")
+
+
+def test_json_written_as_bytes_is_the_same_document(evil_trace: Path, tmp_path: Path) -> None:
+    """The CLI writes the JSON renderer's bytes (no decode and re-encode): stdout, -o and a
+    second look from the answer cache all hold the same inert document, and it decodes to the
+    kernel's real name."""
+    cache = tmp_path / "cache"
+    first = run_cli("--quiet", "--cache-dir", str(cache), "analyze", "--format", "json",
+                    str(evil_trace))
+    assert first.returncode == 0, first.stderr
+    assert not RAW.search(first.stdout)
+    again = run_cli("--quiet", "--cache-dir", str(cache), "analyze", "--format", "json",
+                    str(evil_trace))
+    assert again.stdout == first.stdout  # the kept answer: the same bytes
+    out = tmp_path / "recap.json"
+    assert run_cli("--quiet", "--no-cache", "analyze", "--format", "json", "-o", str(out),
+                   str(evil_trace)).returncode == 0
+    assert out.read_text(encoding="utf-8") == first.stdout
+
+    def strings(x: object) -> Iterator[str]:
+        if isinstance(x, str):
+            yield x
+        elif isinstance(x, dict):
+            for v in x.values():
+                yield from strings(v)
+        elif isinstance(x, list):
+            for v in x:
+                yield from strings(v)
+
+    assert EVIL_KERNEL in set(strings(json.loads(first.stdout)))  # its escapes decode back

@@ -107,13 +107,13 @@ def analyze(
         # lazy: `crossview --help` and every command's start-up import only what they run (0902)
         from crossview.render import json as json_out
 
-        text = json_out.render(result)
-    else:
-        # lazy: `crossview --help` and every command's start-up import only what they run (0902)
-        from crossview.render import markdown
+        # UTF-8 bytes, written as they are (emit): no decode and re-encode of a large recap
+        emit(json_out.render_bytes(result), output, result)
+        return
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
+    from crossview.render import markdown
 
-        text = markdown.render(result, detail.value)
-    emit(text, output, result)
+    emit(markdown.render(result, detail.value), output, result)
 
 
 def _each(paths: list[Path], flt: Filter, gpu: str | None, fmt: AnalyzeFmt, detail: Detail,

@@ -5,15 +5,13 @@ run it does not hold records what it says and writes, and keeps it at `emit`."""
 
 from __future__ import annotations
 
-import codecs
 import sys
 from pathlib import Path
 
 import typer
 
 from crossview.cache import answer
-from crossview.cli.app import OPTIONS, capture_cache, write_output
-from crossview.core import inert
+from crossview.cli.app import OPTIONS, capture_cache, write_output, write_utf8
 
 
 def replay_or_record(paths: list[Path], output: Path | None) -> None:
@@ -28,9 +26,9 @@ def replay_or_record(paths: list[Path], output: Path | None) -> None:
     if kept is None:
         OPTIONS.said = []
 
-        def keep(text: str, inputs: list[Path], code: int) -> None:
+        def keep(written: bytes, inputs: list[Path], code: int) -> None:
+            """`written`: the inert UTF-8 bytes `emit` wrote."""
             said, OPTIONS.said, OPTIONS.keep_answer = tuple(OPTIONS.said or ()), None, None
-            written = inert.text(text).encode("utf-8", "backslashreplace")
             answer.keep(settings.folder, key, answer.Answer(
                 written, said, code, tuple(map(str, inputs))), settings.max_bytes,
                 settings.max_entry_bytes, settings.max_age_s)
@@ -42,20 +40,8 @@ def replay_or_record(paths: list[Path], output: Path | None) -> None:
     if output:  # bytes: written as kept (escaped when kept)
         write_output(output, kept.text, [Path(p) for p in kept.inputs])
     else:
-        _stdout(kept.text)
+        write_utf8(kept.text)
     raise typer.Exit(kept.code)
-
-
-def _stdout(text: bytes) -> None:
-    """The kept UTF-8 text on stdout: as bytes where stdout writes UTF-8, else through its own
-    encoding (as write_stdout would have written the same text)."""
-    enc = getattr(sys.stdout, "encoding", None) or ""
-    buf = getattr(sys.stdout, "buffer", None)
-    if buf is not None and codecs.lookup(enc or "ascii").name == "utf-8":
-        sys.stdout.flush()
-        buf.write(text)
-    else:
-        sys.stdout.write(text.decode("utf-8", "backslashreplace"))
 
 
 def _without_output(argv: list[str]) -> list[str]:

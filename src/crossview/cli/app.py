@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gc
 import os
@@ -125,16 +126,18 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
     return result
 
 
-def emit(text: str, output: Path | None, result: Analysis, code: int = 0) -> None:
-    """Write the output; exit 2 after it when some input was rejected, else `code`."""
+def emit(text: str | bytes, output: Path | None, result: Analysis, code: int = 0) -> None:
+    """Write the output (text, or the JSON renderer's UTF-8 bytes), made inert once for the
+    write and the kept answer; exit 2 after it when some input was rejected, else `code`."""
     inputs = [Path(a.path) for a in result.artifacts]
+    data = inert.encoded(text) if isinstance(text, bytes) else inert.text(text).encode()
     if output:
-        write_output(output, text, inputs)
+        write_output(output, data, inputs)
     else:
-        write_stdout(text)
+        write_utf8(data)
     code = 2 if result.rejected else code
     if OPTIONS.keep_answer is not None:  # once written: kept for a second look
-        OPTIONS.keep_answer(text, inputs, code)
+        OPTIONS.keep_answer(data, inputs, code)
     if code:
         raise typer.Exit(code)
 
@@ -143,6 +146,18 @@ def write_stdout(text: str) -> None:
     """What a command prints: no control character, ANSI sequence or bidi override from a
     name reaches the terminal (core/inert.py; JSON stays valid, the same values)."""
     sys.stdout.write(inert.text(text))
+
+
+def write_utf8(data: bytes) -> None:
+    """Inert UTF-8 text on stdout: as bytes where stdout writes UTF-8, else through its own
+    encoding (as `write_stdout` writes the same text)."""
+    enc = getattr(sys.stdout, "encoding", None) or ""
+    buf = getattr(sys.stdout, "buffer", None)
+    if buf is not None and codecs.lookup(enc or "ascii").name == "utf-8":
+        sys.stdout.flush()
+        buf.write(data)
+    else:
+        sys.stdout.write(data.decode("utf-8", "backslashreplace"))
 
 
 def write_output(output: Path, data: str | bytes, inputs: list[Path]) -> None:
@@ -173,7 +188,7 @@ class GlobalOptions:
     # the answer cache (cli/answers.py): the lines said while an answer is recorded, and what
     # keeps it once written; None when this run's answer is not kept
     said: list[str] | None = None
-    keep_answer: Callable[[str, list[Path], int], None] | None = None
+    keep_answer: Callable[[bytes, list[Path], int], None] | None = None
 
 
 OPTIONS = GlobalOptions()

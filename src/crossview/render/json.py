@@ -68,6 +68,12 @@ def _artifact(r: ArtifactReport, v: Views | None) -> dict[str, Any]:
     return d
 
 
-def render(a: Analysis) -> str:
+def render_bytes(a: Analysis) -> bytes:
+    """The document as UTF-8 bytes, as the CLI writes them (no decode and re-encode of a
+    recap that holds its call trees: B200's is 12 MB)."""
     # msgspec: an order of magnitude faster than json.dumps on large call trees
-    return msgspec.json.format(msgspec.json.encode(versioned(as_dict(a))), indent=1).decode() + "\n"
+    return msgspec.json.format(msgspec.json.encode(versioned(as_dict(a))), indent=1) + b"\n"
+
+
+def render(a: Analysis) -> str:
+    return render_bytes(a).decode()
