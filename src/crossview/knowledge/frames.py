@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from crossview.knowledge.loader import load_yaml
 
@@ -24,6 +24,7 @@ def is_python_location(name: str) -> bool:
     return _PY_FRAME.match(name) is not None
 
 
+@lru_cache(maxsize=1 << 16)  # once per call-tree node; B200's 15.9 k nodes hold 995 names
 def is_user_frame(name: str) -> bool:
     """A python frame in the user's own code (where a fix can go)."""
     return is_python_location(name) and not _rules()[0].search(name)
