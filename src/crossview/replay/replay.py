@@ -42,12 +42,13 @@ def moved(g: Graph, t: Timing) -> int:
                if s != m and k != WAIT)
 
 
+def _blank(n: int) -> tuple[list[int], list[int], list[int], bytearray]:
+    """start, end, binding (-1: none) and the timed flag of n nodes, before a replay."""
+    return [0] * n, [0] * n, [-1] * n, bytearray(n)
+
+
 def _timed(g: Graph, seq: list[int]) -> Timing | None:
-    n = len(g)
-    start = [0] * n
-    end = [0] * n
-    binding = [-1] * n
-    done = bytearray(n)
+    start, end, binding, done = _blank(len(g))
     cons, mstart, dur = g.cons, g.mstart, g.dur
     for i in seq:
         cs = cons[i]
@@ -81,10 +82,7 @@ def _ordering(g: Graph) -> tuple[Timing, list[int]]:
     and putting off a node until the node its constraint waits on is timed; the order
     followed. A node never timed: the graph has a cycle."""
     n = len(g)
-    start = [0] * n
-    end = [0] * n
-    binding = [-1] * n
-    done = bytearray(n)
+    start, end, binding, done = _blank(n)
     cons, mstart, dur = g.cons, g.mstart, g.dur
     out: list[int] = []
     waiting: dict[int, list[int]] = {}  # untimed pred → the nodes put off until it is timed
