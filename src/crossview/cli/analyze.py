@@ -172,9 +172,13 @@ def kernels(
 ) -> None:
     """Per-kernel roofline from Nsight Compute: FLOP/s, bytes, % of ceilings, bound."""
     # lazy: `crossview --help` and every command's start-up import only what they run (0902)
-    from crossview.render import kernels as table
+    from crossview.cli import answers
 
     paths = sources(paths, lake)
+    answers.first_look(paths, output, kept=lake is None)  # a second look: the kept table
+    # lazy: loaded once the answer is not kept
+    from crossview.render import kernels as table
+
     result = run_analysis(lambda: run(paths, gpu=gpu, lake=lake, campaign=campaign,
                                       run=run_id), paths)
     assert result.views is not None

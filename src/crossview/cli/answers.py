@@ -1,7 +1,8 @@
-"""`analyze`'s answer cache in the CLI (cache/answer.py, decision 0845): a run whose key the
-cache holds says the kept lines on stderr, writes the kept text where this run asks (stdout
-or -o, with -o's checks) and exits with the kept status, before the analysis is imported; a
-run it does not hold records what it says and writes, and keeps it at `emit`."""
+"""The answer cache in the CLI (cache/answer.py, decisions 0845 and 0914), for `analyze`,
+`report`, `kernels` and `whatif` (app.ANSWER_KEPT): a run whose key the cache holds says the
+kept lines on stderr, writes the kept text where this run asks (stdout or -o, with -o's
+checks) and exits with the kept status, before the analysis is imported; a run it does not
+hold records what it says and writes, and keeps it at `emit`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ from pathlib import Path
 import typer
 
 from crossview.cache import answer
-from crossview.cli.app import OPTIONS, capture_cache, write_output, write_utf8
+from crossview.cli.app import OPTIONS, capture_cache, ready_to_analyze, write_output, write_utf8
+
+
+def first_look(paths: list[Path], output: Path | None, kept: bool = True) -> None:
+    """The start of a command that keeps its answer (`report`, `kernels`, `whatif`): the kept
+    answer and exit, else record this run's (`kept` False: a --lake run, not kept) and load
+    what the analysis needs. `paths`: every file the answer depends on."""
+    if kept:
+        replay_or_record(paths, output)
+    ready_to_analyze()
 
 
 def replay_or_record(paths: list[Path], output: Path | None) -> None:
@@ -41,6 +51,7 @@ def replay_or_record(paths: list[Path], output: Path | None) -> None:
         write_output(output, kept.text, [Path(p) for p in kept.inputs])
     else:
         write_utf8(kept.text)
+    OPTIONS.exit_at_once = True  # nothing was loaded to tear down
     raise typer.Exit(kept.code)
 
 

@@ -129,13 +129,22 @@ def run_analysis(analysis: Callable[[], Analysis], paths: list[Path]) -> Analysi
 def emit(text: str | bytes, output: Path | None, result: Analysis, code: int = 0) -> None:
     """Write the output (text, or the JSON renderer's UTF-8 bytes), made inert once for the
     write and the kept answer; exit 2 after it when some input was rejected, else `code`."""
-    inputs = [Path(a.path) for a in result.artifacts]
+    emit_to(text, output, [Path(a.path) for a in result.artifacts],
+            2 if result.rejected else code)
+
+
+def emit_to(text: str | bytes, output: Path | None, inputs: list[Path], code: int,
+            then: Callable[[], None] | None = None) -> None:
+    """`emit` for a command whose result is not an Analysis (`whatif`, `diff`): `inputs` are
+    what -o must not land on; `then` says what follows the output (a gate's verdict line),
+    before the answer is kept; exit `code` after."""
     data = inert.encoded(text) if isinstance(text, bytes) else inert.text(text).encode()
     if output:
         write_output(output, data, inputs)
     else:
         write_utf8(data)
-    code = 2 if result.rejected else code
+    if then is not None:
+        then()
     if OPTIONS.keep_answer is not None:  # once written: kept for a second look
         OPTIONS.keep_answer(data, inputs, code)
     if code:
@@ -264,8 +273,9 @@ def _root(ctx: typer.Context,
                         ("CROSSVIEW_NO_CACHE", "1" if no_cache else None)):
         if value is not None:
             os.environ[name] = str(value)
-    # help loads neither numpy nor the knowledge tables; analyze: once its answer is not kept
-    if ctx.invoked_subcommand != "analyze" and not help_only(sys.argv[1:]):
+    # help loads neither numpy nor the knowledge tables; a command that keeps its answer
+    # (cli/answers.py): once that answer is not kept
+    if ctx.invoked_subcommand not in ANSWER_KEPT and not help_only(sys.argv[1:]):
         ready_to_analyze()
 
 
@@ -374,15 +384,18 @@ def _command() -> Any:
 
 
 _GC_THRESHOLDS = (50_000, 20, 20)
+# the commands whose answer a second look prints as kept (cli/answers.py; decisions 0845,
+# 0914): each runs `ready_to_analyze` itself, after the lookup
+ANSWER_KEPT = frozenset({"analyze", "report", "kernels", "whatif", "diff"})
 _BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 def ready_to_analyze() -> None:
     """What a command that reads and analyzes needs before it starts: deep but plausible
     call trees (1,200 frames) serialize, and numpy loads with one BLAS thread. Run by the
-    root callback for every command but `analyze`, which runs it only when its answer is not
-    kept (cli/answers.py), so help and a kept answer load neither numpy nor the knowledge
-    tables."""
+    root callback for every command but those of ANSWER_KEPT, which run it only when their
+    answer is not kept (cli/answers.py), so help and a kept answer load neither numpy nor
+    the knowledge tables."""
     # lazy: help and a kept answer load neither the knowledge tables nor numpy (0845)
     from crossview.sources import guard
 

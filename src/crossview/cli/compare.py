@@ -14,6 +14,7 @@ from crossview.cli.app import (
     Fmt,
     app,
     capture_cache,
+    emit_to,
     error_line,
     run_analysis,
     warning_line,
@@ -56,6 +57,11 @@ def diff(
     """What changed from A to B: comparability, the GPU's drift, noise, per-step causes, host
     ops, kernels; with --lever the replay's prediction checked against B."""
     # lazy: `crossview --help` and every command's start-up import only what they run (0902)
+    from crossview.cli import answers
+
+    # a second look: the kept comparison (not a --lake run, nor one recording on a ledger)
+    answers.first_look([a, b], output, kept=lake is None and ledger is None)
+    # lazy: loaded once the answer is not kept
     from crossview.analysis import analyze as run
     from crossview.experiments.diff import compare
     from crossview.render import diff as table
@@ -104,17 +110,18 @@ def diff(
         error_line(str(e))
         raise typer.Exit(2) from None
     text = table.render_json(d) if fmt is Fmt.json else table.render(d)
-    if output:
-        write_output(output, text, [Path(x.path) for sd in sides for x in sd.artifacts])
-    else:
-        write_stdout(text)
-    if any(s.rejected for s in sides):
-        raise typer.Exit(2)
-    if d.gate is not None and d.gate.verdict == "undecided":
-        warning_line(f"--fail-on-regression: not judged: {d.gate.why}")
-    if d.gate is not None and d.gate.failed:
-        error_line(f"--fail-on-regression {d.gate.threshold_pct:g}: {d.gate.why}")
-        raise typer.Exit(1)
+    gate = None if any(s.rejected for s in sides) else d.gate  # a rejected side: exit 2
+
+    def verdict() -> None:
+        """The gate's line, after the comparison."""
+        if gate is not None and gate.verdict == "undecided":
+            warning_line(f"--fail-on-regression: not judged: {gate.why}")
+        if gate is not None and gate.failed:
+            error_line(f"--fail-on-regression {gate.threshold_pct:g}: {gate.why}")
+
+    emit_to(text, output, [Path(x.path) for sd in sides for x in sd.artifacts],
+            2 if any(s.rejected for s in sides) else 1 if gate is not None and gate.failed
+            else 0, verdict)
 
 
 def _attach(d: Diff, a: Path, b: Path, sides: list[Analysis], lever: list[str] | None,

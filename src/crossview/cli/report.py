@@ -60,10 +60,13 @@ def report(
     gpu: GpuOpt = None,
 ) -> None:
     """Write one self-contained HTML page: recap, flamegraphs, timeline, roofline, ledger."""
+    # lazy: `crossview --help` and every command's start-up import only what they run (0902)
+    from crossview.cli import answers
+
     paths = sources(paths, lake)
+    # a second look: the page kept the first time (the A/B files are part of its key)
+    answers.first_look([*paths, *(ab or [])], output, kept=lake is None)
     result = run_analysis(lambda: run(
         paths, flt, gpu=gpu, lake=lake, campaign=campaign, run=run_id), paths)
     text, bad = html_report(result, paths, ab)
-    emit(text, output, result)
-    if bad:
-        raise typer.Exit(2)
+    emit(text, output, result, 2 if bad else 0)  # exit 2 after the page: an input was bad

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from crossview.cli.app import Fmt, app, capture_cache, error_line, write_stdout
+from crossview.cli.app import Fmt, app, capture_cache, emit_to, error_line
 from crossview.errors import CrossviewError
 
 
@@ -26,6 +26,10 @@ def whatif(
 ) -> None:
     """Baseline vs predicted step time, GPU busy and what now bounds the step."""
     # lazy: `crossview --help` and every command's start-up import only what they run (0902)
+    from crossview.cli import answers
+
+    answers.first_look(capture, None)  # a second look: the kept prediction
+    # lazy: loaded once the answer is not kept
     from crossview.render import whatif as out
     from crossview.replay.whatif import run
 
@@ -36,6 +40,6 @@ def whatif(
         raise typer.Exit(2) from None
     for path, why in result.rejected:  # read beside the replayed capture: said, as analyze
         error_line(f"{path}: {'; '.join(why)}")
-    write_stdout(out.render_json(result) if fmt is Fmt.json else out.render(result))
-    if result.rejected:
-        raise typer.Exit(2)
+    # exit 2 after the output when an input beside the replayed capture was rejected
+    emit_to(out.render_json(result) if fmt is Fmt.json else out.render(result), None,
+            list(capture), 2 if result.rejected else 0)
