@@ -7,7 +7,9 @@ wait and transfer, and the cross-rank critical path of the predicted step."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from statistics import median
 from typing import Any
 
@@ -39,13 +41,21 @@ class RankWhatIf:
     baseline: list[JobStep]  # the unchanged replay
     predicted: list[JobStep]
     selfcheck_limit: float
-    path: CriticalPath | None  # of the median predicted job step
+    # the critical path of the median predicted job step, or how to walk it: walked when
+    # first read (the recap reads two of its three levers' paths; measure.StepResult's way)
+    walked: CriticalPath | None | Callable[[], CriticalPath | None]
     base_path: CriticalPath | None  # of the median unchanged job step
     nodes: int = 0
     nodes_moved: int = 0  # non-wait nodes the unchanged replay moves off their measured start
     notes: list[str] = field(default_factory=list)
     # inputs read beside the ranks that were rejected (path, problems), as WhatIf's
     rejected: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    @property
+    def path(self) -> CriticalPath | None:
+        if callable(self.walked):
+            self.walked = self.walked()
+        return self.walked
 
     @property
     def rank_errors(self) -> dict[int, float]:
@@ -187,7 +197,7 @@ def predict(store: Store, job: RankAnalysis, specs: rank_levers.RankLevers, capt
     w = RankWhatIf(capture, specs.text, changes, [p.rank for p in base.joined.parts],
                    job.clock_note, rank_replay.measured_job_steps(base.joined), base.steps,
                    pred, limit,
-                   rank_replay.critical_path(joined, t, mid, top) if mid else None,
+                   partial(rank_replay.critical_path, joined, t, mid, top) if mid else None,
                    base.median_path(top),
                    len(base.joined.graph), base.moved, list(base.joined.notes))
     if not base.steps:
