@@ -39,3 +39,13 @@ def test_report_verdicts_and_ratios() -> None:
     assert "first ≤" not in big and "cached ≤ 0.3: PASS" in big  # > 3 MB: no first target
     assert "failed: ValueError" in big
     assert "rejected: no nsys" in text
+
+
+def test_second_looks_are_judged_by_the_cached_target() -> None:
+    """The other commands' kept answers (decision 0914) against `cached_s` (0.3 s)."""
+    res = {"load_start": "", "load_end": "", "cores": 2, "help": {}, "captures": [],
+           "second_looks": {"report": {"store_cached_s": 1.15, "second_look_s": 0.07},
+                            "diff": {"store_cached_s": 0.63, "second_look_s": 0.31}}}
+    text = latency.report(res, targets())
+    assert "| `report` | 1.15 | 0.07 | ≤ 0.3: PASS |" in text
+    assert "| `diff` | 0.63 | 0.31 | ≤ 0.3: FAIL |" in text
