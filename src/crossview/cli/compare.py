@@ -110,7 +110,8 @@ def diff(
         error_line(str(e))
         raise typer.Exit(2) from None
     text = table.render_json(d) if fmt is Fmt.json else table.render(d)
-    gate = None if any(s.rejected for s in sides) else d.gate  # a rejected side: exit 2
+    rejected = any(s.rejected for s in sides)
+    gate = None if rejected else d.gate  # a rejected side: exit 2, no gate
 
     def verdict() -> None:
         """The gate's line, after the comparison."""
@@ -119,9 +120,9 @@ def diff(
         if gate is not None and gate.failed:
             error_line(f"--fail-on-regression {gate.threshold_pct:g}: {gate.why}")
 
+    failed = gate is not None and gate.failed
     emit_to(text, output, [Path(x.path) for sd in sides for x in sd.artifacts],
-            2 if any(s.rejected for s in sides) else 1 if gate is not None and gate.failed
-            else 0, verdict)
+            2 if rejected else 1 if failed else 0, verdict)
 
 
 def _attach(d: Diff, a: Path, b: Path, sides: list[Analysis], lever: list[str] | None,
