@@ -16,7 +16,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import SHARED_DATA, copied_capture, run_cli
+from conftest import SHARED_DATA, copied_capture, run_cli, shared_file
 from crossview.cache import answer, entry
 
 A100_DDP = SHARED_DATA / "kineto" / "hta_a100_ddp_resnet_nccl.json.gz"
@@ -124,3 +124,27 @@ def test_diff_second_look_keeps_the_gates_line_and_status(tmp_path: Path) -> Non
     _forget_stores(cache)
     assert _run(cache, "diff", a, b, "--fail-on-regression", "1") == first
     assert not _stores(cache)
+
+
+MEGATRON = SHARED_DATA / "kineto" / "megatron_tp8_a100"
+
+
+def test_a_fanned_out_analyze_keeps_its_answer(tmp_path: Path) -> None:
+    """`analyze --workers 2` on the 8 Megatron ranks: its answer (the fan-out's own recap) is
+    kept; the second look reads it back — the entry is the same file, not written again (a
+    run writes a new one under a temp name and renames it: another inode) — and the
+    in-process analysis of the same folder is another answer."""
+    folder = tmp_path / "job"
+    folder.mkdir()
+    for f in sorted(shared_file(MEGATRON).glob("rank-*.json.gz")):
+        shutil.copyfile(f, folder / f.name)
+    cache = tmp_path / "cache"
+    first = _run(cache, "analyze", folder, "--workers", "2", "-f", "json")
+    assert first[0] == 0, first[2]
+    assert len(json.loads(first[1])["artifacts"]) == 8  # every rank file read
+    [kept] = (cache / answer.ANSWERS).glob("*.crossview.json")
+    inode = kept.stat().st_ino
+    assert _run(cache, "analyze", folder, "--workers", "2", "-f", "json") == first
+    assert kept.stat().st_ino == inode  # read, not written again
+    alone = _run(cache, "analyze", folder, "-f", "json")
+    assert alone[0] == 0 and _answers(cache) == 2

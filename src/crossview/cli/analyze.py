@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from crossview.scope.filter import Filter
 
 
+LOCAL_DASK = "local"  # --dask local: a cluster of this machine's processes, this code
+
 # each format's renderer: imported while the files are read (analysis.analyze, 0907)
 _RENDERERS = {AnalyzeFmt.md: "crossview.render.markdown", AnalyzeFmt.json: "crossview.render.json",
               AnalyzeFmt.html: "crossview.render.html"}
@@ -84,11 +86,13 @@ def analyze(
         run = fanned_out(workers, dask)
     else:  # all in this process: nothing to tear down once the output is written
         OPTIONS.exit_at_once = True
-        if lake is None:  # a second look at the same files: the kept answer (cli/answers.py)
-            # lazy: `--help` does not load the cache's hashing (hashlib, secrets)
-            from crossview.cli import answers
+    # a second look at the same files: the kept answer (cli/answers.py); not for a lake (it is
+    # not hashed) nor a Dask cluster's workers (their crossview need not be this code)
+    if lake is None and dask in (None, LOCAL_DASK):
+        # lazy: `--help` does not load the cache's hashing (hashlib, secrets)
+        from crossview.cli import answers
 
-            answers.replay_or_record(paths, output)
+        answers.replay_or_record(paths, output)
     ready_to_analyze()
     if not (workers or dask or lake is not None):
         # the store's DuckDB opens on the other core while the readers import (0912); not
