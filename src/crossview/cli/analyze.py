@@ -17,7 +17,6 @@ from crossview.cli.app import (
     app,
     emit,
     error_line,
-    ready_to_analyze,
     run_analysis,
     write_output,
 )
@@ -86,14 +85,12 @@ def analyze(
         run = fanned_out(workers, dask)
     else:  # all in this process: nothing to tear down once the output is written
         OPTIONS.exit_at_once = True
+    # lazy: `--help` does not load the cache's hashing (hashlib, secrets)
+    from crossview.cli import answers
+
     # a second look at the same files: the kept answer (cli/answers.py); not for a lake (it is
     # not hashed) nor a Dask cluster's workers (their crossview need not be this code)
-    if lake is None and dask in (None, LOCAL_DASK):
-        # lazy: `--help` does not load the cache's hashing (hashlib, secrets)
-        from crossview.cli import answers
-
-        answers.replay_or_record(paths, output)
-    ready_to_analyze()
+    answers.first_look(paths, output, kept=lake is None and dask in (None, LOCAL_DASK))
     if not (workers or dask or lake is not None):
         # the store's DuckDB opens on the other core while the readers import (0912); not
         # before a fan-out, whose workers must not start beside a live database

@@ -1,8 +1,8 @@
-"""The answer cache in the CLI (cache/answer.py, decisions 0845 and 0914), for `analyze`,
-`report`, `kernels` and `whatif` (app.ANSWER_KEPT): a run whose key the cache holds says the
-kept lines on stderr, writes the kept text where this run asks (stdout or -o, with -o's
-checks) and exits with the kept status, before the analysis is imported; a run it does not
-hold records what it says and writes, and keeps it at `emit`."""
+"""The answer cache in the CLI (cache/answer.py, decisions 0845 and 0914), for the commands
+of app.ANSWER_KEPT (`analyze`, `report`, `kernels`, `whatif`, `diff`): a run whose key the
+cache holds says the kept lines on stderr, writes the kept text where this run asks (stdout
+or -o, with -o's checks) and exits with the kept status, before the analysis is imported; a
+run it does not hold records what it says and writes, and keeps it at `emit`."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from crossview.cli.app import OPTIONS, capture_cache, ready_to_analyze, write_ou
 
 
 def first_look(paths: list[Path], output: Path | None, kept: bool = True) -> None:
-    """The start of a command that keeps its answer (`report`, `kernels`, `whatif`): the kept
-    answer and exit, else record this run's (`kept` False: a --lake run, not kept) and load
-    what the analysis needs. `paths`: every file the answer depends on."""
+    """The start of a command of app.ANSWER_KEPT: the kept answer and exit, else record this
+    run's (`kept` False: a run whose inputs the key cannot hold, not kept) and load what the
+    analysis needs. `paths`: every file the answer depends on."""
     if kept:
         replay_or_record(paths, output)
     ready_to_analyze()
